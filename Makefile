@@ -1,0 +1,49 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Everything else serves them.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+CLUSTER_DIR := .local/cluster
+KUBECTL = "$$(cat $(CLUSTER_DIR)/bin)/kubectl" --kubeconfig $(CLUSTER_DIR)/kubeconfig
+
+.PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean
+
+# The virtualenv is rebuilt whenever pyproject.toml changes.
+$(BIN)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+controlplane:
+	hack/controlplane/build > /dev/null
+
+lint: $(BIN)/.installed
+	$(BIN)/ruff check operator tests bench
+	$(BIN)/ruff format --check operator tests bench
+	$(BIN)/lint-imports
+
+typecheck: $(BIN)/.installed
+	$(BIN)/mypy
+
+unit: $(BIN)/.installed
+	$(BIN)/pytest tests/unit
+
+e2e: $(BIN)/.installed controlplane
+	$(BIN)/pytest tests/e2e
+
+test: lint typecheck unit e2e
+
+# WITH_SCHEDULER=1 also starts kube-scheduler.
+cluster: controlplane
+	hack/controlplane/up --dir $(CLUSTER_DIR) $(if $(WITH_SCHEDULER),--with-scheduler)
+
+cluster-down:
+	hack/controlplane/down --dir $(CLUSTER_DIR)
+
+demo: cluster
+	$(KUBECTL) get --raw /readyz; echo
+	$(KUBECTL) get nodes
+	@echo "The control plane keeps running; 'make cluster-down' stops it."
+
+clean: cluster-down
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

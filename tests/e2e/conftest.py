@@ -1,0 +1,63 @@
+"""The real control plane for end-to-end tests.
+
+One etcd + kube-apiserver + kube-scheduler per test session, built by hack/controlplane and started
+in a state directory of its own (so a developer's `make cluster` is left alone), or the cluster that
+``POLICY_SCHEDULER_E2E_KUBECONFIG`` names, whose admin kubeconfig must have ``operator.kubeconfig``
+beside it as ``make cluster`` writes. A plain ``KUBECONFIG`` is deliberately ignored: tests create
+and delete objects, and must never do so on whatever cluster a shell happens to point at.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness import Cluster
+
+REPO = Path(__file__).resolve().parents[2]
+CONTROLPLANE = REPO / "hack" / "controlplane"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    given = os.environ.get("POLICY_SCHEDULER_E2E_KUBECONFIG")
+    if given:
+        kubeconfig = Path(given).resolve()
+        bin_dir = Path(
+            subprocess.run(
+                [str(CONTROLPLANE / "build")],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout.strip()
+        )
+        yield Cluster(kubeconfig, kubeconfig.with_name("operator.kubeconfig"), bin_dir)
+        return
+    state = tmp_path_factory.mktemp("control-plane")
+    subprocess.run([str(CONTROLPLANE / "up"), "--dir", str(state), "--with-scheduler"], check=True)
+    try:
+        yield Cluster(
+            state / "kubeconfig",
+            state / "operator.kubeconfig",
+            Path((state / "bin").read_text().strip()),
+        )
+    finally:
+        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state)], check=True)
+
+
+@pytest.fixture
+def namespace(cluster: Cluster) -> Iterator[str]:
+    """A fresh namespace per test, deleted afterwards."""
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    cluster.kubectl("create", "namespace", name)
+    yield name
+    cluster.kubectl("delete", "namespace", name, "--wait=false")
