@@ -1,0 +1,265 @@
+"""Read-only views over raw Kubernetes Pod and Node dicts, as the API server returns them.
+
+Views never copy or rewrite the object; they parse what the scheduler needs once, on first use
+(``cached_property``), so a pod that sits in the cache for hours is parsed at most once. A
+malformed quantity raises :class:`ObjectError` naming the object and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from policy_scheduler.model.quantity import CPU, MEMORY, PODS, QuantityError, to_int
+
+Raw = Mapping[str, Any]
+Resources = dict[str, int]
+
+# kube-scheduler scores a container that requests no CPU or memory as if it asked for these
+# (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest), so that empty pods still
+# spread instead of all landing on the node that looks emptiest.
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+# Pod-level requests (spec.resources) may set only these; the rest still come from containers.
+_POD_LEVEL_RESOURCES = (CPU, MEMORY)
+
+
+class ObjectError(ValueError):
+    """A Pod or Node the scheduler cannot read, with the object and field named."""
+
+
+def _mapping(value: object) -> Raw:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _sequence(value: object) -> Sequence[Any]:
+    return value if isinstance(value, list | tuple) else ()
+
+
+def parse_resources(raw: object, where: str) -> Resources:
+    """A ResourceList (``{cpu: 500m, memory: 1Gi}``) as integers; ``where`` names it in errors."""
+    result: Resources = {}
+    for name, quantity in _mapping(raw).items():
+        try:
+            result[str(name)] = to_int(str(name), quantity)
+        except QuantityError as error:
+            raise ObjectError(f"{where}.{name}: {error}") from None
+    return result
+
+
+def add_into(total: Resources, extra: Mapping[str, int]) -> None:
+    for name, amount in extra.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def max_into(total: Resources, other: Mapping[str, int]) -> None:
+    for name, amount in other.items():
+        if amount > total.get(name, 0):
+            total[name] = amount
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    """A (hostIP, protocol, hostPort) a container asks the node for."""
+
+    ip: str
+    protocol: str
+    port: int
+
+    def conflicts(self, other: HostPort) -> bool:
+        """Same port and protocol, on the same IP or where either listens on every IP."""
+        if self.port != other.port or self.protocol != other.protocol:
+            return False
+        wildcard = ("0.0.0.0", "")
+        return self.ip == other.ip or self.ip in wildcard or other.ip in wildcard
+
+
+class PodView:
+    """The parts of a Pod the scheduler reads."""
+
+    def __init__(self, raw: Raw) -> None:
+        self.raw = raw
+        metadata = _mapping(raw.get("metadata"))
+        self.spec: Raw = _mapping(raw.get("spec"))
+        self.name: str = str(metadata.get("name", ""))
+        self.namespace: str = str(metadata.get("namespace") or "default")
+        self.uid: str = str(metadata.get("uid") or f"{self.namespace}/{self.name}")
+        self.key = f"{self.namespace}/{self.name}"
+        self.labels: Mapping[str, str] = _mapping(metadata.get("labels"))
+        self.creation_timestamp: str = str(metadata.get("creationTimestamp") or "")
+        self.deleting = metadata.get("deletionTimestamp") is not None
+        self.node_name: str = str(self.spec.get("nodeName") or "")
+        self.scheduler_name: str = str(self.spec.get("schedulerName") or "default-scheduler")
+        priority = self.spec.get("priority")
+        self.priority: int = priority if isinstance(priority, int) else 0
+
+    def __repr__(self) -> str:
+        return f"PodView({self.key})"
+
+    @property
+    def scheduling_order(self) -> tuple[int, str, str]:
+        """Sort key for pending pods: higher priority first, then older, then by name."""
+        return (-self.priority, self.creation_timestamp, self.key)
+
+    @property
+    def phase(self) -> str:
+        return str(_mapping(self.raw.get("status")).get("phase") or "Pending")
+
+    @property
+    def terminated(self) -> bool:
+        """Succeeded and Failed pods hold no resources on their node any more."""
+        return self.phase in ("Succeeded", "Failed")
+
+    @cached_property
+    def containers(self) -> Sequence[Raw]:
+        return [_mapping(c) for c in _sequence(self.spec.get("containers"))]
+
+    @cached_property
+    def init_containers(self) -> Sequence[Raw]:
+        return [_mapping(c) for c in _sequence(self.spec.get("initContainers"))]
+
+    def _container_requests(self, container: Raw, where: str, non_zero: bool) -> Resources:
+        requests = parse_resources(_mapping(container.get("resources")).get("requests"), where)
+        if non_zero:
+            requests.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
+            requests.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
+        return requests
+
+    def _aggregate_requests(self, non_zero: bool) -> Resources:
+        """What the pod takes from its node, computed as k8s.io/component-helpers' PodRequests.
+
+        Regular containers run together, so they add up. Init containers run one at a time before
+        them, except restartable ("sidecar") init containers, which keep running beside everything
+        started after them. The pod needs the larger of the two phases' peaks, plus its overhead.
+        """
+        total: Resources = {}
+        for i, container in enumerate(self.containers):
+            add_into(
+                total,
+                self._container_requests(
+                    container, f"spec.containers[{i}].resources.requests", non_zero
+                ),
+            )
+        sidecars: Resources = {}
+        init_peak: Resources = {}
+        for i, container in enumerate(self.init_containers):
+            requests = self._container_requests(
+                container, f"spec.initContainers[{i}].resources.requests", non_zero
+            )
+            if container.get("restartPolicy") == "Always":
+                add_into(total, requests)
+                add_into(sidecars, requests)
+                max_into(init_peak, sidecars)
+            else:
+                running = dict(requests)
+                add_into(running, sidecars)
+                max_into(init_peak, running)
+        max_into(total, init_peak)
+        pod_level = parse_resources(
+            _mapping(self.spec.get("resources")).get("requests"), "spec.resources.requests"
+        )
+        for name in _POD_LEVEL_RESOURCES:
+            if name in pod_level:
+                total[name] = pod_level[name]
+        add_into(total, parse_resources(self.spec.get("overhead"), "spec.overhead"))
+        return total
+
+    @cached_property
+    def requests(self) -> Resources:
+        """Resources the pod reserves on its node (what NodeResourcesFit checks)."""
+        try:
+            return self._aggregate_requests(non_zero=False)
+        except ObjectError as error:
+            raise ObjectError(f"pod {self.key}: {error}") from None
+
+    @cached_property
+    def nonzero_requests(self) -> Resources:
+        """Requests as the resource scorers see them: missing CPU/memory count as the defaults."""
+        try:
+            return self._aggregate_requests(non_zero=True)
+        except ObjectError as error:
+            raise ObjectError(f"pod {self.key}: {error}") from None
+
+    @cached_property
+    def host_ports(self) -> tuple[HostPort, ...]:
+        """Host ports of the containers and init containers (kube-scheduler's GetHostPorts)."""
+        ports = []
+        for container in (*self.init_containers, *self.containers):
+            for port in map(_mapping, _sequence(container.get("ports"))):
+                host_port = port.get("hostPort")
+                if isinstance(host_port, int) and host_port > 0:
+                    ports.append(
+                        HostPort(
+                            str(port.get("hostIP") or "0.0.0.0"),
+                            str(port.get("protocol") or "TCP"),
+                            host_port,
+                        )
+                    )
+        return tuple(ports)
+
+    @cached_property
+    def tolerations(self) -> Sequence[Raw]:
+        return [_mapping(t) for t in _sequence(self.spec.get("tolerations"))]
+
+    @cached_property
+    def node_selector(self) -> Mapping[str, str]:
+        return {str(k): str(v) for k, v in _mapping(self.spec.get("nodeSelector")).items()}
+
+    @cached_property
+    def affinity(self) -> Raw:
+        return _mapping(self.spec.get("affinity"))
+
+    @cached_property
+    def images(self) -> tuple[str, ...]:
+        return tuple(
+            str(c["image"]) for c in (*self.init_containers, *self.containers) if c.get("image")
+        )
+
+    @cached_property
+    def topology_spread_constraints(self) -> Sequence[Raw]:
+        return [_mapping(c) for c in _sequence(self.spec.get("topologySpreadConstraints"))]
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def __str__(self) -> str:
+        return f"{{{self.key}: {self.value}}}"
+
+
+class NodeView:
+    """The parts of a Node the scheduler reads."""
+
+    def __init__(self, raw: Raw) -> None:
+        self.raw = raw
+        metadata = _mapping(raw.get("metadata"))
+        spec = _mapping(raw.get("spec"))
+        status = _mapping(raw.get("status"))
+        self.name: str = str(metadata.get("name", ""))
+        self.labels: Mapping[str, str] = _mapping(metadata.get("labels"))
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.taints: tuple[Taint, ...] = tuple(
+            Taint(str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
+            for t in map(_mapping, _sequence(spec.get("taints")))
+        )
+        try:
+            self.allocatable = parse_resources(status.get("allocatable"), "status.allocatable")
+        except ObjectError as error:
+            raise ObjectError(f"node {self.name}: {error}") from None
+        self.images: tuple[tuple[tuple[str, ...], int], ...] = tuple(
+            (tuple(str(n) for n in _sequence(image.get("names"))), int(image.get("sizeBytes") or 0))
+            for image in map(_mapping, _sequence(status.get("images")))
+        )
+
+    def __repr__(self) -> str:
+        return f"NodeView({self.name})"
+
+    @property
+    def allowed_pods(self) -> int:
+        return self.allocatable.get(PODS, 0)

@@ -1,0 +1,166 @@
+"""Pod requests are computed as kube-scheduler computes them (component-helpers' PodRequests)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model.objects import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    HostPort,
+    NodeView,
+    ObjectError,
+    PodView,
+)
+
+Mi = 2**20
+
+
+def container(cpu: str | None = None, memory: str | None = None, **extra: Any) -> dict[str, Any]:
+    requests = {k: v for k, v in {"cpu": cpu, "memory": memory}.items() if v is not None}
+    return {"name": "c", "resources": {"requests": requests}, **extra}
+
+
+def pod(**spec: Any) -> PodView:
+    return PodView({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+
+
+@pytest.mark.parametrize(
+    ("spec", "requests"),
+    [
+        pytest.param(
+            {"containers": [container("100m", "1Mi"), container("200m")]},
+            {"cpu": 300, "memory": Mi},
+            id="containers add up",
+        ),
+        pytest.param(
+            {
+                "containers": [container("100m")],
+                "initContainers": [container("500m"), container("200m", "4Mi")],
+            },
+            {"cpu": 500, "memory": 4 * Mi},
+            id="init containers count by their peak",
+        ),
+        pytest.param(
+            {
+                "containers": [container("100m")],
+                "initContainers": [container("50m", restartPolicy="Always"), container("300m")],
+            },
+            {"cpu": 350},
+            id="sidecar runs beside the later init container",
+        ),
+        pytest.param(
+            {
+                "containers": [container("400m")],
+                "initContainers": [container("50m", restartPolicy="Always"), container("300m")],
+            },
+            {"cpu": 450},
+            id="sidecar runs beside the regular containers",
+        ),
+        pytest.param(
+            {"containers": [container("100m")], "overhead": {"cpu": "10m"}},
+            {"cpu": 110},
+            id="overhead is added",
+        ),
+        pytest.param(
+            {"containers": [container("100m", "1Mi")], "resources": {"requests": {"cpu": "1"}}},
+            {"cpu": 1000, "memory": Mi},
+            id="pod-level cpu replaces the containers' sum",
+        ),
+        pytest.param({"containers": [container()]}, {}, id="no requests"),
+    ],
+)
+def test_requests(spec: dict[str, Any], requests: dict[str, int]) -> None:
+    assert pod(**spec).requests == requests
+
+
+@pytest.mark.parametrize(
+    ("spec", "requests"),
+    [
+        pytest.param(
+            {"containers": [container(), container("1")]},
+            {"cpu": 1000 + DEFAULT_MILLI_CPU_REQUEST, "memory": 2 * DEFAULT_MEMORY_REQUEST},
+            id="each container without requests counts the defaults",
+        ),
+        pytest.param(
+            {"containers": [container("0", "0")]},
+            {"cpu": 0, "memory": 0},
+            id="an explicit zero stays zero",
+        ),
+    ],
+)
+def test_nonzero_requests(spec: dict[str, Any], requests: dict[str, int]) -> None:
+    assert pod(**spec).nonzero_requests == requests
+
+
+def test_broken_quantity_names_the_pod_and_field() -> None:
+    broken = pod(containers=[container("lots")])
+    with pytest.raises(ObjectError, match=r"pod ns/p: spec.containers\[0\].resources.requests.cpu"):
+        _ = broken.requests
+
+
+def test_host_ports_default_protocol_and_ip() -> None:
+    view = pod(
+        containers=[
+            {"name": "c", "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 53}]}
+        ]
+    )
+    assert view.host_ports == (HostPort("0.0.0.0", "TCP", 8080),)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "conflict"),
+    [
+        pytest.param(
+            HostPort("0.0.0.0", "TCP", 80),
+            HostPort("10.0.0.1", "TCP", 80),
+            True,
+            id="wildcard IP conflicts with any IP",
+        ),
+        pytest.param(
+            HostPort("10.0.0.1", "TCP", 80),
+            HostPort("10.0.0.2", "TCP", 80),
+            False,
+            id="different IPs",
+        ),
+        pytest.param(
+            HostPort("0.0.0.0", "TCP", 80),
+            HostPort("0.0.0.0", "UDP", 80),
+            False,
+            id="different protocols",
+        ),
+        pytest.param(
+            HostPort("0.0.0.0", "TCP", 80),
+            HostPort("0.0.0.0", "TCP", 81),
+            False,
+            id="different ports",
+        ),
+    ],
+)
+def test_host_port_conflicts(a: HostPort, b: HostPort, conflict: bool) -> None:
+    assert a.conflicts(b) is conflict
+    assert b.conflicts(a) is conflict
+
+
+def test_node_view() -> None:
+    view = NodeView(
+        {
+            "metadata": {"name": "n1", "labels": {"zone": "a"}},
+            "spec": {"unschedulable": True, "taints": [{"key": "k", "effect": "NoSchedule"}]},
+            "status": {
+                "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+                "images": [{"names": ["nginx:1"], "sizeBytes": 100}],
+            },
+        }
+    )
+    assert view.allocatable == {"cpu": 4000, "memory": 8 * 2**30, "pods": 110}
+    assert view.unschedulable
+    assert str(view.taints[0]) == "{k: }"
+    assert view.images == ((("nginx:1",), 100),)
+
+
+def test_broken_node_quantity_names_the_node() -> None:
+    with pytest.raises(ObjectError, match=r"node n1: status\.allocatable\.cpu"):
+        NodeView({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "lots"}}})
