@@ -1,0 +1,172 @@
+"""Pending pods waiting for a decision, in kube-scheduler's three queues.
+
+- **active**: ready to be decided, highest priority first, then oldest;
+- **backoff**: tried and failed (bind error, or unschedulable and then moved back), waiting
+  1 s, 2 s, 4 s ... up to 10 s by attempt before they are active again;
+- **unschedulable**: no node fit; they wait until a cluster change that could help (a node added
+  or changed, a pod deleted, a policy changed) or at most five minutes.
+
+The queue keeps no clock of its own; callers pass ``now`` (monotonic seconds), so the behaviour is
+exact in tests. A pod the loop has popped is "in flight" until it is reported back.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+
+from policy_scheduler.model.objects import PodView
+
+INITIAL_BACKOFF = 1.0
+MAX_BACKOFF = 10.0
+UNSCHEDULABLE_TIMEOUT = 300.0
+
+
+class Where(Enum):
+    ACTIVE = "active"
+    BACKOFF = "backoff"
+    UNSCHEDULABLE = "unschedulable"
+    IN_FLIGHT = "in-flight"
+
+
+@dataclass(slots=True)
+class QueuedPod:
+    pod: PodView
+    where: Where = Where.ACTIVE
+    attempts: int = 0
+    ready_at: float = 0.0  # backoff: when it may be active again
+    parked_at: float = 0.0  # unschedulable: since when
+    last_failure: str = field(default="")  # the last FailedScheduling message, not to repeat it
+
+
+def backoff_duration(attempts: int) -> float:
+    """1 s after the first attempt, doubling with each further one, at most 10 s."""
+    return min(INITIAL_BACKOFF * (1 << max(attempts - 1, 0)), MAX_BACKOFF)
+
+
+class SchedulingQueue:
+    def __init__(self) -> None:
+        self._pods: dict[str, QueuedPod] = {}
+        # Heaps and the parked dict may hold stale entries (a pod that moved on); each entry's
+        # ``where`` is the truth, checked when an item comes out.
+        self._active: list[tuple[tuple[int, str, str], int, str]] = []
+        self._backoff: list[tuple[float, int, str]] = []
+        self._parked: dict[str, None] = {}  # unschedulable uids, oldest first
+        self._sequence = 0
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self._pods
+
+    def get(self, uid: str) -> QueuedPod | None:
+        return self._pods.get(uid)
+
+    def counts(self) -> dict[str, int]:
+        """How many pods wait in each queue (and are in flight), for metrics."""
+        result = {where.value: 0 for where in Where}
+        for entry in self._pods.values():
+            result[entry.where.value] += 1
+        return result
+
+    def add(self, pod: PodView, now: float) -> None:
+        """A pending pod appeared or changed. A change may make it fit, so a parked pod moves."""
+        entry = self._pods.get(pod.uid)
+        if entry is None:
+            entry = self._pods[pod.uid] = QueuedPod(pod)
+            self._push(entry)
+            return
+        entry.pod = pod
+        if entry.where is Where.UNSCHEDULABLE:
+            self._unpark(entry, now)
+
+    def delete(self, uid: str) -> None:
+        """The pod is gone, or bound: it leaves the queue wherever it is."""
+        self._pods.pop(uid, None)
+        self._parked.pop(uid, None)
+
+    def pop(self, now: float) -> QueuedPod | None:
+        """The next pod to decide, or None when no pod is ready now; it is then in flight."""
+        self._flush(now)
+        while self._active:
+            _, _, uid = heapq.heappop(self._active)
+            entry = self._pods.get(uid)
+            if entry is not None and entry.where is Where.ACTIVE:
+                entry.where = Where.IN_FLIGHT
+                entry.attempts += 1
+                return entry
+        return None
+
+    def unschedulable(self, uid: str, message: str, now: float) -> None:
+        """The popped pod fit no node: park it until something changes."""
+        entry = self._pods.get(uid)
+        if entry is not None:
+            entry.where = Where.UNSCHEDULABLE
+            entry.parked_at = now
+            entry.last_failure = message
+            self._parked.pop(uid, None)
+            self._parked[uid] = None
+
+    def retry_later(self, uid: str, now: float) -> None:
+        """The popped pod's bind failed: try again after its backoff."""
+        entry = self._pods.get(uid)
+        if entry is not None:
+            self._back_off(entry, now + backoff_duration(entry.attempts))
+
+    def cluster_changed(self, now: float) -> None:
+        """Something happened that might let parked pods fit: move them all back."""
+        for uid in list(self._parked):
+            entry = self._pods.get(uid)
+            if entry is not None and entry.where is Where.UNSCHEDULABLE:
+                self._unpark(entry, now)
+        self._parked.clear()
+
+    def next_wakeup(self, now: float) -> float | None:
+        """When a waiting pod becomes ready by itself; None when nothing waits on time."""
+        self._flush(now)
+        times = [self._backoff[0][0]] if self._backoff else []
+        oldest = next(iter(self._parked), None)
+        if oldest is not None:
+            times.append(self._pods[oldest].parked_at + UNSCHEDULABLE_TIMEOUT)
+        return min(times, default=None)
+
+    def in_flight(self) -> Iterator[QueuedPod]:
+        return (e for e in self._pods.values() if e.where is Where.IN_FLIGHT)
+
+    def _push(self, entry: QueuedPod) -> None:
+        entry.where = Where.ACTIVE
+        self._sequence += 1
+        heapq.heappush(self._active, (entry.pod.scheduling_order, self._sequence, entry.pod.uid))
+
+    def _back_off(self, entry: QueuedPod, ready_at: float) -> None:
+        entry.where = Where.BACKOFF
+        entry.ready_at = ready_at
+        self._sequence += 1
+        heapq.heappush(self._backoff, (ready_at, self._sequence, entry.pod.uid))
+
+    def _unpark(self, entry: QueuedPod, now: float) -> None:
+        self._parked.pop(entry.pod.uid, None)
+        # A pod that failed a moment ago still serves its backoff, as in kube-scheduler.
+        ready_at = entry.parked_at + backoff_duration(entry.attempts)
+        if now < ready_at:
+            self._back_off(entry, ready_at)
+        else:
+            self._push(entry)
+
+    def _flush(self, now: float) -> None:
+        while self._backoff and self._backoff[0][0] <= now:
+            ready_at, _, uid = heapq.heappop(self._backoff)
+            entry = self._pods.get(uid)
+            if entry is not None and entry.where is Where.BACKOFF and entry.ready_at == ready_at:
+                self._push(entry)
+        while self._parked:
+            uid = next(iter(self._parked))
+            entry = self._pods.get(uid)
+            if entry is not None and entry.where is Where.UNSCHEDULABLE:
+                if entry.parked_at + UNSCHEDULABLE_TIMEOUT > now:
+                    break
+                self._push(entry)
+            del self._parked[uid]
