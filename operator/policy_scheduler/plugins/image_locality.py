@@ -1,0 +1,95 @@
+"""ImageLocality: prefer nodes that already hold the pod's images, so it starts without pulling
+(kube-scheduler v1.34's ImageLocality).
+
+Each image of the pod's init containers, containers and image volumes that the node lists in
+``status.images`` adds ``int(size * nodes_with_image / total_nodes)``: an image present on only a
+few nodes counts little, so image locality does not pile pods onto them. The sum is clamped to
+``[23 MiB, 1000 MiB * (init containers + containers)]`` and scaled linearly to 0..100 (integer
+division). Image names are compared as written, only ``:latest`` is added when the name has no
+tag or digest ("nginx" -> "nginx:latest", which does not match "docker.io/library/nginx:latest";
+kube-scheduler does the same). An image's size is the one reported by the first node (in snapshot
+order) that lists it, as kube-scheduler's image state keeps the first size it sees. No args.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, Cycle, Scorer, no_args
+
+NAME = "ImageLocality"
+
+_MB = 1024 * 1024
+MIN_THRESHOLD = 23 * _MB
+MAX_CONTAINER_THRESHOLD = 1000 * _MB
+
+
+def normalized_image_name(name: str) -> str:
+    """The name as nodes report it when the tag is implicit: "nginx" -> "nginx:latest"."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def pod_images(pod: PodView) -> list[str]:
+    """Normalized images of the init containers, containers and image volumes, repeats kept."""
+    images = [str(c.get("image") or "") for c in (*pod.init_containers, *pod.containers)]
+    for volume in pod.spec.get("volumes") or ():
+        image = volume.get("image") if isinstance(volume, Mapping) else None
+        if isinstance(image, Mapping):
+            images.append(str(image.get("reference") or ""))
+    return [normalized_image_name(image) for image in images]
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    sums: Mapping[str, int]
+    """Per node holding any of the pod's images: the sum of their spread-scaled sizes."""
+    max_threshold: int
+
+
+class _ImageLocalityScorer(Scorer[_State]):
+    name = NAME
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State:
+        images = pod_images(cycle.pod)
+        wanted = set(images)
+        sizes: dict[str, int] = {}
+        spread: dict[str, int] = {}
+        holders: dict[str, set[str]] = {}
+        for info in cycle.snapshot:
+            held = set()
+            for names, size in info.node.images:
+                for name in names:
+                    if name in wanted:
+                        held.add(name)
+                        sizes.setdefault(name, size)
+            for name in held:
+                spread[name] = spread.get(name, 0) + 1
+            if held:
+                holders[info.name] = held
+        total = len(cycle.snapshot)
+        scaled = {name: int(float(sizes[name]) * (spread[name] / total)) for name in spread}
+        sums = {
+            node: sum(scaled[image] for image in images if image in held)
+            for node, held in holders.items()
+        }
+        # Image volumes add to the sum but not to the threshold, as in kube-scheduler v1.34.
+        containers = len(cycle.pod.init_containers) + len(cycle.pod.containers)
+        return _State(sums, MAX_CONTAINER_THRESHOLD * containers)
+
+    def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
+        total = state.sums.get(node.name, 0)
+        if total < MIN_THRESHOLD:
+            total = MIN_THRESHOLD
+        elif total > state.max_threshold:
+            total = state.max_threshold
+        return MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (state.max_threshold - MIN_THRESHOLD)
+
+
+def new_scorer(args: Args, path: str) -> Scorer[_State]:
+    no_args(NAME, args, path)
+    return _ImageLocalityScorer()

@@ -1,0 +1,387 @@
+"""InterPodAffinity: place a pod near, or away from, pods with given labels (kube-scheduler's
+InterPodAffinity plugin, v1.34).
+
+A pod affinity term selects pods (``labelSelector`` within ``namespaces``/``namespaceSelector``)
+and names a node label, ``topologyKey``; the nodes sharing that label's value form a topology
+domain. Pods are counted once per cycle over the whole snapshot, per ``(topologyKey, value)``;
+each node is then checked with a few dictionary look-ups.
+
+Filter, in kube-scheduler's order, with its reasons:
+
+- the pod's required affinity: on the node, every term's domain must hold a pod matching *all*
+  terms, else "node(s) didn't match pod affinity rules". A node lacking a term's topology label
+  never fits. The first pod of a group may land anywhere that has the labels when no pod anywhere
+  matches the terms and the pod matches all of them itself;
+- the pod's required anti-affinity: no term's domain on the node may hold a matching pod, else
+  "node(s) didn't match pod anti-affinity rules";
+- existing pods' required anti-affinity: no pod whose term matches the incoming pod may run in
+  the same domain of that term, else "node(s) didn't satisfy existing pods anti-affinity rules".
+
+Score: for each existing pod, on its node's domain of each term, add the weight of the incoming
+pod's preferred affinity terms it matches and subtract those of anti-affinity terms; add the
+weights of the existing pod's preferred affinity terms the incoming pod matches (subtract for
+anti-affinity) and ``hardPodAffinityWeight`` (default 1) for each of its required affinity terms
+the incoming pod matches. A node's raw score sums its domains' values; then
+``int(100 * (score - min) / (max - min))`` over the feasible nodes (all 0 when max == min).
+With ``ignorePreferredTermsOfExistingPods`` and no preferred terms on the incoming pod, every node
+scores 0.
+
+Namespaces: a term without ``namespaces`` and ``namespaceSelector`` means the owning pod's
+namespace. The scheduler has no Namespace objects, so a ``namespaceSelector`` is matched against
+the one label every namespace carries, ``kubernetes.io/metadata.name: <name>``: ``{}`` and
+selectors on that label behave exactly as in kube-scheduler; a selector needing any other
+namespace label matches no namespace.
+
+``matchLabelKeys``/``mismatchLabelKeys`` become ``key In (value)``/``key NotIn (value)`` with the
+owning pod's label values, as kube-apiserver writes them into the selector when a pod is created;
+doing it again is a no-op for such pods and gives raw pods the same meaning.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView, Raw
+from policy_scheduler.model.selectors import LabelSelector
+from policy_scheduler.plugins.base import (
+    FITS,
+    MAX_NODE_SCORE,
+    Args,
+    ArgsError,
+    Cycle,
+    FieldError,
+    Filter,
+    Scorer,
+    no_args,
+)
+
+NAME = "InterPodAffinity"
+
+AFFINITY_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ANTI_AFFINITY_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+EXISTING_ANTI_AFFINITY_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+TopologyPair = tuple[str, str]
+
+
+def merge_label_keys(
+    raw_selector: object,
+    labels: Mapping[str, str],
+    match_keys: Iterable[object],
+    mismatch_keys: Iterable[object] = (),
+) -> object:
+    """``raw_selector`` plus ``key In (labels[key])`` per match key and ``key NotIn (...)`` per
+    mismatch key the pod has; keys the pod lacks are skipped. A null selector stays null (it
+    selects nothing either way)."""
+    if not isinstance(raw_selector, Mapping):
+        return raw_selector
+    extra = [
+        {"key": key, "operator": operator, "values": [labels[key]]}
+        for keys, operator in ((match_keys, "In"), (mismatch_keys, "NotIn"))
+        for key in map(str, keys)
+        if key in labels
+    ]
+    if not extra:
+        return raw_selector
+    merged = dict(raw_selector)
+    merged["matchExpressions"] = [*(raw_selector.get("matchExpressions") or ()), *extra]
+    return merged
+
+
+@dataclass(frozen=True, slots=True)
+class AffinityTerm:
+    """A parsed ``PodAffinityTerm`` of some pod (its owner, for the default namespace)."""
+
+    topology_key: str
+    selector: LabelSelector
+    namespaces: frozenset[str]
+    namespace_selector: LabelSelector
+
+    def matches(self, pod: PodView) -> bool:
+        if pod.namespace not in self.namespaces and not self.namespace_selector.matches(
+            {NAMESPACE_NAME_LABEL: pod.namespace}
+        ):
+            return False
+        return self.selector.matches(pod.labels)
+
+
+@dataclass(frozen=True, slots=True)
+class PodTerms:
+    """All (anti-)affinity terms of one pod; preferred ones carry their weight."""
+
+    required_affinity: tuple[AffinityTerm, ...]
+    required_anti_affinity: tuple[AffinityTerm, ...]
+    preferred_affinity: tuple[tuple[AffinityTerm, int], ...]
+    preferred_anti_affinity: tuple[tuple[AffinityTerm, int], ...]
+
+
+def _mapping(value: object) -> Raw:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _parse_term(pod: PodView, raw: Raw, where: str) -> AffinityTerm:
+    raw_namespaces = [str(n) for n in _list(raw.get("namespaces"))]
+    raw_namespace_selector = raw.get("namespaceSelector")
+    if not raw_namespaces and raw_namespace_selector is None:
+        raw_namespaces = [pod.namespace]
+    selector = merge_label_keys(
+        raw.get("labelSelector"),
+        pod.labels,
+        _list(raw.get("matchLabelKeys")),
+        _list(raw.get("mismatchLabelKeys")),
+    )
+    return AffinityTerm(
+        str(raw.get("topologyKey") or ""),
+        LabelSelector.parse(selector, f"{where}.labelSelector"),
+        frozenset(raw_namespaces),
+        LabelSelector.parse(raw_namespace_selector, f"{where}.namespaceSelector"),
+    )
+
+
+def _parse_pod_terms(pod: PodView) -> PodTerms:
+    where = f"pod {pod.key}: spec.affinity"
+    required: dict[str, tuple[AffinityTerm, ...]] = {}
+    preferred: dict[str, tuple[tuple[AffinityTerm, int], ...]] = {}
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = _mapping(pod.affinity.get(kind))
+        key = "requiredDuringSchedulingIgnoredDuringExecution"
+        required[kind] = tuple(
+            _parse_term(pod, _mapping(term), f"{where}.{kind}.{key}[{i}]")
+            for i, term in enumerate(_list(section.get(key)))
+        )
+        key = "preferredDuringSchedulingIgnoredDuringExecution"
+        terms = []
+        for i, weighted in enumerate(map(_mapping, _list(section.get(key)))):
+            term = _parse_term(
+                pod,
+                _mapping(weighted.get("podAffinityTerm")),
+                f"{where}.{kind}.{key}[{i}].podAffinityTerm",
+            )
+            weight = weighted.get("weight")
+            terms.append((term, weight if isinstance(weight, int) else 0))
+        preferred[kind] = tuple(terms)
+    return PodTerms(
+        required["podAffinity"],
+        required["podAntiAffinity"],
+        preferred["podAffinity"],
+        preferred["podAntiAffinity"],
+    )
+
+
+# Parsed terms per pod view. Views are immutable and live as long as the cache holds the pod, so
+# keying weakly by the view object needs no invalidation; it spares re-parsing every existing
+# pod's terms (selector compilation dominates PreFilter otherwise) on every decision.
+_TERMS: weakref.WeakKeyDictionary[PodView, PodTerms] = weakref.WeakKeyDictionary()
+_NO_TERMS = PodTerms((), (), (), ())
+
+
+def pod_terms(pod: PodView) -> PodTerms:
+    """The pod's parsed affinity terms; raises SelectorError naming the pod and field."""
+    if not pod.affinity:
+        return _NO_TERMS
+    terms = _TERMS.get(pod)
+    if terms is None:
+        terms = _TERMS[pod] = _parse_pod_terms(pod)
+    return terms
+
+
+def _add(counts: dict[TopologyPair, int], labels: Mapping[str, str], key: str, n: int) -> None:
+    value = labels.get(key)
+    if value is not None:
+        pair = (key, value)
+        counts[pair] = counts.get(pair, 0) + n
+
+
+@dataclass(frozen=True, slots=True)
+class _FilterState:
+    affinity: tuple[AffinityTerm, ...]
+    anti_affinity: tuple[AffinityTerm, ...]
+    # Pods in each domain that match all affinity terms / any anti-affinity term of the pod.
+    affinity_counts: Mapping[TopologyPair, int]
+    anti_affinity_counts: Mapping[TopologyPair, int]
+    # Domains holding an existing pod whose required anti-affinity term matches the pod.
+    existing_anti_affinity: Mapping[TopologyPair, int]
+    existing_anti_affinity_keys: frozenset[str]
+    # The first pod of a self-affine group: nothing matches yet, but the pod matches itself.
+    first_of_group: bool
+
+
+class _InterPodAffinityFilter(Filter[_FilterState | None]):
+    name = NAME
+
+    def pre_filter(self, cycle: Cycle) -> _FilterState | None:
+        incoming = cycle.pod
+        own = pod_terms(incoming)
+        affinity, anti_affinity = own.required_affinity, own.required_anti_affinity
+        affinity_counts: dict[TopologyPair, int] = {}
+        anti_affinity_counts: dict[TopologyPair, int] = {}
+        existing: dict[TopologyPair, int] = {}
+        scan_all = bool(affinity or anti_affinity)
+        for info, pod in cycle.snapshot.pods():
+            if not scan_all and not pod.affinity:
+                continue
+            labels = info.node.labels
+            if pod.affinity:
+                for term in pod_terms(pod).required_anti_affinity:
+                    if term.matches(incoming):
+                        _add(existing, labels, term.topology_key, 1)
+            if affinity and all(term.matches(pod) for term in affinity):
+                for term in affinity:
+                    _add(affinity_counts, labels, term.topology_key, 1)
+            for term in anti_affinity:
+                if term.matches(pod):
+                    _add(anti_affinity_counts, labels, term.topology_key, 1)
+        if not existing and not scan_all:
+            return None
+        first_of_group = (
+            bool(affinity)
+            and not affinity_counts
+            and all(term.matches(incoming) for term in affinity)
+        )
+        return _FilterState(
+            affinity,
+            anti_affinity,
+            affinity_counts,
+            anti_affinity_counts,
+            existing,
+            frozenset(key for key, _ in existing),
+            first_of_group,
+        )
+
+    def filter(self, state: _FilterState | None, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        if state is None:
+            return FITS
+        labels = node.node.labels
+        missing_pods = False
+        for term in state.affinity:
+            value = labels.get(term.topology_key)
+            if value is None:
+                return (AFFINITY_NOT_MATCH,)
+            if state.affinity_counts.get((term.topology_key, value), 0) <= 0:
+                missing_pods = True
+        if missing_pods and not state.first_of_group:
+            return (AFFINITY_NOT_MATCH,)
+        if state.anti_affinity_counts:
+            for term in state.anti_affinity:
+                value = labels.get(term.topology_key)
+                if value is not None and (term.topology_key, value) in state.anti_affinity_counts:
+                    return (ANTI_AFFINITY_NOT_MATCH,)
+        for key in state.existing_anti_affinity_keys:
+            value = labels.get(key)
+            if value is not None and (key, value) in state.existing_anti_affinity:
+                return (EXISTING_ANTI_AFFINITY_NOT_MATCH,)
+        return FITS
+
+
+# Per topology key, the summed weight of each of its values.
+_TopologyScores = dict[str, dict[str, int]]
+
+
+def _add_weights(
+    scores: _TopologyScores,
+    terms: Iterable[tuple[AffinityTerm, int]],
+    pod: PodView,
+    labels: Mapping[str, str],
+    sign: int,
+) -> None:
+    for term, weight in terms:
+        value = labels.get(term.topology_key)
+        if value is not None and term.matches(pod):
+            values = scores.setdefault(term.topology_key, {})
+            values[value] = values.get(value, 0) + sign * weight
+
+
+class _InterPodAffinityScorer(Scorer[_TopologyScores]):
+    name = NAME
+
+    def __init__(self, hard_pod_affinity_weight: int, ignore_existing_preferred: bool) -> None:
+        self.hard_pod_affinity_weight = hard_pod_affinity_weight
+        self.ignore_existing_preferred = ignore_existing_preferred
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _TopologyScores:
+        incoming = cycle.pod
+        own = pod_terms(incoming)
+        has_preferred = bool(own.preferred_affinity or own.preferred_anti_affinity)
+        scores: _TopologyScores = {}
+        if self.ignore_existing_preferred and not has_preferred:
+            return scores
+        for info, pod in cycle.snapshot.pods():
+            if not has_preferred and not pod.affinity:
+                continue
+            labels = info.node.labels
+            if not labels:
+                continue
+            _add_weights(scores, own.preferred_affinity, pod, labels, 1)
+            _add_weights(scores, own.preferred_anti_affinity, pod, labels, -1)
+            theirs = pod_terms(pod)
+            if self.hard_pod_affinity_weight > 0 and theirs.required_affinity:
+                _add_weights(
+                    scores,
+                    ((term, self.hard_pod_affinity_weight) for term in theirs.required_affinity),
+                    incoming,
+                    labels,
+                    1,
+                )
+            _add_weights(scores, theirs.preferred_affinity, incoming, labels, 1)
+            _add_weights(scores, theirs.preferred_anti_affinity, incoming, labels, -1)
+        return scores
+
+    def score(self, state: _TopologyScores, pod: PodView, node: NodeInfo) -> int:
+        labels = node.node.labels
+        total = 0
+        for key, values in state.items():
+            value = labels.get(key)
+            if value is not None:
+                total += values.get(value, 0)
+        return total
+
+    def normalize(self, state: _TopologyScores, scores: list[int]) -> None:
+        if not state or not scores:
+            return
+        lowest, highest = min(scores), max(scores)
+        spread = highest - lowest
+        for i, score in enumerate(scores):
+            scores[i] = int(MAX_NODE_SCORE * ((score - lowest) / spread)) if spread > 0 else 0
+
+
+def new_filter(args: Args, path: str) -> Filter[_FilterState | None]:
+    no_args(NAME, args, path)
+    return _InterPodAffinityFilter()
+
+
+def new_scorer(args: Args, path: str) -> Scorer[_TopologyScores]:
+    errors = [
+        FieldError(f"{path}.{key}", "unknown field")
+        for key in sorted(args)
+        if key not in ("hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods")
+    ]
+    weight = args.get("hardPodAffinityWeight", DEFAULT_HARD_POD_AFFINITY_WEIGHT)
+    if (
+        not isinstance(weight, int)
+        or isinstance(weight, bool)
+        or not 0 <= weight <= MAX_HARD_POD_AFFINITY_WEIGHT
+    ):
+        errors.append(
+            FieldError(
+                f"{path}.hardPodAffinityWeight",
+                f"must be an integer between 0 and {MAX_HARD_POD_AFFINITY_WEIGHT}",
+            )
+        )
+    ignore = args.get("ignorePreferredTermsOfExistingPods", False)
+    if not isinstance(ignore, bool):
+        errors.append(FieldError(f"{path}.ignorePreferredTermsOfExistingPods", "must be a boolean"))
+    if errors:
+        raise ArgsError(errors)
+    return _InterPodAffinityScorer(weight, ignore)

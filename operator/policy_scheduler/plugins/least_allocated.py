@@ -1,0 +1,31 @@
+"""LeastAllocated: prefer the node with the most room left (kube-scheduler's NodeResourcesFit
+scoring strategy LeastAllocated, the default profile's resource scorer).
+
+Per resource ``(allocatable - requested) * 100 // allocatable`` (0 when the node is overcommitted),
+where ``requested`` includes the pod; the node's score is the weighted average of those, rounded
+down. Args: ``resources: [{name, weight}]`` (default cpu and memory, weight 1); see
+:mod:`policy_scheduler.plugins.resource_allocation` for which requests count.
+"""
+
+from __future__ import annotations
+
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args
+from policy_scheduler.plugins.resource_allocation import (
+    ResourceAllocationScorer,
+    parse_resources,
+    weighted_average,
+)
+
+NAME = "LeastAllocated"
+
+
+def _free_share(requested: int, allocatable: int) -> int:
+    if requested > allocatable:
+        return 0
+    return (allocatable - requested) * MAX_NODE_SCORE // allocatable
+
+
+def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:
+    return ResourceAllocationScorer(
+        NAME, parse_resources(args, path), weighted_average(_free_share)
+    )

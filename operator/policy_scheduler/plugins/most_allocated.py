@@ -1,0 +1,29 @@
+"""MostAllocated: pack pods onto the fullest nodes (kube-scheduler's NodeResourcesFit scoring
+strategy MostAllocated), leaving whole nodes free for big pods or for scale-down.
+
+Per resource ``min(requested, allocatable) * 100 // allocatable``, where ``requested`` includes
+the pod (it can exceed allocatable because of the non-zero defaults); the node's score is the
+weighted average of those, rounded down. Args: ``resources: [{name, weight}]`` (default cpu and
+memory, weight 1); see :mod:`policy_scheduler.plugins.resource_allocation`.
+"""
+
+from __future__ import annotations
+
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args
+from policy_scheduler.plugins.resource_allocation import (
+    ResourceAllocationScorer,
+    parse_resources,
+    weighted_average,
+)
+
+NAME = "MostAllocated"
+
+
+def _used_share(requested: int, allocatable: int) -> int:
+    return min(requested, allocatable) * MAX_NODE_SCORE // allocatable
+
+
+def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:
+    return ResourceAllocationScorer(
+        NAME, parse_resources(args, path), weighted_average(_used_share)
+    )

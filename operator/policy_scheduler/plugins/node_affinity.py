@@ -1,0 +1,332 @@
+"""NodeAffinity: the pod's node selector and node affinity (kube-scheduler's NodeAffinity).
+
+Filter: a node must carry every ``spec.nodeSelector`` label and match at least one term of
+``requiredDuringSchedulingIgnoredDuringExecution`` (a term matches when all its expressions and
+fields do; a term without any matches nothing). Otherwise: "node(s) didn't match Pod's node
+affinity/selector". As kube-scheduler's PreFilter does, terms that pin ``metadata.name`` with
+``In`` narrow the candidates first: nodes outside get "node(s) didn't satisfy plugin(s)
+[NodeAffinity]" and, when the terms pin disjoint names, every node gets "pod affinity terms
+conflict".
+
+Score: the sum of the weights of the ``preferredDuringSchedulingIgnoredDuringExecution`` terms the
+node matches, then DefaultNormalizeScore: ``100 * sum // max(sum)`` (all 0 when no node matches).
+
+Args (both, optional; kube-scheduler's NodeAffinityArgs): ``{addedAffinity: {required...: {...},
+preferred...: [...]}}``, applied to every pod. A node outside the added required selector fails
+with "node(s) didn't match scheduler-enforced node affinity"; the added preferred terms add to
+every pod's score.
+
+Selectors are parsed as component-helpers parses them, once per cycle: a term the parser rejects
+(bad key or value syntax, a non-integer ``Gt``/``Lt`` value, ``matchFields`` other than
+``In``/``NotIn`` with exactly one value) matches no node, and the other terms still count. When
+no valid term is left, the pod can never be placed, so every node fails with
+"node(s) didn't match Pod's invalid node affinity: <field>: <problem>". A pod whose preferred terms
+are invalid scores as if it had none.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.selectors import NodeSelector, NodeSelectorTerm, SelectorError
+from policy_scheduler.plugins.base import (
+    FITS,
+    Args,
+    ArgsError,
+    Cycle,
+    FieldError,
+    Filter,
+    Scorer,
+    normalize_to_max,
+)
+from policy_scheduler.plugins.node_label import (
+    label_key_problem,
+    label_value_problem,
+    unknown_fields,
+)
+
+NAME = "NodeAffinity"
+
+REASON_POD = "node(s) didn't match Pod's node affinity/selector"
+REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
+REASON_CONFLICT = "pod affinity terms conflict"
+REASON_NAMES = f"node(s) didn't satisfy plugin(s) [{NAME}]"
+REASON_INVALID = "node(s) didn't match Pod's invalid node affinity: "
+# filter() returns these for every rejected node; built once, not per node.
+_POD_REASONS = (REASON_POD,)
+_ENFORCED_REASONS = (REASON_ENFORCED,)
+_CONFLICT_REASONS = (REASON_CONFLICT,)
+_NAMES_REASONS = (REASON_NAMES,)
+
+REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_POD_PATH = "spec.affinity.nodeAffinity"
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INT64 = range(-(2**63), 2**63)
+_FIELD_OPERATORS = ("In", "NotIn")
+_MAX_WEIGHT = 100
+
+Weighted = tuple[tuple[NodeSelectorTerm, int], ...]
+
+
+def _field_error(error: SelectorError) -> FieldError:
+    # selectors.py words its errors "<field path>: <problem>"; field paths hold no ": ".
+    path, _, message = str(error).partition(": ")
+    return FieldError(path, message)
+
+
+def _entries(
+    raw: Mapping[str, object], name: str, where: str, errors: list[FieldError]
+) -> list[object]:
+    value = raw.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        errors.append(FieldError(f"{where}.{name}", "must be a list"))
+        return []
+    return value
+
+
+def _kube_parse_errors(raw: Mapping[str, object], where: str) -> list[FieldError]:
+    """What component-helpers rejects in a term beyond the checks of model/selectors.py."""
+    errors: list[FieldError] = []
+    for i, expression in enumerate(_entries(raw, "matchExpressions", where, errors)):
+        here = f"{where}.matchExpressions[{i}]"
+        if not isinstance(expression, Mapping):
+            errors.append(FieldError(here, "must be an object"))
+            continue
+        key = expression.get("key")
+        problem = label_key_problem(key) if isinstance(key, str) else "required"
+        if problem:
+            errors.append(FieldError(f"{here}.key", problem))
+        numeric = expression.get("operator") in ("Gt", "Lt")
+        for j, raw_value in enumerate(expression.get("values") or ()):
+            value = str(raw_value)
+            if problem := label_value_problem(value):
+                errors.append(FieldError(f"{here}.values[{j}]", problem))
+            elif numeric and not (_INTEGER.fullmatch(value) and int(value) in _INT64):
+                errors.append(FieldError(f"{here}.values[{j}]", f"{value!r} is not an integer"))
+    for i, requirement in enumerate(_entries(raw, "matchFields", where, errors)):
+        here = f"{where}.matchFields[{i}]"
+        if not isinstance(requirement, Mapping):
+            errors.append(FieldError(here, "must be an object"))
+        elif requirement.get("operator") not in _FIELD_OPERATORS:
+            errors.append(
+                FieldError(
+                    f"{here}.operator",
+                    f"{requirement.get('operator')!r} is not one of {list(_FIELD_OPERATORS)}",
+                )
+            )
+        elif len(requirement.get("values") or ()) != 1:
+            errors.append(FieldError(f"{here}.values", "must have exactly one element"))
+    return errors
+
+
+def _compile_term(raw: object, where: str) -> tuple[NodeSelectorTerm | None, list[FieldError]]:
+    """The compiled term, or None for a term that selects nothing; and what is wrong with it."""
+    if raw is None:
+        return None, []
+    if not isinstance(raw, Mapping):
+        return None, [FieldError(where, "must be an object")]
+    if not raw.get("matchExpressions") and not raw.get("matchFields"):
+        return None, []
+    errors = _kube_parse_errors(raw, where)
+    if errors:
+        return None, errors
+    try:
+        return NodeSelectorTerm.parse(raw, where), []
+    except SelectorError as error:
+        return None, [_field_error(error)]
+
+
+def _compile_required(raw: object, where: str) -> tuple[NodeSelector, list[FieldError]]:
+    """A v1.NodeSelector whose invalid terms are dropped (they match nothing), and their errors."""
+    if not isinstance(raw, Mapping):
+        return NodeSelector(()), [FieldError(where, "must be an object")]
+    errors: list[FieldError] = []
+    terms = []
+    for i, raw_term in enumerate(_entries(raw, "nodeSelectorTerms", where, errors)):
+        term, term_errors = _compile_term(raw_term, f"{where}.nodeSelectorTerms[{i}]")
+        errors += term_errors
+        if term is not None:
+            terms.append(term)
+    return NodeSelector(tuple(terms)), errors
+
+
+def _compile_preferred(raw: object, where: str) -> tuple[Weighted, list[FieldError]]:
+    """The weighted terms; terms of weight 0 or without requirements are left out, as in kube."""
+    if not isinstance(raw, list):
+        return (), [FieldError(where, "must be a list")]
+    errors: list[FieldError] = []
+    terms = []
+    for i, item in enumerate(raw):
+        here = f"{where}[{i}]"
+        if not isinstance(item, Mapping):
+            errors.append(FieldError(here, "must be an object"))
+            continue
+        weight = item.get("weight")
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, int)
+            or weight not in range(_MAX_WEIGHT + 1)
+        ):
+            # The API server allows 1..100 on pods; larger or negative weights would push the
+            # normalized score out of 0..100.
+            errors.append(
+                FieldError(f"{here}.weight", f"must be an integer from 0 to {_MAX_WEIGHT}")
+            )
+            continue
+        if weight == 0:
+            continue
+        term, term_errors = _compile_term(item.get("preference"), f"{here}.preference")
+        errors += term_errors
+        if term is not None:
+            terms.append((term, weight))
+    return tuple(terms), errors
+
+
+def _pod_node_affinity(pod: PodView, field: str) -> object:
+    node_affinity = pod.affinity.get("nodeAffinity")
+    if node_affinity is None:
+        return None
+    # Anything but an object is kept, so that compiling it reports the problem.
+    return node_affinity.get(field) if isinstance(node_affinity, Mapping) else node_affinity
+
+
+def _pinned_node_names(raw_terms: Sequence[object]) -> frozenset[str] | None:
+    """The node names that ``metadata.name In`` fields allow, as kube-scheduler's PreFilter
+    computes them: None when some term does not pin names (so every node is a candidate)."""
+    names: set[str] | None = None
+    for term in raw_terms:
+        pinned: set[str] | None = None
+        fields = term.get("matchFields") if isinstance(term, Mapping) else None
+        for requirement in fields if isinstance(fields, list) else ():
+            if (
+                isinstance(requirement, Mapping)
+                and requirement.get("key") == "metadata.name"
+                and requirement.get("operator") == "In"
+            ):
+                values = {str(v) for v in requirement.get("values") or ()}
+                pinned = values if pinned is None else pinned & values
+        if pinned is None:
+            return None
+        names = pinned if names is None else names | pinned
+    return None if names is None else frozenset(names)
+
+
+@dataclass(frozen=True, slots=True)
+class FilterState:
+    """The pod's requirements, compiled once per cycle."""
+
+    node_selector: tuple[tuple[str, str], ...] = ()
+    required: NodeSelector | None = None
+    node_names: frozenset[str] | None = None
+    # Set when every node fails for the same reason, before the scheduler-enforced affinity
+    # (a conflict) or after it (an affinity that cannot match anything).
+    conflict: bool = False
+    invalid: tuple[str, ...] = FITS
+
+
+def _filter_state(pod: PodView) -> FilterState:
+    raw = _pod_node_affinity(pod, REQUIRED)
+    node_selector = tuple(pod.node_selector.items())
+    if raw is None:
+        return FilterState(node_selector)
+    required, errors = _compile_required(raw, f"{_POD_PATH}.{REQUIRED}")
+    raw_terms = raw.get("nodeSelectorTerms") if isinstance(raw, Mapping) else None
+    names = _pinned_node_names(raw_terms) if isinstance(raw_terms, list) else None
+    invalid = (REASON_INVALID + str(errors[0]),) if errors and not required.terms else FITS
+    return FilterState(node_selector, required, names, names is not None and not names, invalid)
+
+
+class _AffinityFilter(Filter[FilterState]):
+    name = NAME
+
+    def __init__(self, added: NodeSelector | None) -> None:
+        self._added = added
+
+    def pre_filter(self, cycle: Cycle) -> FilterState:
+        return _filter_state(cycle.pod)
+
+    def filter(self, state: FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        if state.conflict:
+            return _CONFLICT_REASONS
+        name = node.name
+        if state.node_names is not None and name not in state.node_names:
+            return _NAMES_REASONS
+        labels = node.node.labels
+        if self._added is not None and not self._added.matches(name, labels):
+            return _ENFORCED_REASONS
+        if state.invalid:
+            return state.invalid
+        for key, value in state.node_selector:
+            if key not in labels or labels[key] != value:
+                return _POD_REASONS
+        if state.required is not None and not state.required.matches(name, labels):
+            return _POD_REASONS
+        return FITS
+
+
+class _AffinityScorer(Scorer[Weighted]):
+    name = NAME
+
+    def __init__(self, added: Weighted) -> None:
+        self._added = added
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Weighted:
+        raw = _pod_node_affinity(cycle.pod, PREFERRED)
+        if raw is None:
+            return self._added
+        terms, errors = _compile_preferred(raw, f"{_POD_PATH}.{PREFERRED}")
+        # kube-scheduler fails the whole cycle here; no preference at all is the gentler reading.
+        return self._added if errors else self._added + terms
+
+    def score(self, state: Weighted, pod: PodView, node: NodeInfo) -> int:
+        name, labels = node.name, node.node.labels
+        total = 0
+        for term, weight in state:
+            if term.matches(name, labels):
+                total += weight
+        return total
+
+    def normalize(self, state: Weighted, scores: list[int]) -> None:
+        normalize_to_max(scores)
+
+
+def _parse_args(args: Args, path: str) -> tuple[NodeSelector | None, Weighted]:
+    """kube-scheduler's NodeAffinityArgs: the enforced selector and the added preferred terms."""
+    errors = unknown_fields(args, ("addedAffinity",), path)
+    added = args.get("addedAffinity")
+    where = f"{path}.addedAffinity"
+    selector: NodeSelector | None = None
+    preferred: Weighted = ()
+    if added is not None and not isinstance(added, Mapping):
+        errors.append(FieldError(where, "must be an object"))
+    elif added is not None:
+        errors += unknown_fields(added, (REQUIRED, PREFERRED), where)
+        if added.get(REQUIRED) is not None:
+            selector, required_errors = _compile_required(added[REQUIRED], f"{where}.{REQUIRED}")
+            errors += required_errors
+        if added.get(PREFERRED) is not None:
+            preferred, preferred_errors = _compile_preferred(
+                added[PREFERRED], f"{where}.{PREFERRED}"
+            )
+            errors += preferred_errors
+    if errors:
+        raise ArgsError(errors)
+    return selector, preferred
+
+
+def new_filter(args: Args, path: str) -> Filter[FilterState]:
+    selector, _ = _parse_args(args, path)
+    return _AffinityFilter(selector)
+
+
+def new_scorer(args: Args, path: str) -> Scorer[Weighted]:
+    _, preferred = _parse_args(args, path)
+    return _AffinityScorer(preferred)

@@ -1,0 +1,138 @@
+"""NodeLabel: a node must carry some labels and lack others (the legacy Policy API's
+CheckNodeLabelPresence / kube-scheduler's removed NodeLabel filter, extended with values).
+
+Args: ``{present: [...], absent: [...]}``, each entry ``key`` (the label, any value) or
+``key=value`` (the label with exactly that value). A node fails with one reason per entry it
+violates: "node(s) didn't have label disk=ssd" for a missing one, "node(s) had label maintenance"
+for a forbidden one.
+
+The label-syntax checks (apimachinery's IsQualifiedName and IsValidLabelValue) and the check for
+unknown args live here and serve the other plugins whose args name labels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import FITS, Args, ArgsError, FieldError, Filter
+
+NAME = "NodeLabel"
+
+_NAME_MAX = 63
+_PREFIX_MAX = 253
+_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_NAME_RULE = (
+    "alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
+)
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why ``key`` is not a valid label key (``[prefix/]name``), or None when it is."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not prefix:
+        return f"invalid label key {key!r}: the prefix before '/' must not be empty"
+    if slash and (len(prefix) > _PREFIX_MAX or not _DNS_SUBDOMAIN_RE.fullmatch(prefix)):
+        return (
+            f"invalid label key {key!r}: the prefix must be a DNS subdomain (lower case "
+            f"alphanumerics, '-' and '.', at most {_PREFIX_MAX} characters)"
+        )
+    if not name:
+        return f"invalid label key {key!r}: the name must not be empty"
+    if len(name) > _NAME_MAX or not _NAME_RE.fullmatch(name):
+        return f"invalid label key {key!r}: the name must be at most {_NAME_MAX} {_NAME_RULE}"
+    return None
+
+
+def label_value_problem(value: str) -> str | None:
+    """Why ``value`` is not a valid label value, or None when it is (the empty value is)."""
+    if value and (len(value) > _NAME_MAX or not _NAME_RE.fullmatch(value)):
+        return f"invalid label value {value!r}: must be at most {_NAME_MAX} {_NAME_RULE}"
+    return None
+
+
+def unknown_fields(args: Args, known: Collection[str], path: str) -> list[FieldError]:
+    """One error per key of ``args`` that the plugin does not take."""
+    return [
+        FieldError(f"{path}.{key}", f"unknown field; expected one of {sorted(known)}")
+        for key in sorted(set(args) - set(known), key=str)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    key: str
+    value: str | None
+    text: str
+
+    def on(self, labels: Mapping[str, str]) -> bool:
+        if self.value is None:
+            return self.key in labels
+        return self.key in labels and labels[self.key] == self.value
+
+
+def _parse_entries(raw: object, where: str, errors: list[FieldError]) -> list[_Entry]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        errors.append(FieldError(where, 'must be a list of "key" or "key=value" strings'))
+        return []
+    entries = []
+    for i, item in enumerate(raw):
+        here = f"{where}[{i}]"
+        if not isinstance(item, str) or not item:
+            errors.append(FieldError(here, 'must be a non-empty "key" or "key=value" string'))
+            continue
+        key, equals, value = item.partition("=")
+        problems = [label_key_problem(key), label_value_problem(value) if equals else None]
+        found = [p for p in problems if p]
+        errors.extend(FieldError(here, problem) for problem in found)
+        if not found:
+            entries.append(_Entry(key, value if equals else None, item))
+    return entries
+
+
+def _conflicts(present: Sequence[_Entry], absent: Sequence[_Entry], path: str) -> list[FieldError]:
+    """Absent entries that rule out a present one: no node could ever pass."""
+    return [
+        FieldError(f"{path}.absent[{i}]", f"contradicts present[{j}] {wanted.text!r}")
+        for i, banned in enumerate(absent)
+        for j, wanted in enumerate(present)
+        if banned.key == wanted.key and banned.value in (None, wanted.value)
+    ]
+
+
+class _NodeLabelFilter(Filter[None]):
+    name = NAME
+
+    def __init__(self, present: Sequence[_Entry], absent: Sequence[_Entry]) -> None:
+        # (entry, whether the node must have it, reason): the reasons are built once, so filter()
+        # allocates nothing for a node that passes.
+        self._checks = (
+            *((e, True, f"node(s) didn't have label {e.text}") for e in present),
+            *((e, False, f"node(s) had label {e.text}") for e in absent),
+        )
+
+    def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        labels = node.node.labels
+        reasons = FITS
+        for entry, wanted, reason in self._checks:
+            if entry.on(labels) is not wanted:
+                reasons += (reason,)
+        return reasons
+
+
+def new_filter(args: Args, path: str) -> Filter[None]:
+    errors = unknown_fields(args, ("present", "absent"), path)
+    present = _parse_entries(args.get("present"), f"{path}.present", errors)
+    absent = _parse_entries(args.get("absent"), f"{path}.absent", errors)
+    errors += _conflicts(present, absent, path)
+    if not errors and not present and not absent:
+        errors.append(FieldError(path, "must name at least one label in present or absent"))
+    if errors:
+        raise ArgsError(errors)
+    return _NodeLabelFilter(present, absent)

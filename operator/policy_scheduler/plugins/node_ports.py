@@ -1,0 +1,41 @@
+"""NodePorts: a pod's host ports must be free on the node (kube-scheduler's NodePorts).
+
+The pod's wanted ports are (hostIP, protocol, hostPort) of its containers (and, since v1.34, of
+its restartable "sidecar" init containers), with hostIP defaulting to 0.0.0.0 and protocol to
+TCP. A wanted port conflicts with a port already used on the node when port and protocol match
+and the IPs are equal or either is 0.0.0.0. Any conflict fails the node with
+"node(s) didn't have free ports for the requested pod ports".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import HostPort, PodView
+from policy_scheduler.plugins.base import FITS, Args, Cycle, Filter, no_args
+
+NAME = "NodePorts"
+
+_REASONS = ("node(s) didn't have free ports for the requested pod ports",)
+
+
+class _NodePortsFilter(Filter[tuple[HostPort, ...]]):
+    """The state is the pod's wanted host ports."""
+
+    name = NAME
+
+    def pre_filter(self, cycle: Cycle) -> tuple[HostPort, ...]:
+        return cycle.pod.host_ports
+
+    def filter(self, state: tuple[HostPort, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
+        for wanted in state:
+            for used in node.used_ports:
+                if wanted.conflicts(used):
+                    return _REASONS
+        return FITS
+
+
+def new_filter(args: Args, path: str) -> Filter[tuple[HostPort, ...]]:
+    no_args(NAME, args, path)
+    return _NodePortsFilter()

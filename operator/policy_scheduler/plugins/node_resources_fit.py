@@ -1,0 +1,111 @@
+"""NodeResourcesFit: the node must have room for the pod's requests (kube-scheduler's
+NodeResourcesFit filter; its scoring strategies are the LeastAllocated, MostAllocated and
+RequestedToCapacityRatio scorers here).
+
+A node fails with one reason per shortfall, all of them reported:
+
+- "Too many pods" when the node already runs ``allocatable.pods`` pods;
+- "Insufficient <resource>" when the pod's request exceeds ``allocatable - requested`` for cpu,
+  memory, ephemeral-storage or an extended/scalar resource (``vendor/name``, ``hugepages-*``);
+  a resource the node lacks has allocatable 0.
+
+Requests are the pod's effective requests (init containers, sidecars, overhead and pod-level
+resources included); a resource the pod requests 0 of is never checked, so an overcommitted
+node still takes pods that do not ask for what it lacks.
+
+Args (optional, as kube's NodeResourcesFitArgs): ``ignoredResources: [name]`` and
+``ignoredResourceGroups: [group]`` (the part before ``/``) name extended resources to skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
+from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Filter
+from policy_scheduler.plugins.node_label import label_key_problem, unknown_fields
+from policy_scheduler.plugins.resource_allocation import is_scalar_resource
+
+NAME = "NodeResourcesFit"
+
+TOO_MANY_PODS = "Too many pods"
+
+_Check = tuple[str, int, str]
+"""(resource, amount the pod requests, reason when the node lacks it)."""
+
+
+def _is_extended(name: str) -> bool:
+    """kube's IsExtendedResourceName: a ``vendor/name`` outside the kubernetes.io namespace."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+class _FitFilter(Filter[tuple[_Check, ...]]):
+    """The state is the pod's non-zero requests that this filter checks."""
+
+    name = NAME
+
+    def __init__(self, ignored: frozenset[str], ignored_groups: frozenset[str]) -> None:
+        self._ignored = ignored
+        self._ignored_groups = ignored_groups
+
+    def _skipped(self, name: str) -> bool:
+        return _is_extended(name) and (
+            name in self._ignored or name.partition("/")[0] in self._ignored_groups
+        )
+
+    def pre_filter(self, cycle: Cycle) -> tuple[_Check, ...]:
+        requests = cycle.pod.requests
+        names = [CPU, MEMORY, EPHEMERAL_STORAGE]
+        names += (n for n in requests if is_scalar_resource(n) and not self._skipped(n))
+        return tuple(
+            (name, requests[name], f"Insufficient {name}")
+            for name in names
+            if requests.get(name, 0) > 0
+        )
+
+    def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
+        allocatable = node.node.allocatable
+        requested = node.requested
+        reasons = tuple(
+            reason
+            for name, amount, reason in state
+            if amount > allocatable.get(name, 0) - requested.get(name, 0)
+        )
+        if len(node.pods) >= node.node.allowed_pods:
+            return (TOO_MANY_PODS, *reasons)
+        return reasons
+
+
+def _names(raw: object, where: str, group: bool, errors: list[FieldError]) -> frozenset[str]:
+    if raw is None:
+        return frozenset()
+    if not isinstance(raw, list):
+        errors.append(FieldError(where, "must be a list of resource names"))
+        return frozenset()
+    names = set()
+    for i, name in enumerate(raw):
+        problem = (
+            "must be a resource name"
+            if not isinstance(name, str)
+            else "a resource group must not contain '/'"
+            if group and "/" in name
+            else label_key_problem(name)
+        )
+        if problem:
+            errors.append(FieldError(f"{where}[{i}]", problem))
+        else:
+            names.add(str(name))
+    return frozenset(names)
+
+
+def new_filter(args: Args, path: str) -> Filter[tuple[_Check, ...]]:
+    errors = unknown_fields(args, ("ignoredResources", "ignoredResourceGroups"), path)
+    ignored = _names(args.get("ignoredResources"), f"{path}.ignoredResources", False, errors)
+    groups = _names(
+        args.get("ignoredResourceGroups"), f"{path}.ignoredResourceGroups", True, errors
+    )
+    if errors:
+        raise ArgsError(errors)
+    return _FitFilter(ignored, groups)

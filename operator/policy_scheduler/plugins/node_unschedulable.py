@@ -1,0 +1,44 @@
+"""NodeUnschedulable: keep pods off cordoned nodes (kube-scheduler's NodeUnschedulable).
+
+A node with ``spec.unschedulable: true`` rejects the pod with "node(s) were unschedulable", unless
+the pod tolerates the taint ``node.kubernetes.io/unschedulable:NoSchedule`` (empty value), which
+is how DaemonSet pods run on cordoned nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import FITS, Args, Cycle, Filter, no_args
+from policy_scheduler.plugins.taint_toleration import (
+    NO_SCHEDULE,
+    parse_tolerations,
+    tolerated,
+)
+
+NAME = "NodeUnschedulable"
+
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+_REASONS = ("node(s) were unschedulable",)
+
+
+class _UnschedulableFilter(Filter[bool]):
+    """The state is whether the pod tolerates cordoned nodes."""
+
+    name = NAME
+
+    def pre_filter(self, cycle: Cycle) -> bool:
+        tolerations = parse_tolerations(cycle.pod.tolerations)
+        return tolerated(tolerations, UNSCHEDULABLE_TAINT, "", NO_SCHEDULE)
+
+    def filter(self, state: bool, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        if node.node.unschedulable and not state:
+            return _REASONS
+        return FITS
+
+
+def new_filter(args: Args, path: str) -> Filter[bool]:
+    no_args(NAME, args, path)
+    return _UnschedulableFilter()

@@ -1,0 +1,79 @@
+"""Plugin names to factories, and the legacy Policy API names accepted as aliases.
+
+A name may be both a predicate and a priority (NodeAffinity, TaintToleration, ...), as in
+kube-scheduler, where one plugin implements Filter and Score; the two take separate ``args``.
+"""
+
+from __future__ import annotations
+
+from policy_scheduler.plugins import (
+    balanced_allocation,
+    image_locality,
+    inter_pod_affinity,
+    least_allocated,
+    most_allocated,
+    node_affinity,
+    node_label,
+    node_label_preference,
+    node_name,
+    node_ports,
+    node_resources_fit,
+    node_unschedulable,
+    pod_topology_spread,
+    random_plugin,
+    requested_to_capacity_ratio,
+    taint_toleration,
+)
+from policy_scheduler.plugins.base import FilterFactory, ScorerFactory
+
+FILTERS: dict[str, FilterFactory] = {
+    node_unschedulable.NAME: node_unschedulable.new_filter,
+    node_name.NAME: node_name.new_filter,
+    node_resources_fit.NAME: node_resources_fit.new_filter,
+    node_ports.NAME: node_ports.new_filter,
+    node_affinity.NAME: node_affinity.new_filter,
+    taint_toleration.NAME: taint_toleration.new_filter,
+    pod_topology_spread.NAME: pod_topology_spread.new_filter,
+    inter_pod_affinity.NAME: inter_pod_affinity.new_filter,
+    node_label.NAME: node_label.new_filter,
+    random_plugin.NAME: random_plugin.new_filter,
+}
+
+SCORERS: dict[str, ScorerFactory] = {
+    least_allocated.NAME: least_allocated.new_scorer,
+    most_allocated.NAME: most_allocated.new_scorer,
+    requested_to_capacity_ratio.NAME: requested_to_capacity_ratio.new_scorer,
+    balanced_allocation.NAME: balanced_allocation.new_scorer,
+    node_affinity.NAME: node_affinity.new_scorer,
+    taint_toleration.NAME: taint_toleration.new_scorer,
+    image_locality.NAME: image_locality.new_scorer,
+    pod_topology_spread.NAME: pod_topology_spread.new_scorer,
+    inter_pod_affinity.NAME: inter_pod_affinity.new_scorer,
+    node_label_preference.NAME: node_label_preference.new_scorer,
+    random_plugin.NAME: random_plugin.new_scorer,
+}
+
+FILTER_ALIASES: dict[str, str] = {
+    "PodFitsResources": node_resources_fit.NAME,
+    "PodFitsHostPorts": node_ports.NAME,
+    "MatchNodeSelector": node_affinity.NAME,
+    "PodToleratesNodeTaints": taint_toleration.NAME,
+    "CheckNodeUnschedulable": node_unschedulable.NAME,
+    "HostName": node_name.NAME,
+    "MatchInterPodAffinity": inter_pod_affinity.NAME,
+    "EvenPodsSpread": pod_topology_spread.NAME,
+    "CheckNodeLabelPresence": node_label.NAME,
+}
+
+SCORER_ALIASES: dict[str, str] = {
+    "LeastRequestedPriority": least_allocated.NAME,
+    "MostRequestedPriority": most_allocated.NAME,
+    "RequestedToCapacityRatioPriority": requested_to_capacity_ratio.NAME,
+    "BalancedResourceAllocation": balanced_allocation.NAME,
+    "NodeAffinityPriority": node_affinity.NAME,
+    "TaintTolerationPriority": taint_toleration.NAME,
+    "ImageLocalityPriority": image_locality.NAME,
+    "EvenPodsSpreadPriority": pod_topology_spread.NAME,
+    "InterPodAffinityPriority": inter_pod_affinity.NAME,
+    "NodeLabelPriority": node_label_preference.NAME,
+}

@@ -1,0 +1,123 @@
+"""RequestedToCapacityRatio: score nodes by a user-drawn curve over their utilization
+(kube-scheduler's NodeResourcesFit scoring strategy RequestedToCapacityRatio).
+
+Args: ``shape: [{utilization: 0..100, score: 0..10}]`` with strictly increasing utilization, and
+``resources: [{name, weight}]`` (default cpu and memory, weight 1). Scores are scaled by 10 to
+0..100. Per resource the utilization ``requested * 100 // allocatable`` (100 when overcommitted)
+is mapped through the broken linear function through the points: flat before the first and after
+the last, linear in between with Go's truncating integer division. The node's score is the
+weighted average, rounded half away from zero, of the resources that score above 0 (a resource
+scoring 0 does not count in the weights, as in kube-scheduler).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, ArgsError, FieldError
+from policy_scheduler.plugins.node_label import unknown_fields
+from policy_scheduler.plugins.resource_allocation import (
+    Amount,
+    Combine,
+    ResourceAllocationScorer,
+    collect_resources,
+)
+
+NAME = "RequestedToCapacityRatio"
+
+MAX_UTILIZATION = 100
+MAX_SHAPE_SCORE = 10
+"""kube-scheduler's MaxCustomPriorityScore: shape scores are given on 0..10."""
+
+Shape = tuple[tuple[int, int], ...]
+"""(utilization, score) points, score already scaled to 0..MAX_NODE_SCORE."""
+
+
+def _int_field(point: Mapping[str, object], key: str, top: int, here: str) -> list[FieldError]:
+    value = point.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        return [FieldError(f"{here}.{key}", "must be an integer")]
+    if not 0 <= value <= top:
+        return [FieldError(f"{here}.{key}", f"must be between 0 and {top}")]
+    return []
+
+
+def _parse_shape(raw: object, where: str, errors: list[FieldError]) -> Shape:
+    if not isinstance(raw, list) or not raw:
+        errors.append(FieldError(where, "at least one point {utilization, score} is required"))
+        return ()
+    points: list[tuple[int, int]] = []
+    for i, point in enumerate(raw):
+        here = f"{where}[{i}]"
+        if not isinstance(point, Mapping):
+            errors.append(FieldError(here, "must be an object {utilization, score}"))
+            continue
+        problems = unknown_fields(point, ("utilization", "score"), here)
+        problems += _int_field(point, "utilization", MAX_UTILIZATION, here)
+        problems += _int_field(point, "score", MAX_SHAPE_SCORE, here)
+        errors.extend(problems)
+        if not problems:
+            if points and point["utilization"] <= points[-1][0]:
+                errors.append(
+                    FieldError(
+                        f"{here}.utilization",
+                        "must be greater than the previous point's utilization",
+                    )
+                )
+            points.append(
+                (point["utilization"], point["score"] * (MAX_NODE_SCORE // MAX_SHAPE_SCORE))
+            )
+    return tuple(points)
+
+
+def _truncating_div(numerator: int, denominator: int) -> int:
+    """Go's integer division (rounds toward zero) for a positive denominator."""
+    quotient = abs(numerator) // denominator
+    return quotient if numerator >= 0 else -quotient
+
+
+def broken_linear(shape: Shape) -> Callable[[int], int]:
+    """kube-scheduler's BuildBrokenLinearFunction over ``shape``."""
+
+    def function(utilization: int) -> int:
+        for i, (point, score) in enumerate(shape):
+            if utilization <= point:
+                if i == 0:
+                    return score
+                previous, previous_score = shape[i - 1]
+                return previous_score + _truncating_div(
+                    (score - previous_score) * (utilization - previous), point - previous
+                )
+        return shape[-1][1]
+
+    return function
+
+
+def _combine(shape: Shape) -> Combine:
+    curve = broken_linear(shape)
+
+    def combine(amounts: Sequence[Amount]) -> int:
+        total = weights = 0
+        for requested, allocatable, weight in amounts:
+            utilization = (
+                MAX_UTILIZATION
+                if requested > allocatable
+                else requested * MAX_UTILIZATION // allocatable
+            )
+            score = curve(utilization)
+            if score > 0:
+                total += score * weight
+                weights += weight
+        # Exact integer form of Go's math.Round(total / weights): half away from zero.
+        return (2 * total + weights) // (2 * weights) if weights else 0
+
+    return combine
+
+
+def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:
+    errors: list[FieldError] = []
+    resources = collect_resources(args, path, errors, other_fields=("shape",))
+    shape = _parse_shape(args.get("shape"), f"{path}.shape", errors)
+    if errors:
+        raise ArgsError(errors)
+    return ResourceAllocationScorer(NAME, resources, _combine(shape))

@@ -1,0 +1,183 @@
+"""What the resource scorers share: kube-scheduler's resourceAllocationScorer (noderesources).
+
+LeastAllocated, MostAllocated, RequestedToCapacityRatio and BalancedAllocation all score a node
+from, per configured resource, the amount that would be requested once the pod is placed there
+and the node's allocatable amount; they differ only in how they combine those pairs. This module
+parses their common ``resources: [{name, weight}]`` args and gathers the pairs as kube does:
+
+- the requested amount is what the node's pods request plus what the pod requests. CPU and memory
+  count the non-zero defaults (100m, 200Mi) for containers that request none, unless the scorer
+  uses plain requests (BalancedAllocation); every other resource always counts plain requests;
+- a resource the node does not have (allocatable 0 or absent) is left out of the node's score;
+- so is an extended/scalar resource (``vendor/name``, ``hugepages-*``) the pod does not request,
+  and a resource name that is neither CPU, memory, ephemeral storage nor scalar.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
+from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Scorer
+from policy_scheduler.plugins.node_label import unknown_fields
+
+MAX_RESOURCE_WEIGHT = 100
+
+Amount = tuple[int, int, int]
+"""(requested including the pod, allocatable, weight) of one resource on one node."""
+
+Combine = Callable[[Sequence[Amount]], int]
+"""Turns a node's amounts (only the resources that count for it) into the node's score."""
+
+_Entry = tuple[str, bool, int, int]
+"""Per pod and resource: (name, whether the node's non-zero requests apply, pod request, weight)."""
+
+_State = tuple[_Entry, ...] | None
+"""The resources that can count for the pod, or None when the pod is not scored at all."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    """One entry of ``resources``: a resource name and its weight in the average."""
+
+    name: str
+    weight: int = 1
+
+
+DEFAULT_RESOURCES = (ResourceSpec(CPU), ResourceSpec(MEMORY))
+
+
+def is_scalar_resource(name: str) -> bool:
+    """kube's IsScalarResourceName: extended (``vendor/name``), ``kubernetes.io/`` prefixed,
+    hugepages and attachable-volume resources, which nodes track by name."""
+    return "/" in name or name.startswith(("hugepages-", "attachable-volumes-"))
+
+
+def _parse_resource(
+    item: object, here: str, seen: set[str], weighted: bool, errors: list[FieldError]
+) -> ResourceSpec | None:
+    if not isinstance(item, Mapping):
+        errors.append(FieldError(here, "must be an object {name, weight}"))
+        return None
+    problems = unknown_fields(item, ("name", "weight"), here)
+    name = item.get("name")
+    weight = item.get("weight", 1)
+    if not isinstance(name, str) or not name:
+        problems.append(FieldError(f"{here}.name", "must be a non-empty resource name"))
+    elif name in seen:
+        problems.append(FieldError(f"{here}.name", f"duplicate resource {name!r}"))
+    else:
+        seen.add(name)
+    if isinstance(weight, bool) or not isinstance(weight, int):
+        problems.append(FieldError(f"{here}.weight", "must be an integer"))
+    elif weighted and not 1 <= weight <= MAX_RESOURCE_WEIGHT:
+        problems.append(
+            FieldError(f"{here}.weight", f"must be between 1 and {MAX_RESOURCE_WEIGHT}")
+        )
+    elif not weighted and weight != 1:
+        problems.append(FieldError(f"{here}.weight", "must be 1: this scorer does not weight"))
+    errors.extend(problems)
+    return None if problems else ResourceSpec(str(name), int(weight))
+
+
+def collect_resources(
+    args: Args,
+    path: str,
+    errors: list[FieldError],
+    *,
+    other_fields: Collection[str] = (),
+    weighted: bool = True,
+) -> tuple[ResourceSpec, ...]:
+    """Parse ``resources`` (default: cpu and memory, weight 1), appending every problem with it,
+    and with unknown fields other than ``other_fields``, to ``errors``.
+
+    ``weighted=False`` (BalancedAllocation) accepts only weight 1, as kube-scheduler does.
+    """
+    errors += unknown_fields(args, ("resources", *other_fields), path)
+    raw = args.get("resources")
+    if raw is None:
+        return DEFAULT_RESOURCES
+    if not isinstance(raw, list):
+        errors.append(FieldError(f"{path}.resources", "must be a list of {name, weight}"))
+        return ()
+    seen: set[str] = set()
+    specs = [
+        _parse_resource(item, f"{path}.resources[{i}]", seen, weighted, errors)
+        for i, item in enumerate(raw)
+    ]
+    # kube-scheduler's defaulting also replaces an empty list by cpu and memory.
+    return tuple(s for s in specs if s is not None) or DEFAULT_RESOURCES
+
+
+def parse_resources(args: Args, path: str, *, weighted: bool = True) -> tuple[ResourceSpec, ...]:
+    """:func:`collect_resources` for scorers whose only arg is ``resources``."""
+    errors: list[FieldError] = []
+    resources = collect_resources(args, path, errors, weighted=weighted)
+    if errors:
+        raise ArgsError(errors)
+    return resources
+
+
+def weighted_average(per_resource: Callable[[int, int], int]) -> Combine:
+    """Weighted average of ``per_resource(requested, allocatable)``, rounded down as kube's
+    integer division does; 0 when no resource counts."""
+
+    def combine(amounts: Sequence[Amount]) -> int:
+        total = weights = 0
+        for requested, allocatable, weight in amounts:
+            total += per_resource(requested, allocatable) * weight
+            weights += weight
+        return total // weights if weights else 0
+
+    return combine
+
+
+class ResourceAllocationScorer(Scorer[_State]):
+    """Scores a node by ``combine`` over the amounts of the configured resources.
+
+    ``use_requested`` selects plain requests for CPU and memory instead of the non-zero ones;
+    ``skip_best_effort`` gives every node 0 when the pod requests none of the resources.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        resources: Sequence[ResourceSpec],
+        combine: Combine,
+        *,
+        use_requested: bool = False,
+        skip_best_effort: bool = False,
+    ) -> None:
+        self.name = name
+        self.resources = tuple(resources)
+        self._combine = combine
+        self._use_requested = use_requested
+        self._skip_best_effort = skip_best_effort
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State:
+        pod_requests = cycle.pod.requests if self._use_requested else cycle.pod.nonzero_requests
+        requests = [pod_requests.get(spec.name, 0) for spec in self.resources]
+        if self._skip_best_effort and not any(requests):
+            return None
+        entries = []
+        for spec, request in zip(self.resources, requests, strict=True):
+            if spec.name in (CPU, MEMORY):
+                entries.append((spec.name, not self._use_requested, request, spec.weight))
+            elif spec.name == EPHEMERAL_STORAGE or (is_scalar_resource(spec.name) and request):
+                entries.append((spec.name, False, request, spec.weight))
+        return tuple(entries)
+
+    def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
+        if state is None:
+            return 0
+        allocatable = node.node.allocatable
+        amounts = []
+        for name, nonzero, request, weight in state:
+            capacity = allocatable.get(name, 0)
+            if capacity:
+                used = (node.nonzero_requested if nonzero else node.requested).get(name, 0)
+                amounts.append((used + request, capacity, weight))
+        return self._combine(amounts)

@@ -1,0 +1,125 @@
+"""TaintToleration: the pod must tolerate a node's NoSchedule and NoExecute taints, and prefers
+nodes with fewer PreferNoSchedule taints it does not tolerate (kube-scheduler's TaintToleration).
+
+Filter: the node's first NoSchedule/NoExecute taint that no toleration matches rejects the node
+with "node(s) had untolerated taint {key: value}".
+
+Score: the number of the node's PreferNoSchedule taints that none of the pod's PreferNoSchedule
+(or effect-less) tolerations matches, then DefaultNormalizeScore reversed:
+``100 - 100 * count // max(count)``, so the node with the most such taints scores 0 and, when no
+node has any, every node scores 100.
+
+A toleration matches a taint as k8s.io/api's ``Toleration.ToleratesTaint`` in v1.34: an empty
+effect matches every effect, an empty key matches every key, operator ``Exists`` matches every
+value and ``Equal`` (the default) only an equal one; any other operator matches nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import (
+    FITS,
+    Args,
+    Cycle,
+    Filter,
+    Scorer,
+    no_args,
+    normalize_to_max,
+)
+
+NAME = "TaintToleration"
+
+NO_SCHEDULE = "NoSchedule"
+NO_EXECUTE = "NoExecute"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+_DO_NOT_SCHEDULE = frozenset({NO_SCHEDULE, NO_EXECUTE})
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """One entry of a pod's ``spec.tolerations``; absent fields are empty strings."""
+
+    key: str
+    operator: str
+    value: str
+    effect: str
+
+    def tolerates(self, key: str, value: str, effect: str) -> bool:
+        if self.effect and self.effect != effect:
+            return False
+        if self.key and self.key != key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == value
+        return self.operator == "Exists"
+
+
+def parse_tolerations(raw: Iterable[Mapping[str, Any]]) -> tuple[Toleration, ...]:
+    """The pod's tolerations (``PodView.tolerations``), parsed once per cycle."""
+    return tuple(
+        Toleration(
+            str(t.get("key") or ""),
+            str(t.get("operator") or ""),
+            str(t.get("value") or ""),
+            str(t.get("effect") or ""),
+        )
+        for t in raw
+    )
+
+
+def tolerated(tolerations: Sequence[Toleration], key: str, value: str, effect: str) -> bool:
+    """Whether any of ``tolerations`` tolerates the taint ``key=value:effect``."""
+    return any(t.tolerates(key, value, effect) for t in tolerations)
+
+
+class _TaintFilter(Filter[tuple[Toleration, ...]]):
+    name = NAME
+
+    def pre_filter(self, cycle: Cycle) -> tuple[Toleration, ...]:
+        return parse_tolerations(cycle.pod.tolerations)
+
+    def filter(self, state: tuple[Toleration, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
+        for taint in node.node.taints:
+            if taint.effect in _DO_NOT_SCHEDULE and not tolerated(
+                state, taint.key, taint.value, taint.effect
+            ):
+                return (f"node(s) had untolerated taint {taint}",)
+        return FITS
+
+
+class _TaintScorer(Scorer[tuple[Toleration, ...]]):
+    name = NAME
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> tuple[Toleration, ...]:
+        # A toleration for NoSchedule only says nothing about the pod's preferences.
+        return tuple(
+            t
+            for t in parse_tolerations(cycle.pod.tolerations)
+            if t.effect in ("", PREFER_NO_SCHEDULE)
+        )
+
+    def score(self, state: tuple[Toleration, ...], pod: PodView, node: NodeInfo) -> int:
+        return sum(
+            1
+            for taint in node.node.taints
+            if taint.effect == PREFER_NO_SCHEDULE
+            and not tolerated(state, taint.key, taint.value, taint.effect)
+        )
+
+    def normalize(self, state: tuple[Toleration, ...], scores: list[int]) -> None:
+        normalize_to_max(scores, reverse=True)
+
+
+def new_filter(args: Args, path: str) -> Filter[tuple[Toleration, ...]]:
+    no_args(NAME, args, path)
+    return _TaintFilter()
+
+
+def new_scorer(args: Args, path: str) -> Scorer[tuple[Toleration, ...]]:
+    no_args(NAME, args, path)
+    return _TaintScorer()

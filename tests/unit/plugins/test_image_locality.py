@@ -1,0 +1,128 @@
+"""ImageLocality scores image sizes scaled by spread, as kube-scheduler v1.34 does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.plugins import image_locality
+from policy_scheduler.plugins.base import ArgsError, Cycle
+
+MB = 1024 * 1024
+
+
+def pod(*images: str, init: tuple[str, ...] = (), volumes: tuple[str, ...] = ()) -> PodView:
+    spec: dict[str, Any] = {
+        "containers": [{"name": f"c{i}", "image": image} for i, image in enumerate(images)],
+        "initContainers": [{"name": f"i{i}", "image": image} for i, image in enumerate(init)],
+        "volumes": [{"name": f"v{i}", "image": {"reference": r}} for i, r in enumerate(volumes)],
+    }
+    return PodView({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+
+
+def node(name: str, *images: tuple[str, int]) -> NodeInfo:
+    listed = [{"names": names.split(), "sizeBytes": size} for names, size in images]
+    return NodeInfo(NodeView({"metadata": {"name": name}, "status": {"images": listed}}))
+
+
+def scores(the_pod: PodView, *nodes: NodeInfo) -> list[int]:
+    scorer = image_locality.new_scorer({}, "spec.priorities[0].args")
+    state = scorer.pre_score(Cycle(the_pod, Snapshot(nodes)), nodes)
+    return [scorer.score(state, the_pod, info) for info in nodes]
+
+
+EMPTY = node("empty")
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "nodes", "expected"),
+    [
+        pytest.param(
+            pod("app:1"), [node("a", ("app:1", 250 * MB))], [23], id="image on the only node"
+        ),
+        pytest.param(
+            pod("app:1"),
+            [node("a", ("app:1", 250 * MB)), EMPTY],
+            [10, 0],
+            id="spread halves the size",
+        ),
+        pytest.param(pod("app:1"), [node("a", ("app:1", 20 * MB))], [0], id="below 23MB scores 0"),
+        pytest.param(pod("app:1"), [node("a", ("app:1", 2000 * MB))], [100], id="capped at 1000MB"),
+        pytest.param(
+            pod("nginx"), [node("a", ("nginx:latest", 250 * MB))], [23], id="implicit latest tag"
+        ),
+        pytest.param(
+            pod("nginx"),
+            [node("a", ("docker.io/library/nginx:latest", 250 * MB))],
+            [0],
+            id="no registry normalization, as kube",
+        ),
+        pytest.param(
+            pod("localhost:5000/app"),
+            [node("a", ("localhost:5000/app:latest", 250 * MB))],
+            [23],
+            id="registry port is not a tag",
+        ),
+        pytest.param(
+            pod("app@sha256:abc"), [node("a", ("app@sha256:abc", 250 * MB))], [23], id="digest"
+        ),
+        pytest.param(
+            pod("app:1"),
+            [node("a", ("app@sha256:abc app:1", 250 * MB))],
+            [23],
+            id="any listed name matches",
+        ),
+        pytest.param(
+            pod("a:1", "b:1"),
+            [node("a", ("a:1", 1000 * MB), ("b:1", 500 * MB))],
+            [74],
+            id="threshold grows per container",
+        ),
+        pytest.param(
+            pod("a:1", "a:1"),
+            [node("a", ("a:1", 500 * MB))],
+            [49],
+            id="repeated image counts twice",
+        ),
+        pytest.param(
+            pod("a:1", init=("b:1",)),
+            [node("a", ("a:1", 1000 * MB), ("b:1", 500 * MB))],
+            [74],
+            id="init container images count",
+        ),
+        pytest.param(
+            pod("a:1", volumes=("b:1",)),
+            [node("a", ("a:1", 600 * MB), ("b:1", 600 * MB))],
+            [100],
+            id="image volumes add size but no threshold",
+        ),
+        pytest.param(
+            pod("a:1"),
+            [node("a", ("a:1", 600 * MB), ("a:1", 600 * MB)), EMPTY],
+            [28, 0],
+            id="a node listing an image twice counts once",
+        ),
+        pytest.param(
+            pod("a:1"),
+            [node("a", ("a:1", 400 * MB)), node("b", ("a:1", 200 * MB))],
+            [38, 38],
+            id="the first size seen is every node's",
+        ),
+        pytest.param(
+            pod("", "a:1"),
+            [node("a", ("a:1", 2000 * MB))],
+            [100],
+            id="container without image",
+        ),
+    ],
+)
+def test_score(the_pod: PodView, nodes: list[NodeInfo], expected: list[int]) -> None:
+    assert scores(the_pod, *nodes) == expected
+
+
+def test_takes_no_args() -> None:
+    with pytest.raises(ArgsError, match="ImageLocality takes no args"):
+        image_locality.new_scorer({"minThreshold": 1}, "spec.priorities[0].args")

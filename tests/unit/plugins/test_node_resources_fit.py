@@ -1,0 +1,204 @@
+"""NodeResourcesFit reports every shortfall with kube-scheduler's reason texts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.plugins import node_resources_fit
+from policy_scheduler.plugins.base import FITS, Args, ArgsError, Cycle
+
+GPU = "example.com/gpu"
+
+
+def container(restart: str | None = None, **requests: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": "c", "resources": {"requests": requests}}
+    if restart:
+        spec["restartPolicy"] = restart
+    return spec
+
+
+def pod(*containers: Mapping[str, Any], name: str = "p", **spec: Any) -> PodView:
+    spec.setdefault("containers", list(containers))
+    return PodView({"metadata": {"name": name, "namespace": "ns"}, "spec": spec})
+
+
+def gpus(count: str) -> dict[str, Any]:
+    return {"name": "c", "resources": {"requests": {GPU: count}}}
+
+
+def node(allocatable: Mapping[str, object], *pods: PodView) -> NodeInfo:
+    raw = {"metadata": {"name": "n"}, "status": {"allocatable": {"pods": 110, **allocatable}}}
+    return NodeInfo(NodeView(raw), pods)
+
+
+def run(the_pod: PodView, info: NodeInfo, args: Args | None = None) -> Sequence[str]:
+    fit = node_resources_fit.new_filter(args or {}, "spec.predicates[0].args")
+    state = fit.pre_filter(Cycle(the_pod, Snapshot([info])))
+    return fit.filter(state, the_pod, info)
+
+
+SMALL = {"cpu": "2", "memory": "4Gi"}
+HUGE = "Insufficient hugepages-2Mi"
+BUSY = pod(container(cpu="1500m", memory="3Gi"), name="busy")
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "info", "reasons"),
+    [
+        pytest.param(pod(container(cpu="1", memory="1Gi")), node(SMALL), FITS, id="fits"),
+        pytest.param(
+            pod(container(cpu="500m", memory="1Gi")), node(SMALL, BUSY), FITS, id="exactly fits"
+        ),
+        pytest.param(
+            pod(container(cpu="501m")),
+            node(SMALL, BUSY),
+            ("Insufficient cpu",),
+            id="insufficient cpu after the node's pods",
+        ),
+        pytest.param(
+            pod(container(cpu="3", memory="5Gi")),
+            node(SMALL),
+            ("Insufficient cpu", "Insufficient memory"),
+            id="insufficient cpu and memory",
+        ),
+        pytest.param(
+            pod(container(cpu="3")),
+            node({**SMALL, "pods": 1}, BUSY),
+            ("Too many pods", "Insufficient cpu"),
+            id="too many pods and insufficient cpu",
+        ),
+        pytest.param(
+            pod(container()),
+            node({"cpu": "1", "memory": "1Gi", "pods": 0}),
+            ("Too many pods",),
+            id="node without pods allocatable",
+        ),
+        pytest.param(
+            pod(container()),
+            node({"cpu": "1", "memory": "1Gi"}, BUSY),
+            FITS,
+            id="zero-request pod fits an overcommitted node",
+        ),
+        pytest.param(
+            pod(container(cpu="0", memory="0")),
+            node({"cpu": "1", "memory": "1Gi"}, BUSY),
+            FITS,
+            id="explicit zero requests fit an overcommitted node",
+        ),
+        pytest.param(
+            pod(container(cpu="0", memory="1Mi")),
+            node({"memory": "1Gi"}),
+            FITS,
+            id="explicit zero cpu is not checked on a node without cpu",
+        ),
+        pytest.param(
+            pod(container(**{"ephemeral-storage": "2Gi"})),
+            node({**SMALL, "ephemeral-storage": "1Gi"}),
+            ("Insufficient ephemeral-storage",),
+            id="insufficient ephemeral-storage",
+        ),
+        pytest.param(
+            pod(gpus("1")), node(SMALL), ("Insufficient example.com/gpu",), id="node lacks gpus"
+        ),
+        pytest.param(pod(gpus("0")), node(SMALL), FITS, id="zero gpus need no gpus"),
+        pytest.param(
+            pod(gpus("2"), gpus("1")),
+            node({**SMALL, GPU: "2"}),
+            ("Insufficient example.com/gpu",),
+            id="containers' gpus add up",
+        ),
+        pytest.param(
+            pod(container(**{"hugepages-2Mi": "4Mi"})),
+            node({**SMALL, "hugepages-2Mi": "2Mi"}),
+            ("Insufficient hugepages-2Mi",),
+            id="insufficient hugepages",
+        ),
+        pytest.param(
+            pod(container(cpu="3", memory="5Gi", **{"ephemeral-storage": "1", GPU: "1"})),
+            node({"pods": 0}),
+            (
+                "Too many pods",
+                "Insufficient cpu",
+                "Insufficient memory",
+                "Insufficient ephemeral-storage",
+                "Insufficient example.com/gpu",
+            ),
+            id="every shortfall is reported",
+        ),
+        pytest.param(
+            pod(container(cpu="1"), initContainers=[container(cpu="3")]),
+            node(SMALL),
+            ("Insufficient cpu",),
+            id="init container peak exceeds",
+        ),
+        pytest.param(
+            pod(
+                container(cpu="1500m"),
+                initContainers=[container(restart="Always", cpu="1"), container(cpu="1")],
+            ),
+            node(SMALL),
+            ("Insufficient cpu",),
+            id="sidecar runs beside the containers",
+        ),
+        pytest.param(
+            pod(container(cpu="1900m"), overhead={"cpu": "200m"}),
+            node(SMALL),
+            ("Insufficient cpu",),
+            id="overhead counts",
+        ),
+        pytest.param(
+            pod(container(cpu="3"), resources={"requests": {"cpu": "1"}}),
+            node(SMALL),
+            FITS,
+            id="pod-level requests replace the containers'",
+        ),
+    ],
+)
+def test_filter(the_pod: PodView, info: NodeInfo, reasons: Sequence[str]) -> None:
+    assert run(the_pod, info) == reasons
+
+
+@pytest.mark.parametrize(
+    ("args", "reasons"),
+    [
+        pytest.param(
+            {"ignoredResources": [GPU]}, ("Insufficient cpu", HUGE), id="ignored resource"
+        ),
+        pytest.param(
+            {"ignoredResourceGroups": ["example.com"]},
+            ("Insufficient cpu", HUGE),
+            id="ignored group",
+        ),
+        pytest.param(
+            {"ignoredResources": ["hugepages-2Mi", "cpu"]},
+            ("Insufficient cpu", "Insufficient example.com/gpu", HUGE),
+            id="only extended resources can be ignored",
+        ),
+    ],
+)
+def test_ignored_resources(args: Args, reasons: Sequence[str]) -> None:
+    the_pod = pod(container(cpu="3", **{GPU: "1", "hugepages-2Mi": "2Mi"}))
+    assert run(the_pod, node(SMALL), args) == reasons
+
+
+def test_invalid_args_are_all_reported() -> None:
+    with pytest.raises(ArgsError) as caught:
+        node_resources_fit.new_filter(
+            {
+                "ignoredResources": ["ok.io/x", "bad name"],
+                "ignoredResourceGroups": ["example.com/gpu"],
+                "scoringStrategy": {},
+            },
+            "spec.predicates[0].args",
+        )
+    assert [e.path for e in caught.value.errors] == [
+        "spec.predicates[0].args.scoringStrategy",
+        "spec.predicates[0].args.ignoredResources[1]",
+        "spec.predicates[0].args.ignoredResourceGroups[0]",
+    ]
+    assert caught.value.errors[2].message == "a resource group must not contain '/'"

@@ -1,0 +1,554 @@
+"""PodTopologySpread filters and scores as kube-scheduler v1.34 does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.plugins import pod_topology_spread as pts
+from policy_scheduler.plugins.base import ArgsError, Cycle
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+APP_FOO = {"matchLabels": {"app": "foo"}}
+NOT_MATCH = "node(s) didn't match pod topology spread constraints"
+MISSING = "node(s) didn't match pod topology spread constraints (missing required label)"
+RS_OWNER = {
+    "kind": "ReplicaSet",
+    "uid": "rs-1",
+    "controller": True,
+    "name": "rs",
+    "apiVersion": "apps/v1",
+}
+
+
+def make_pod(
+    name: str = "incoming",
+    labels: dict[str, str] | None = None,
+    namespace: str = "default",
+    **spec: Any,
+) -> PodView:
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": f"{namespace}/{name}",
+        "labels": {"app": "foo"} if labels is None else labels,
+    }
+    metadata.update(spec.pop("metadata", {}))
+    return PodView({"metadata": metadata, "spec": spec})
+
+
+def constraint(
+    key: str = ZONE, skew: int = 1, action: str = "DoNotSchedule", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "maxSkew": skew,
+        "topologyKey": key,
+        "whenUnsatisfiable": action,
+        "labelSelector": APP_FOO,
+        **extra,
+    }
+
+
+def make_node(
+    name: str, zone: str | None, *pods: PodView, taints: list[dict[str, str]] | None = None
+) -> NodeInfo:
+    labels = {HOST: name} if zone is None else {HOST: name, ZONE: zone}
+    raw = {"metadata": {"name": name, "labels": labels}, "spec": {"taints": taints or []}}
+    return NodeInfo(NodeView(raw), pods)
+
+
+def matching(count: int, node: str, **overrides: Any) -> list[PodView]:
+    return [make_pod(f"{node}-{i}", **overrides) for i in range(count)]
+
+
+def filter_all(
+    incoming: PodView, nodes: list[NodeInfo], args: dict[str, Any] | None = None
+) -> dict[str, tuple[str, ...]]:
+    plugin = pts.new_filter(args or {}, "args")
+    state = plugin.pre_filter(Cycle(incoming, Snapshot(nodes)))
+    return {n.name: tuple(plugin.filter(state, incoming, n)) for n in nodes}
+
+
+def score_all(
+    incoming: PodView,
+    nodes: list[NodeInfo],
+    feasible: list[str] | None = None,
+    args: dict[str, Any] | None = None,
+) -> list[int]:
+    plugin = pts.new_scorer(args or {}, "args")
+    chosen = [n for n in nodes if feasible is None or n.name in feasible]
+    state = plugin.pre_score(Cycle(incoming, Snapshot(nodes)), chosen)
+    scores = [plugin.score(state, incoming, n) for n in chosen]
+    plugin.normalize(state, scores)
+    return scores
+
+
+def two_zones(a_pods: int, b_pods: int, **overrides: Any) -> list[NodeInfo]:
+    """n1, n2 in zone a (the matching pods on n1), n3, n4 in zone b (on n3)."""
+    return [
+        make_node("n1", "a", *matching(a_pods, "n1", **overrides)),
+        make_node("n2", "a"),
+        make_node("n3", "b", *matching(b_pods, "n3", **overrides)),
+        make_node("n4", "b"),
+    ]
+
+
+OK: tuple[str, ...] = ()
+
+
+@pytest.mark.parametrize(
+    ("incoming", "nodes", "expected"),
+    [
+        pytest.param(
+            make_pod(),
+            two_zones(3, 3),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="pod without constraints fits everywhere",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            two_zones(5, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="ScheduleAnyway constraints do not filter",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()]),
+            two_zones(1, 0),
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK},
+            id="skew 2 over maxSkew 1 fails, skew 1 fits",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(skew=2)]),
+            two_zones(1, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="skew exactly maxSkew fits",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(skew=2)]),
+            two_zones(2, 0),
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK},
+            id="skew one over maxSkew fails",
+        ),
+        pytest.param(
+            make_pod(labels={"app": "bar"}, topologySpreadConstraints=[constraint()]),
+            two_zones(1, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="a pod outside its own selector adds no skew",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(minDomains=3)]),
+            two_zones(1, 1),
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": (NOT_MATCH,), "n4": (NOT_MATCH,)},
+            id="fewer domains than minDomains make the global minimum 0",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(minDomains=2)]),
+            two_zones(1, 1),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="enough domains for minDomains keep the real minimum",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()]),
+            [*two_zones(1, 0), make_node("n5", None)],
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK, "n5": (MISSING,)},
+            id="node without the topology label",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(), constraint(HOST, 5)]),
+            [*two_zones(1, 0), make_node("n5", None)],
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK, "n5": (MISSING,)},
+            id="first failing constraint decides the reason",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()]),
+            two_zones(2, 0, namespace="other"),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="pods of other namespaces are not counted",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()]),
+            two_zones(2, 0, metadata={"deletionTimestamp": "2025-01-01T00:00:00Z"}),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="terminating pods are not counted",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(labelSelector={})]),
+            two_zones(4, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="a selector without requirements counts no pod",
+        ),
+        pytest.param(
+            make_pod(
+                labels={"app": "foo", "rev": "2"},
+                topologySpreadConstraints=[constraint(matchLabelKeys=["rev", "absent"])],
+            ),
+            two_zones(2, 0, labels={"app": "foo", "rev": "1"}),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="matchLabelKeys restrict the count to the pod's own revision",
+        ),
+        pytest.param(
+            make_pod(
+                labels={"app": "foo", "rev": "1"},
+                topologySpreadConstraints=[constraint(matchLabelKeys=["rev"])],
+            ),
+            two_zones(2, 0, labels={"app": "foo", "rev": "1"}),
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK},
+            id="matchLabelKeys with the same revision count",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()], nodeSelector={ZONE: "a"}),
+            two_zones(2, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="nodeAffinityPolicy Honor leaves out domains the pod cannot use",
+        ),
+        pytest.param(
+            make_pod(
+                topologySpreadConstraints=[constraint()],
+                affinity={
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": ZONE, "operator": "In", "values": ["a"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            ),
+            two_zones(2, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="required node affinity counts as the nodeSelector does",
+        ),
+        pytest.param(
+            make_pod(
+                topologySpreadConstraints=[constraint(nodeAffinityPolicy="Ignore")],
+                nodeSelector={ZONE: "a"},
+            ),
+            two_zones(2, 0),
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK},
+            id="nodeAffinityPolicy Ignore keeps every domain",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(nodeTaintsPolicy="Honor")]),
+            [
+                make_node("n1", "a", *matching(2, "n1")),
+                make_node("n3", "b", taints=[{"key": "k", "effect": "NoSchedule"}]),
+                make_node("n4", "b", taints=[{"key": "k", "effect": "NoExecute"}]),
+            ],
+            {"n1": OK, "n3": OK, "n4": OK},
+            id="nodeTaintsPolicy Honor leaves out untolerated tainted domains",
+        ),
+        pytest.param(
+            make_pod(
+                topologySpreadConstraints=[constraint(nodeTaintsPolicy="Honor")],
+                tolerations=[{"key": "k", "operator": "Exists"}],
+            ),
+            [
+                make_node("n1", "a", *matching(2, "n1")),
+                make_node("n3", "b", taints=[{"key": "k", "effect": "NoSchedule"}]),
+            ],
+            {"n1": (NOT_MATCH,), "n3": OK},
+            id="nodeTaintsPolicy Honor keeps tolerated tainted domains",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(nodeTaintsPolicy="Honor")]),
+            [
+                make_node("n1", "a", *matching(2, "n1")),
+                make_node("n3", "b", taints=[{"key": "k", "effect": "PreferNoSchedule"}]),
+            ],
+            {"n1": (NOT_MATCH,), "n3": OK},
+            id="PreferNoSchedule taints never exclude a domain",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()]),
+            [
+                make_node("n1", "a", *matching(2, "n1")),
+                make_node("n3", "b"),
+                make_node("n5", None, *matching(9, "n5")),
+            ],
+            {"n1": (NOT_MATCH,), "n3": OK, "n5": (MISSING,)},
+            id="pods on unlabelled nodes are not counted",
+        ),
+    ],
+)
+def test_filter(
+    incoming: PodView, nodes: list[NodeInfo], expected: dict[str, tuple[str, ...]]
+) -> None:
+    assert filter_all(incoming, nodes) == expected
+
+
+DEFAULTS = {
+    "defaultingType": "List",
+    "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "ScheduleAnyway"},
+    ],
+}
+OWNED: dict[str, Any] = {"metadata": {"ownerReferences": [RS_OWNER]}}
+
+
+@pytest.mark.parametrize(
+    ("incoming", "nodes", "expected"),
+    [
+        pytest.param(
+            make_pod(**OWNED),
+            two_zones(1, 0, **OWNED),
+            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK},
+            id="defaults spread the pods of the pod's controller",
+        ),
+        pytest.param(
+            make_pod(**OWNED),
+            two_zones(1, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="defaults ignore pods of other controllers",
+        ),
+        pytest.param(
+            make_pod(),
+            two_zones(1, 0),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="defaults skip a pod without a controller",
+        ),
+        pytest.param(
+            make_pod(metadata={"ownerReferences": [{**RS_OWNER, "kind": "Job"}]}),
+            two_zones(1, 0, metadata={"ownerReferences": [{**RS_OWNER, "kind": "Job"}]}),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="defaults skip controllers kube-scheduler takes no selector from",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")], **OWNED),
+            two_zones(1, 0, **OWNED),
+            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
+            id="defaults skip a pod with constraints of its own",
+        ),
+    ],
+)
+def test_filter_default_constraints(
+    incoming: PodView, nodes: list[NodeInfo], expected: dict[str, tuple[str, ...]]
+) -> None:
+    assert filter_all(incoming, nodes, DEFAULTS) == expected
+
+
+# With d domains, a domain's count weighs log(d + 2): log(4) = 1.386, log(5) = 1.609.
+@pytest.mark.parametrize(
+    ("incoming", "nodes", "feasible", "expected"),
+    [
+        pytest.param(
+            make_pod(),
+            two_zones(2, 0),
+            None,
+            [0, 0, 0, 0],
+            id="pod without constraints scores 0",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint()]),
+            two_zones(2, 0),
+            None,
+            [0, 0, 0, 0],
+            id="DoNotSchedule constraints do not score",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            two_zones(2, 0),
+            None,
+            # raw round(2 * 1.386) = 3 in zone a, 0 in zone b
+            [0, 0, 100, 100],
+            id="zone with pods scores 0, empty zone 100",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            two_zones(2, 1),
+            None,
+            # raw 3 and round(1.386) = 1: 100 * (3 + 1 - 1) // 3 = 100, 100 * 1 // 3 = 33
+            [33, 33, 100, 100],
+            id="min is added back in the reverse formula",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway", skew=3)]),
+            two_zones(2, 1),
+            None,
+            # raw 3 + 2 = 5 and 1 + 2 = 3: 100 * 3 // 5 = 60, 100 * 5 // 5 = 100
+            [60, 60, 100, 100],
+            id="maxSkew - 1 waters the differences down",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            two_zones(0, 0),
+            None,
+            [100, 100, 100, 100],
+            id="no matching pods anywhere scores 100 everywhere",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(HOST, 2, "ScheduleAnyway")]),
+            [
+                make_node("n1", "a", *matching(1, "n1")),
+                make_node("n2", "a"),
+                make_node("n3", "b", *matching(2, "n3")),
+            ],
+            None,
+            # log(5) = 1.609: raw round(2.609) = 3, 1, round(4.219) = 4;
+            # 100 * (4 + 1 - s) // 4
+            [50, 100, 25],
+            id="hostname counts on the node, weighted by the number of nodes",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            [*two_zones(2, 0), make_node("n5", None)],
+            None,
+            [0, 0, 100, 100, 0],
+            id="node without the topology label scores 0 and is left out of min and max",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            [make_node("n5", None), make_node("n6", None)],
+            None,
+            [0, 0],
+            id="no node with the topology label",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            [*two_zones(0, 1), make_node("n5", "c", *matching(5, "n5"))],
+            ["n1", "n3"],
+            # 2 feasible domains: log(4); zone c is not a domain, zone b counts n3's pod
+            [100, 0],
+            id="domains come from the feasible nodes only",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            [*two_zones(0, 0), make_node("n5", "b", *matching(3, "n5"))],
+            ["n1", "n3"],
+            # zone b holds n5's 3 pods although n5 is not feasible: raw round(3 * 1.386) = 4
+            [100, 0],
+            id="pods on infeasible nodes of a feasible domain count",
+        ),
+        pytest.param(
+            make_pod(
+                topologySpreadConstraints=[
+                    constraint(action="ScheduleAnyway"),
+                    constraint(HOST, 1, "ScheduleAnyway"),
+                ]
+            ),
+            [
+                make_node("n1", "a", *matching(1, "n1")),
+                make_node("n2", "a", *matching(1, "n2")),
+                make_node("n3", "b", *matching(1, "n3")),
+            ],
+            None,
+            # zone: log(4) * (2, 2, 1); host: log(5) * 1 each;
+            # raw round(2.773 + 1.609) = 4, 4, round(1.386 + 1.609) = 3
+            [75, 75, 100],
+            id="constraints add up",
+        ),
+        pytest.param(
+            make_pod(
+                topologySpreadConstraints=[
+                    constraint(action="ScheduleAnyway", nodeAffinityPolicy="Ignore")
+                ],
+                nodeSelector={ZONE: "a"},
+            ),
+            two_zones(0, 2),
+            ["n1", "n2", "n3"],
+            [100, 100, 0],
+            id="nodeAffinityPolicy Ignore counts pods outside the pod's node affinity",
+        ),
+        pytest.param(
+            make_pod(
+                topologySpreadConstraints=[constraint(action="ScheduleAnyway")],
+                nodeSelector={ZONE: "a"},
+            ),
+            two_zones(0, 2),
+            ["n1", "n2", "n3"],
+            [100, 100, 100],
+            id="nodeAffinityPolicy Honor does not count pods outside the pod's node affinity",
+        ),
+    ],
+)
+def test_score(
+    incoming: PodView, nodes: list[NodeInfo], feasible: list[str] | None, expected: list[int]
+) -> None:
+    assert score_all(incoming, nodes, feasible) == expected
+
+
+def test_score_default_constraints() -> None:
+    nodes = [
+        make_node("n1", "a", *matching(2, "n1", **OWNED)),
+        make_node("n2", "a", *matching(1, "n2", **OWNED)),
+        make_node("n3", "b", *matching(4, "n3")),
+    ]
+    # hostname, maxSkew 1, log(5): raw round(3.219) = 3, round(1.609) = 2, 0
+    assert score_all(make_pod(**OWNED), nodes, args=DEFAULTS) == [0, 33, 100]
+
+
+@pytest.mark.parametrize(
+    ("args", "errors"),
+    [
+        pytest.param({"defaultingType": "List"}, [], id="List without constraints"),
+        pytest.param(
+            {"defaultingType": "System", "extra": 1},
+            [
+                "a.extra: unknown field",
+                'a.defaultingType: must be "List": "System" defaulting needs Services and '
+                "ReplicaSets, which this scheduler does not watch",
+            ],
+            id="System defaulting and unknown fields",
+        ),
+        pytest.param(
+            {"defaultConstraints": {"maxSkew": 1}},
+            ["a.defaultConstraints: must be a list"],
+            id="constraints not a list",
+        ),
+        pytest.param(
+            {
+                "defaultConstraints": [
+                    {
+                        "maxSkew": 0,
+                        "topologyKey": "",
+                        "whenUnsatisfiable": "Maybe",
+                        "labelSelector": {},
+                        "nodeTaintsPolicy": "Sometimes",
+                        "matchLabelKeys": [],
+                    },
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": ZONE,
+                        "whenUnsatisfiable": "ScheduleAnyway",
+                        "minDomains": 2,
+                    },
+                    {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"},
+                    {"maxSkew": 2, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"},
+                    "zone",
+                ]
+            },
+            [
+                "a.defaultConstraints[0].matchLabelKeys: unknown field",
+                "a.defaultConstraints[0].maxSkew: must be an integer greater than zero",
+                "a.defaultConstraints[0].topologyKey: must be a non-empty string",
+                "a.defaultConstraints[0].whenUnsatisfiable: must be one of "
+                "['DoNotSchedule', 'ScheduleAnyway']",
+                "a.defaultConstraints[0].nodeTaintsPolicy: must be one of ['Honor', 'Ignore']",
+                "a.defaultConstraints[0].labelSelector: must not be set: default constraints "
+                "count the pods of the pod's own controller",
+                "a.defaultConstraints[1].minDomains: can only be used with "
+                "whenUnsatisfiable: DoNotSchedule",
+                "a.defaultConstraints[3]: duplicate {topologyKey, whenUnsatisfiable} pair "
+                "('kubernetes.io/hostname', 'DoNotSchedule')",
+                "a.defaultConstraints[4]: must be an object",
+            ],
+            id="every constraint problem reported",
+        ),
+    ],
+)
+def test_args(args: dict[str, Any], errors: list[str]) -> None:
+    for factory in (pts.new_filter, pts.new_scorer):
+        if not errors:
+            factory(args, "a")
+            continue
+        with pytest.raises(ArgsError) as raised:
+            factory(args, "a")
+        assert [str(e) for e in raised.value.errors] == errors

@@ -1,0 +1,266 @@
+"""TaintToleration: untolerated NoSchedule/NoExecute taints reject a node, untolerated
+PreferNoSchedule taints lower its score, and tolerations match as k8s.io/api's ToleratesTaint."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.plugins import taint_toleration
+from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.taint_toleration import Toleration, parse_tolerations, tolerated
+
+Raw = dict[str, Any]
+
+
+def taint(key: str, value: str | None = None, effect: str = "NoSchedule") -> Raw:
+    raw: Raw = {"key": key, "effect": effect}
+    if value is not None:
+        raw["value"] = value
+    return raw
+
+
+def node(name: str, *taints: Raw) -> NodeInfo:
+    return NodeInfo(NodeView({"metadata": {"name": name}, "spec": {"taints": list(taints)}}))
+
+
+def pod(*tolerations: Raw) -> PodView:
+    return PodView({"metadata": {"name": "p"}, "spec": {"tolerations": list(tolerations)}})
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint_key", "taint_value", "effect", "expected"),
+    [
+        pytest.param(
+            {"key": "k", "value": "v"},
+            "k",
+            "v",
+            "NoSchedule",
+            True,
+            id="operator defaults to Equal",
+        ),
+        pytest.param(
+            {"key": "k", "operator": "Equal", "value": "v"},
+            "k",
+            "w",
+            "NoSchedule",
+            False,
+            id="Equal needs the same value",
+        ),
+        pytest.param(
+            {"key": "k", "operator": "Exists"},
+            "k",
+            "w",
+            "NoSchedule",
+            True,
+            id="Exists matches every value",
+        ),
+        pytest.param(
+            {"key": "k", "operator": "Exists"},
+            "j",
+            "",
+            "NoSchedule",
+            False,
+            id="Exists needs the same key",
+        ),
+        pytest.param(
+            {"operator": "Exists"},
+            "any",
+            "thing",
+            "NoExecute",
+            True,
+            id="empty key with Exists matches every taint",
+        ),
+        pytest.param(
+            {"key": "k", "operator": "Exists", "effect": "NoSchedule"},
+            "k",
+            "",
+            "NoExecute",
+            False,
+            id="effect must be the same",
+        ),
+        pytest.param(
+            {"key": "k", "operator": "Exists", "effect": ""},
+            "k",
+            "",
+            "NoExecute",
+            True,
+            id="empty effect matches every effect",
+        ),
+        pytest.param(
+            {"key": "k"},
+            "k",
+            "",
+            "NoSchedule",
+            True,
+            id="Equal with no value matches an empty value",
+        ),
+        pytest.param(
+            {"key": "k", "operator": "Gt", "value": "1"},
+            "k",
+            "5",
+            "NoSchedule",
+            False,
+            id="operators other than Equal and Exists match nothing in v1.34",
+        ),
+    ],
+)
+def test_tolerated(
+    toleration: Raw, taint_key: str, taint_value: str, effect: str, expected: bool
+) -> None:
+    assert tolerated(parse_tolerations([toleration]), taint_key, taint_value, effect) is expected
+
+
+def test_parse_tolerations_fills_absent_fields() -> None:
+    assert parse_tolerations([{"key": "k", "tolerationSeconds": 5}]) == (
+        Toleration("k", "", "", ""),
+    )
+
+
+def run_filter(p: PodView, info: NodeInfo) -> Sequence[str]:
+    plugin = taint_toleration.new_filter({}, "args")
+    return plugin.filter(plugin.pre_filter(Cycle(p, Snapshot([info]))), p, info)
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "taints", "reasons"),
+    [
+        pytest.param([], [], FITS, id="no taints"),
+        pytest.param(
+            [],
+            [taint("dedicated", "gpu")],
+            ("node(s) had untolerated taint {dedicated: gpu}",),
+            id="NoSchedule taint",
+        ),
+        pytest.param(
+            [],
+            [taint("node-role.kubernetes.io/control-plane")],
+            ("node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }",),
+            id="empty value keeps the space",
+        ),
+        pytest.param(
+            [],
+            [taint("gone", "yes", "NoExecute")],
+            ("node(s) had untolerated taint {gone: yes}",),
+            id="NoExecute taint",
+        ),
+        pytest.param(
+            [],
+            [taint("soft", "x", "PreferNoSchedule")],
+            FITS,
+            id="PreferNoSchedule does not filter",
+        ),
+        pytest.param(
+            [{"key": "a", "operator": "Exists"}],
+            [taint("a", "1"), taint("b", "2"), taint("c", "3")],
+            ("node(s) had untolerated taint {b: 2}",),
+            id="only the first untolerated taint is reported",
+        ),
+        pytest.param(
+            [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+            [taint("dedicated", "gpu")],
+            FITS,
+            id="tolerated",
+        ),
+        pytest.param(
+            [{"key": "dedicated", "value": "gpu", "effect": "PreferNoSchedule"}],
+            [taint("dedicated", "gpu")],
+            ("node(s) had untolerated taint {dedicated: gpu}",),
+            id="a toleration for another effect does not help",
+        ),
+        pytest.param(
+            [{"operator": "Exists"}],
+            [taint("a"), taint("b", "x", "NoExecute")],
+            FITS,
+            id="tolerates everything",
+        ),
+    ],
+)
+def test_filter(tolerations: list[Raw], taints: list[Raw], reasons: Sequence[str]) -> None:
+    assert tuple(run_filter(pod(*tolerations), node("n", *taints))) == reasons
+
+
+def run_scorer(p: PodView, nodes: list[NodeInfo]) -> tuple[list[int], list[int]]:
+    """The raw and the normalized scores."""
+    plugin = taint_toleration.new_scorer({}, "args")
+    state = plugin.pre_score(Cycle(p, Snapshot(nodes)), nodes)
+    raw = [plugin.score(state, p, info) for info in nodes]
+    scores = list(raw)
+    plugin.normalize(state, scores)
+    return raw, scores
+
+
+def soft(key: str, value: str = "") -> Raw:
+    return taint(key, value, "PreferNoSchedule")
+
+
+@pytest.mark.parametrize(
+    ("tolerations", "taints", "raw", "scores"),
+    [
+        pytest.param(
+            [],
+            [[], [soft("a")], [soft("a"), soft("b")]],
+            [0, 1, 2],
+            [100, 50, 0],
+            id="fewer untolerated taints score higher",
+        ),
+        pytest.param(
+            [],
+            [[soft("a")], [soft("a"), soft("b"), soft("c")]],
+            [1, 3],
+            [67, 0],
+            id="integer division rounds the scaled count down",
+        ),
+        pytest.param(
+            [],
+            [[], [taint("hard")]],
+            [0, 0],
+            [100, 100],
+            id="no PreferNoSchedule taints: every node scores 100",
+        ),
+        pytest.param(
+            [{"key": "a", "operator": "Exists", "effect": "PreferNoSchedule"}],
+            [[soft("a")], [soft("b")]],
+            [0, 1],
+            [100, 0],
+            id="tolerated taint",
+        ),
+        pytest.param(
+            [{"key": "a", "operator": "Exists"}],
+            [[soft("a")], [soft("b")]],
+            [0, 1],
+            [100, 0],
+            id="a toleration without effect counts",
+        ),
+        pytest.param(
+            [{"key": "a", "operator": "Exists", "effect": "NoSchedule"}],
+            [[soft("a")], []],
+            [1, 0],
+            [0, 100],
+            id="a NoSchedule toleration does not count for scoring",
+        ),
+        pytest.param(
+            [{"key": "a", "value": "x"}],
+            [[soft("a", "x")], [soft("a", "y")]],
+            [0, 1],
+            [100, 0],
+            id="values must be equal",
+        ),
+    ],
+)
+def test_score(
+    tolerations: list[Raw], taints: list[list[Raw]], raw: list[int], scores: list[int]
+) -> None:
+    nodes = [node(f"n{i}", *node_taints) for i, node_taints in enumerate(taints)]
+    assert run_scorer(pod(*tolerations), nodes) == (raw, scores)
+
+
+def test_takes_no_args() -> None:
+    with pytest.raises(ArgsError, match="TaintToleration takes no args"):
+        taint_toleration.new_filter({"x": 1}, "args")
+    with pytest.raises(ArgsError, match="TaintToleration takes no args"):
+        taint_toleration.new_scorer({"x": 1}, "args")
