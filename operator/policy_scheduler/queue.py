@@ -133,8 +133,8 @@ class SchedulingQueue:
             times.append(self._pods[oldest].parked_at + UNSCHEDULABLE_TIMEOUT)
         return min(times, default=None)
 
-    def in_flight(self) -> Iterator[QueuedPod]:
-        return (e for e in self._pods.values() if e.where is Where.IN_FLIGHT)
+    def entries(self, where: Where) -> Iterator[QueuedPod]:
+        return (e for e in self._pods.values() if e.where is where)
 
     def _push(self, entry: QueuedPod) -> None:
         entry.where = Where.ACTIVE

@@ -1,0 +1,122 @@
+"""What users of kube-scheduler look for on a pod: events and the PodScheduled condition.
+
+Posting never blocks the scheduling loop: each post is a task on the event loop whose call runs in
+the client's pool. A failure to post is logged, not retried: events are advisory, and the next
+decision about the pod will say it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiException
+
+from policy_scheduler.kube.client import Kube, error_message
+from policy_scheduler.model.objects import PodView
+
+COMPONENT = "policy-scheduler"
+NORMAL = "Normal"
+WARNING = "Warning"
+
+logger = logging.getLogger(__name__)
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def now_micro() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Recorder:
+    """Posts core/v1 Events about pods and patches their PodScheduled condition."""
+
+    def __init__(self, kube: Kube, instance: str | None = None) -> None:
+        self._kube = kube
+        self._instance = instance or socket.gethostname()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
+        """Post an event about ``pod`` in the background."""
+        stamp = now_rfc3339()
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            # kube-scheduler names its events the same way: the object, then a unique suffix.
+            "metadata": {"name": f"{pod.name}.{time.time_ns():x}", "namespace": pod.namespace},
+            "involvedObject": {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "name": pod.name,
+                "namespace": pod.namespace,
+                "uid": pod.uid,
+            },
+            "type": type_,
+            "reason": reason,
+            "message": message,
+            "action": action,
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
+            "reportingInstance": self._instance,
+            "firstTimestamp": stamp,
+            "lastTimestamp": stamp,
+            "eventTime": now_micro(),
+            "count": 1,
+        }
+        self._spawn(
+            self._kube.call(self._kube.core.create_namespaced_event, pod.namespace, body),
+            f"post {reason} event for {pod.key}",
+        )
+
+    def unschedulable(self, pod: PodView, message: str) -> None:
+        """Set ``PodScheduled=False, reason=Unschedulable`` (what cluster autoscalers read)."""
+        patch = {
+            "status": {
+                "conditions": [
+                    {
+                        "type": "PodScheduled",
+                        "status": "False",
+                        "reason": "Unschedulable",
+                        "message": message,
+                        "lastProbeTime": None,
+                        "lastTransitionTime": now_rfc3339(),
+                    }
+                ]
+            }
+        }
+        self._spawn(
+            self._kube.call(
+                self._kube.core.patch_namespaced_pod_status,
+                pod.name,
+                pod.namespace,
+                patch,
+                _content_type="application/strategic-merge-patch+json",
+                _preload_content=False,
+            ),
+            f"set PodScheduled=False on {pod.key}",
+        )
+
+    def _spawn(self, call: Any, what: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._guard(call, what))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _guard(call: Any, what: str) -> None:
+        try:
+            await call
+        except ApiException as error:
+            # 404: the pod went away meanwhile, nothing left to tell.
+            if error.status != 404:
+                logger.warning("could not %s: %s", what, error_message(error))
+
+    async def drain(self) -> None:
+        """Wait for what is being posted (on shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

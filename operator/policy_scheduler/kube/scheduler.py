@@ -1,0 +1,286 @@
+"""The scheduler: the cache, the queue and the policies, fed by watch events, and the one loop
+that turns pending pods into bindings.
+
+The loop pops a pod, asks its policy's pipeline for a decision against the cache, assumes the pod
+onto the chosen node, and hands the bind to a background task: it never waits for the network, and
+the next decision already counts the pod. Watch events (delivered by the Kopf handlers) confirm or
+correct what the loop assumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from policy_scheduler.cache import Cache
+from policy_scheduler.kube.binder import Outcome, bind
+from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.events import NORMAL, WARNING, Recorder
+from policy_scheduler.kube.status import Condition, StatusWriter
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.pipeline import Decision
+from policy_scheduler.policy.compiler import CompiledPolicy, Mode
+from policy_scheduler.queue import QueuedPod, SchedulingQueue, Where
+from policy_scheduler.serving import PolicyEntry, PolicyTable
+
+logger = logging.getLogger(__name__)
+
+BIND_CONCURRENCY = 16
+
+
+def _scheduling_fields(node: NodeView) -> tuple[Any, ...]:
+    """What of a node can change a decision; kubelet heartbeats change none of it."""
+    return (node.allocatable, dict(node.labels), node.taints, node.unschedulable)
+
+
+class Scheduler:
+    def __init__(
+        self,
+        kube: Kube,
+        seed: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.cache = Cache()
+        self.queue = SchedulingQueue()
+        self.policies = PolicyTable()
+        self.recorder = Recorder(kube)
+        self.status = StatusWriter(kube, self.unschedulable_counts)
+        self._kube = kube
+        self._rng = random.Random(seed)
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._ready = asyncio.Event()
+        self._bind_slots = asyncio.Semaphore(BIND_CONCURRENCY)
+        self._binds: set[asyncio.Task[None]] = set()
+        # DryRun pods stay pending; once decided they are not decided again in this process.
+        self._dry_run_done: set[str] = set()
+        # Pending pods for scheduler names no policy has claimed (yet: at start-up pods are
+        # listed before policies); a policy that claims their name takes them.
+        self._unclaimed: dict[str, PodView] = {}
+
+    # --- feeds from the watches ---------------------------------------------------------------
+
+    def node_changed(self, raw: Mapping[str, Any]) -> None:
+        name = str((raw.get("metadata") or {}).get("name", ""))
+        before = self.cache.snapshot.get(name)
+        old = _scheduling_fields(before.node) if before is not None else None
+        info = self.cache.set_node(raw)
+        if old != _scheduling_fields(info.node):
+            self._cluster_changed()
+
+    def node_deleted(self, name: str) -> None:
+        self.cache.delete_node(name)
+
+    def pod_changed(self, raw: Mapping[str, Any]) -> None:
+        pod = PodView(raw)
+        if pod.node_name:
+            self.cache.set_pod(pod)
+            self.queue.delete(pod.uid)
+            self._unclaimed.pop(pod.uid, None)
+            return
+        # A pending view of a pod the watch has already shown bound is stale; keep the bound one.
+        if self.cache.node_of(pod.uid) is not None and not self.cache.is_assumed(pod.uid):
+            return
+        if pod.uid in self._dry_run_done or pod.deleting:
+            return
+        self._enqueue(pod)
+
+    def _enqueue(self, pod: PodView) -> None:
+        if self.policies.route(pod.scheduler_name).ours:
+            self._unclaimed.pop(pod.uid, None)
+            self.queue.add(pod, self._clock())
+            self._wake.set()
+        else:
+            self._unclaimed[pod.uid] = pod
+
+    def pod_deleted(self, raw: Mapping[str, Any]) -> None:
+        pod = PodView(raw)
+        counted = self.cache.node_of(pod.uid) is not None
+        self.cache.delete_pod(pod.uid)
+        self.queue.delete(pod.uid)
+        self._dry_run_done.discard(pod.uid)
+        self._unclaimed.pop(pod.uid, None)
+        if counted:
+            self._cluster_changed()
+
+    def policy_changed(self, raw: Mapping[str, Any]) -> None:
+        entry, changed = self.policies.apply(raw)
+        history = entry.compiled.history if entry.compiled else 0
+        self.status.adopt(entry.name, raw.get("status") or {}, history)
+        self._update_conditions()
+        if changed:
+            for pod in list(self._unclaimed.values()):
+                self._enqueue(pod)
+            self._cluster_changed()
+        self._ready.set()
+
+    def policy_deleted(self, name: str) -> None:
+        self.policies.remove(name)
+        self.status.forget(name)
+        self._update_conditions()
+        self._cluster_changed()
+
+    def ready(self) -> None:
+        """The initial listings are in the cache: decisions may start."""
+        self._ready.set()
+
+    def _cluster_changed(self) -> None:
+        self.queue.cluster_changed(self._clock())
+        self._wake.set()
+
+    def _update_conditions(self) -> None:
+        for entry in self.policies:
+            self.status.set_conditions(entry.name, entry.generation, self._conditions(entry))
+
+    def _conditions(self, entry: PolicyEntry) -> list[Condition]:
+        owner = self.policies.owner(entry.scheduler_name)
+        valid = Condition("Valid", True, "Compiled")
+        if entry.compiled is None:
+            valid = Condition("Valid", False, "InvalidPolicy", "; ".join(entry.errors))
+        conflict = Condition("Conflict", False, "NoConflict")
+        if owner is not None and owner.name != entry.name:
+            conflict = Condition(
+                "Conflict",
+                True,
+                "SchedulerNameTaken",
+                f"schedulerName {entry.scheduler_name} is served by SchedulingPolicy "
+                f"{owner.name}, which is older",
+            )
+        if not valid.status:
+            ready = Condition("Ready", False, "InvalidPolicy", "the policy does not compile")
+        elif conflict.status:
+            ready = Condition("Ready", False, "Conflict", conflict.message)
+        else:
+            ready = Condition(
+                "Ready",
+                True,
+                "Serving",
+                f"scheduling pods with schedulerName {entry.scheduler_name}",
+            )
+        return [ready, valid, conflict]
+
+    def unschedulable_counts(self) -> dict[str, int]:
+        """Pods waiting as unschedulable, per serving policy (the status's ``unschedulable``)."""
+        counts: dict[str, int] = {}
+        for entry in self.queue.entries(Where.UNSCHEDULABLE):
+            owner = self.policies.owner(entry.pod.scheduler_name)
+            if owner is not None:
+                counts[owner.name] = counts.get(owner.name, 0) + 1
+        return counts
+
+    # --- the scheduling loop ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        await self._ready.wait()
+        while True:
+            now = self._clock()
+            entry = self.queue.pop(now)
+            if entry is None:
+                wakeup = self.queue.next_wakeup(now)
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._wake.wait(), None if wakeup is None else max(wakeup - now, 0.0)
+                    )
+                continue
+            self.schedule_one(entry, now)
+            # Let the watches run between decisions: they confirm binds and bring new pods.
+            await asyncio.sleep(0)
+
+    def schedule_one(self, entry: QueuedPod, now: float) -> None:
+        pod = entry.pod
+        route = self.policies.route(pod.scheduler_name)
+        if route.policy is None:
+            if route.waiting is None:
+                self.queue.delete(pod.uid)
+            else:
+                self._wait(entry, route.waiting, now, reason="NoSchedulingPolicy", decision=None)
+            return
+        policy = route.policy
+        try:
+            decision = policy.pipeline.decide(pod, self.cache.snapshot, self._rng)
+        except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
+            logger.exception("policy %s failed on pod %s", policy.name, pod.key)
+            self.queue.retry_later(pod.uid, now)
+            self.recorder.event(
+                pod, WARNING, "FailedScheduling", f"internal error: {error}", "Scheduling"
+            )
+            return
+        if decision.node is None:
+            self._wait(entry, decision.message, now, "FailedScheduling", (policy, decision))
+        elif policy.mode is Mode.DRY_RUN:
+            self.queue.delete(pod.uid)
+            self._dry_run_done.add(pod.uid)
+            self.status.record(policy.name, decision, dry_run=True)
+            self.recorder.event(
+                pod,
+                NORMAL,
+                "DryRunScheduled",
+                f"SchedulingPolicy {policy.name} (DryRun) would assign {pod.key} to "
+                f"{decision.node} (score {decision.score}); nothing was bound",
+                "Scheduling",
+            )
+        else:
+            self.cache.assume(pod, decision.node)
+            task = asyncio.get_running_loop().create_task(self._bind(pod, decision, policy))
+            self._binds.add(task)
+            task.add_done_callback(self._binds.discard)
+
+    def _wait(
+        self,
+        entry: QueuedPod,
+        message: str,
+        now: float,
+        reason: str,
+        decision: tuple[CompiledPolicy, Decision] | None,
+    ) -> None:
+        """Park an unschedulable pod; tell its story once per distinct message."""
+        repeated = entry.last_failure == message
+        self.queue.unschedulable(entry.pod.uid, message, now)
+        if repeated:
+            return
+        self.recorder.event(entry.pod, WARNING, reason, message, "Scheduling")
+        if decision is not None:
+            policy, result = decision
+            self.recorder.unschedulable(entry.pod, message)
+            self.status.record(policy.name, result, dry_run=policy.mode is Mode.DRY_RUN)
+
+    async def _bind(self, pod: PodView, decision: Decision, policy: CompiledPolicy) -> None:
+        node = str(decision.node)
+        async with self._bind_slots:
+            result = await bind(self._kube, pod, node)
+        if result.outcome is Outcome.BOUND:
+            self.queue.delete(pod.uid)
+            self.status.record(policy.name, decision, dry_run=False)
+            self.recorder.event(
+                pod,
+                NORMAL,
+                "Scheduled",
+                f"Successfully assigned {pod.key} to {node} "
+                f"(SchedulingPolicy {policy.name}, score {decision.score})",
+                "Binding",
+            )
+        elif result.outcome is Outcome.FAILED:
+            logger.warning("binding %s to %s failed: %s", pod.key, node, result.message)
+            self.cache.forget(pod.uid)
+            self.queue.retry_later(pod.uid, self._clock())
+            self.recorder.event(
+                pod, WARNING, "FailedScheduling", f"Binding rejected: {result.message}", "Binding"
+            )
+        else:
+            # Bound by someone else, or deleted: the watch brings the truth; nothing to retry.
+            logger.info("not binding %s: %s", pod.key, result.message)
+            self.cache.forget(pod.uid)
+            self.queue.delete(pod.uid)
+        self._wake.set()
+
+    async def drain(self) -> None:
+        """Let running binds finish (on shutdown), so none is left half-reported."""
+        if self._binds:
+            await asyncio.gather(*self._binds, return_exceptions=True)
+        await self.recorder.drain()
