@@ -85,12 +85,3 @@ class Snapshot:
         for info in self.nodes.values():
             for pod in info.pods.values():
                 yield info, pod
-
-    def image_node_counts(self) -> dict[str, int]:
-        """How many nodes hold each image name (ImageLocality scales by this spread)."""
-        counts: dict[str, int] = {}
-        for info in self.nodes.values():
-            for names, _size in info.node.images:
-                for name in names:
-                    counts[name] = counts.get(name, 0) + 1
-        return counts

@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from policy_scheduler.model.quantity import CPU, MEMORY, PODS, QuantityError, to_int
+from policy_scheduler.model.selectors import RequiredNodeAffinity
 
 Raw = Mapping[str, Any]
 Resources = dict[str, int]
@@ -22,6 +23,8 @@ Resources = dict[str, int]
 # spread instead of all landing on the node that looks emptiest.
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+REQUIRED_NODE_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
 
 # Pod-level requests (spec.resources) may set only these; the rest still come from containers.
 _POD_LEVEL_RESOURCES = (CPU, MEMORY)
@@ -89,6 +92,7 @@ class PodView:
         self.uid: str = str(metadata.get("uid") or f"{self.namespace}/{self.name}")
         self.key = f"{self.namespace}/{self.name}"
         self.labels: Mapping[str, str] = _mapping(metadata.get("labels"))
+        self.metadata = metadata
         self.creation_timestamp: str = str(metadata.get("creationTimestamp") or "")
         self.deleting = metadata.get("deletionTimestamp") is not None
         self.node_name: str = str(self.spec.get("nodeName") or "")
@@ -135,6 +139,12 @@ class PodView:
         them, except restartable ("sidecar") init containers, which keep running beside everything
         started after them. The pod needs the larger of the two phases' peaks, plus its overhead.
         """
+        try:
+            return self._sum_requests(non_zero)
+        except ObjectError as error:
+            raise ObjectError(f"pod {self.key}: {error}") from None
+
+    def _sum_requests(self, non_zero: bool) -> Resources:
         total: Resources = {}
         for i, container in enumerate(self.containers):
             add_into(
@@ -170,24 +180,21 @@ class PodView:
     @cached_property
     def requests(self) -> Resources:
         """Resources the pod reserves on its node (what NodeResourcesFit checks)."""
-        try:
-            return self._aggregate_requests(non_zero=False)
-        except ObjectError as error:
-            raise ObjectError(f"pod {self.key}: {error}") from None
+        return self._aggregate_requests(non_zero=False)
 
     @cached_property
     def nonzero_requests(self) -> Resources:
         """Requests as the resource scorers see them: missing CPU/memory count as the defaults."""
-        try:
-            return self._aggregate_requests(non_zero=True)
-        except ObjectError as error:
-            raise ObjectError(f"pod {self.key}: {error}") from None
+        return self._aggregate_requests(non_zero=True)
 
     @cached_property
     def host_ports(self) -> tuple[HostPort, ...]:
-        """Host ports of the containers and init containers (kube-scheduler's GetHostPorts)."""
+        """Host ports of the containers and the restartable ("sidecar") init containers, as
+        kube-scheduler v1.34's GetHostPorts: other init containers have exited before the pod's
+        containers start, so their ports are free again while the pod runs."""
+        sidecars = (c for c in self.init_containers if c.get("restartPolicy") == "Always")
         ports = []
-        for container in (*self.init_containers, *self.containers):
+        for container in (*self.containers, *sidecars):
             for port in map(_mapping, _sequence(container.get("ports"))):
                 host_port = port.get("hostPort")
                 if isinstance(host_port, int) and host_port > 0:
@@ -211,6 +218,30 @@ class PodView:
     @cached_property
     def affinity(self) -> Raw:
         return _mapping(self.spec.get("affinity"))
+
+    @cached_property
+    def required_node_affinity(self) -> RequiredNodeAffinity:
+        """The nodeSelector and the required node affinity (component-helpers'
+        GetRequiredNodeAffinity); an invalid term matches no node and is listed in ``errors``."""
+        node_affinity = self.affinity.get("nodeAffinity")
+        # Anything but an object is passed on, so that parsing it reports the problem.
+        required = (
+            node_affinity.get(REQUIRED_NODE_AFFINITY)
+            if isinstance(node_affinity, Mapping)
+            else node_affinity
+        )
+        return RequiredNodeAffinity.parse(
+            self.node_selector, required, f"spec.affinity.nodeAffinity.{REQUIRED_NODE_AFFINITY}"
+        )
+
+    @cached_property
+    def controller_ref(self) -> Raw | None:
+        """The ownerReference with ``controller: true`` (the pod's ReplicaSet, StatefulSet, ...),
+        or None when nothing controls the pod."""
+        for owner in map(_mapping, _sequence(self.metadata.get("ownerReferences"))):
+            if owner.get("controller") is True:
+                return owner
+        return None
 
     @cached_property
     def images(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -116,3 +116,11 @@ def no_args(name: str, args: Args, path: str) -> None:
     """Reject args given to a plugin that takes none."""
     if args:
         raise ArgsError([FieldError(path, f"{name} takes no args, got {sorted(args)}")])
+
+
+def unknown_fields(args: Args, known: Collection[str], path: str) -> list[FieldError]:
+    """One error per key of ``args`` that the plugin does not take."""
+    return [
+        FieldError(f"{path}.{key}", f"unknown field; expected one of {sorted(known)}")
+        for key in sorted(set(args) - set(known), key=str)
+    ]

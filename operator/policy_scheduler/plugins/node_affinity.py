@@ -26,13 +26,18 @@ are invalid scores as if it had none.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import REQUIRED_NODE_AFFINITY as REQUIRED
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.selectors import NodeSelector, NodeSelectorTerm, SelectorError
+from policy_scheduler.model.selectors import (
+    NodeSelector,
+    NodeSelectorTerm,
+    RequiredNodeAffinity,
+    SelectorError,
+)
 from policy_scheduler.plugins.base import (
     FITS,
     Args,
@@ -42,10 +47,6 @@ from policy_scheduler.plugins.base import (
     Filter,
     Scorer,
     normalize_to_max,
-)
-from policy_scheduler.plugins.node_label import (
-    label_key_problem,
-    label_value_problem,
     unknown_fields,
 )
 
@@ -62,100 +63,16 @@ _ENFORCED_REASONS = (REASON_ENFORCED,)
 _CONFLICT_REASONS = (REASON_CONFLICT,)
 _NAMES_REASONS = (REASON_NAMES,)
 
-REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _POD_PATH = "spec.affinity.nodeAffinity"
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_INT64 = range(-(2**63), 2**63)
-_FIELD_OPERATORS = ("In", "NotIn")
 _MAX_WEIGHT = 100
 
 Weighted = tuple[tuple[NodeSelectorTerm, int], ...]
 
 
-def _field_error(error: SelectorError) -> FieldError:
-    # selectors.py words its errors "<field path>: <problem>"; field paths hold no ": ".
-    path, _, message = str(error).partition(": ")
-    return FieldError(path, message)
-
-
-def _entries(
-    raw: Mapping[str, object], name: str, where: str, errors: list[FieldError]
-) -> list[object]:
-    value = raw.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        errors.append(FieldError(f"{where}.{name}", "must be a list"))
-        return []
-    return value
-
-
-def _kube_parse_errors(raw: Mapping[str, object], where: str) -> list[FieldError]:
-    """What component-helpers rejects in a term beyond the checks of model/selectors.py."""
-    errors: list[FieldError] = []
-    for i, expression in enumerate(_entries(raw, "matchExpressions", where, errors)):
-        here = f"{where}.matchExpressions[{i}]"
-        if not isinstance(expression, Mapping):
-            errors.append(FieldError(here, "must be an object"))
-            continue
-        key = expression.get("key")
-        problem = label_key_problem(key) if isinstance(key, str) else "required"
-        if problem:
-            errors.append(FieldError(f"{here}.key", problem))
-        numeric = expression.get("operator") in ("Gt", "Lt")
-        for j, raw_value in enumerate(expression.get("values") or ()):
-            value = str(raw_value)
-            if problem := label_value_problem(value):
-                errors.append(FieldError(f"{here}.values[{j}]", problem))
-            elif numeric and not (_INTEGER.fullmatch(value) and int(value) in _INT64):
-                errors.append(FieldError(f"{here}.values[{j}]", f"{value!r} is not an integer"))
-    for i, requirement in enumerate(_entries(raw, "matchFields", where, errors)):
-        here = f"{where}.matchFields[{i}]"
-        if not isinstance(requirement, Mapping):
-            errors.append(FieldError(here, "must be an object"))
-        elif requirement.get("operator") not in _FIELD_OPERATORS:
-            errors.append(
-                FieldError(
-                    f"{here}.operator",
-                    f"{requirement.get('operator')!r} is not one of {list(_FIELD_OPERATORS)}",
-                )
-            )
-        elif len(requirement.get("values") or ()) != 1:
-            errors.append(FieldError(f"{here}.values", "must have exactly one element"))
-    return errors
-
-
-def _compile_term(raw: object, where: str) -> tuple[NodeSelectorTerm | None, list[FieldError]]:
-    """The compiled term, or None for a term that selects nothing; and what is wrong with it."""
-    if raw is None:
-        return None, []
-    if not isinstance(raw, Mapping):
-        return None, [FieldError(where, "must be an object")]
-    if not raw.get("matchExpressions") and not raw.get("matchFields"):
-        return None, []
-    errors = _kube_parse_errors(raw, where)
-    if errors:
-        return None, errors
-    try:
-        return NodeSelectorTerm.parse(raw, where), []
-    except SelectorError as error:
-        return None, [_field_error(error)]
-
-
-def _compile_required(raw: object, where: str) -> tuple[NodeSelector, list[FieldError]]:
-    """A v1.NodeSelector whose invalid terms are dropped (they match nothing), and their errors."""
-    if not isinstance(raw, Mapping):
-        return NodeSelector(()), [FieldError(where, "must be an object")]
-    errors: list[FieldError] = []
-    terms = []
-    for i, raw_term in enumerate(_entries(raw, "nodeSelectorTerms", where, errors)):
-        term, term_errors = _compile_term(raw_term, f"{where}.nodeSelectorTerms[{i}]")
-        errors += term_errors
-        if term is not None:
-            terms.append(term)
-    return NodeSelector(tuple(terms)), errors
+def _field_errors(errors: Iterable[SelectorError]) -> list[FieldError]:
+    return [FieldError(error.path, error.message) for error in errors]
 
 
 def _compile_preferred(raw: object, where: str) -> tuple[Weighted, list[FieldError]]:
@@ -183,8 +100,10 @@ def _compile_preferred(raw: object, where: str) -> tuple[Weighted, list[FieldErr
             continue
         if weight == 0:
             continue
-        term, term_errors = _compile_term(item.get("preference"), f"{here}.preference")
-        errors += term_errors
+        term, term_errors = NodeSelectorTerm.parse_lenient(
+            item.get("preference"), f"{here}.preference"
+        )
+        errors += _field_errors(term_errors)
         if term is not None:
             terms.append((term, weight))
     return tuple(terms), errors
@@ -221,10 +140,9 @@ def _pinned_node_names(raw_terms: Sequence[object]) -> frozenset[str] | None:
 
 @dataclass(frozen=True, slots=True)
 class FilterState:
-    """The pod's requirements, compiled once per cycle."""
+    """The pod's requirements, parsed once per cycle."""
 
-    node_selector: tuple[tuple[str, str], ...] = ()
-    required: NodeSelector | None = None
+    affinity: RequiredNodeAffinity
     node_names: frozenset[str] | None = None
     # Set when every node fails for the same reason, before the scheduler-enforced affinity
     # (a conflict) or after it (an affinity that cannot match anything).
@@ -233,15 +151,15 @@ class FilterState:
 
 
 def _filter_state(pod: PodView) -> FilterState:
-    raw = _pod_node_affinity(pod, REQUIRED)
-    node_selector = tuple(pod.node_selector.items())
-    if raw is None:
-        return FilterState(node_selector)
-    required, errors = _compile_required(raw, f"{_POD_PATH}.{REQUIRED}")
-    raw_terms = raw.get("nodeSelectorTerms") if isinstance(raw, Mapping) else None
+    affinity = pod.required_node_affinity
+    if affinity.required is None:
+        return FilterState(affinity)
+    required = _pod_node_affinity(pod, REQUIRED)
+    raw_terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
     names = _pinned_node_names(raw_terms) if isinstance(raw_terms, list) else None
-    invalid = (REASON_INVALID + str(errors[0]),) if errors and not required.terms else FITS
-    return FilterState(node_selector, required, names, names is not None and not names, invalid)
+    errors = affinity.errors
+    invalid = (REASON_INVALID + str(errors[0]),) if errors and not affinity.required.terms else FITS
+    return FilterState(affinity, names, names is not None and not names, invalid)
 
 
 class _AffinityFilter(Filter[FilterState]):
@@ -264,12 +182,7 @@ class _AffinityFilter(Filter[FilterState]):
             return _ENFORCED_REASONS
         if state.invalid:
             return state.invalid
-        for key, value in state.node_selector:
-            if key not in labels or labels[key] != value:
-                return _POD_REASONS
-        if state.required is not None and not state.required.matches(name, labels):
-            return _POD_REASONS
-        return FITS
+        return FITS if state.affinity.matches(name, labels) else _POD_REASONS
 
 
 class _AffinityScorer(Scorer[Weighted]):
@@ -310,8 +223,10 @@ def _parse_args(args: Args, path: str) -> tuple[NodeSelector | None, Weighted]:
     elif added is not None:
         errors += unknown_fields(added, (REQUIRED, PREFERRED), where)
         if added.get(REQUIRED) is not None:
-            selector, required_errors = _compile_required(added[REQUIRED], f"{where}.{REQUIRED}")
-            errors += required_errors
+            selector, required_errors = NodeSelector.parse_lenient(
+                added[REQUIRED], f"{where}.{REQUIRED}"
+            )
+            errors += _field_errors(required_errors)
         if added.get(PREFERRED) is not None:
             preferred, preferred_errors = _compile_preferred(
                 added[PREFERRED], f"{where}.{PREFERRED}"

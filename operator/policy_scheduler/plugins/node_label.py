@@ -6,61 +6,20 @@ Args: ``{present: [...], absent: [...]}``, each entry ``key`` (the label, any va
 violates: "node(s) didn't have label disk=ssd" for a missing one, "node(s) had label maintenance"
 for a forbidden one.
 
-The label-syntax checks (apimachinery's IsQualifiedName and IsValidLabelValue) and the check for
-unknown args live here and serve the other plugins whose args name labels.
+Keys and values are checked with apimachinery's label syntax (model/selectors.py).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import FITS, Args, ArgsError, FieldError, Filter
+from policy_scheduler.model.selectors import label_key_problem, label_value_problem
+from policy_scheduler.plugins.base import FITS, Args, ArgsError, FieldError, Filter, unknown_fields
 
 NAME = "NodeLabel"
-
-_NAME_MAX = 63
-_PREFIX_MAX = 253
-_NAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_NAME_RULE = (
-    "alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
-)
-
-
-def label_key_problem(key: str) -> str | None:
-    """Why ``key`` is not a valid label key (``[prefix/]name``), or None when it is."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and not prefix:
-        return f"invalid label key {key!r}: the prefix before '/' must not be empty"
-    if slash and (len(prefix) > _PREFIX_MAX or not _DNS_SUBDOMAIN_RE.fullmatch(prefix)):
-        return (
-            f"invalid label key {key!r}: the prefix must be a DNS subdomain (lower case "
-            f"alphanumerics, '-' and '.', at most {_PREFIX_MAX} characters)"
-        )
-    if not name:
-        return f"invalid label key {key!r}: the name must not be empty"
-    if len(name) > _NAME_MAX or not _NAME_RE.fullmatch(name):
-        return f"invalid label key {key!r}: the name must be at most {_NAME_MAX} {_NAME_RULE}"
-    return None
-
-
-def label_value_problem(value: str) -> str | None:
-    """Why ``value`` is not a valid label value, or None when it is (the empty value is)."""
-    if value and (len(value) > _NAME_MAX or not _NAME_RE.fullmatch(value)):
-        return f"invalid label value {value!r}: must be at most {_NAME_MAX} {_NAME_RULE}"
-    return None
-
-
-def unknown_fields(args: Args, known: Collection[str], path: str) -> list[FieldError]:
-    """One error per key of ``args`` that the plugin does not take."""
-    return [
-        FieldError(f"{path}.{key}", f"unknown field; expected one of {sorted(known)}")
-        for key in sorted(set(args) - set(known), key=str)
-    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, ArgsError, FieldError, Scorer
-from policy_scheduler.plugins.node_label import (
-    label_key_problem,
-    label_value_problem,
+from policy_scheduler.model.selectors import label_key_problem, label_value_problem
+from policy_scheduler.plugins.base import (
+    MAX_NODE_SCORE,
+    Args,
+    ArgsError,
+    FieldError,
+    Scorer,
     unknown_fields,
 )
 

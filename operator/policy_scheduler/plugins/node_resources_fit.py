@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
-from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Filter
-from policy_scheduler.plugins.node_label import label_key_problem, unknown_fields
+from policy_scheduler.model.selectors import label_key_problem
+from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Filter, unknown_fields
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
 
 NAME = "NodeResourcesFit"

@@ -36,7 +36,6 @@ gets no default constraints, as in kube-scheduler when no selector is found.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView, Raw
-from policy_scheduler.model.selectors import LabelSelector, NodeSelectorTerm, SelectorError
+from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
     FITS,
     MAX_NODE_SCORE,
@@ -80,16 +79,12 @@ _SPREAD_OWNER_KINDS = frozenset({"ReplicaSet", "ReplicationController", "Statefu
 _IGNORED = -1
 
 
-def _mapping(value: object) -> Raw:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _controller_uid(pod: PodView) -> str | None:
-    owners = _mapping(pod.raw.get("metadata")).get("ownerReferences") or ()
-    for owner in map(_mapping, owners):
-        if owner.get("controller") is True:
-            return str(owner.get("uid")) if owner.get("kind") in _SPREAD_OWNER_KINDS else None
-    return None
+    """The uid of the pod's controller when its selector is one default spreading uses."""
+    owner = pod.controller_ref
+    if owner is None or owner.get("kind") not in _SPREAD_OWNER_KINDS:
+        return None
+    return str(owner.get("uid"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +117,6 @@ def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
     selector = LabelSelector.parse(
         selector_raw, f"pod {pod.key}: spec.topologySpreadConstraints[{index}].labelSelector"
     )
-    selector_map = _mapping(selector_raw)
     return Constraint(
         max_skew=int(raw.get("maxSkew") or 0),
         topology_key=str(raw.get("topologyKey") or ""),
@@ -130,7 +124,7 @@ def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
         honor_node_affinity=raw.get("nodeAffinityPolicy", HONOR) != IGNORE,
         honor_node_taints=raw.get("nodeTaintsPolicy", IGNORE) == HONOR,
         selects=lambda other: selector.matches(other.labels),
-        counts_pods=bool(selector_map.get("matchLabels") or selector_map.get("matchExpressions")),
+        counts_pods=not selector.empty,
         self_match=selector.matches(pod.labels),
     )
 
@@ -176,38 +170,13 @@ def _constraints(
     return tuple(d.for_pod(controller) for d in defaults if d.action == action)
 
 
-def _required_node_affinity(pod: PodView) -> Callable[[NodeView], bool]:
-    """The pod's nodeSelector and required node affinity, as component-helpers'
-    GetRequiredNodeAffinity; terms that do not parse are skipped, as kube-scheduler does here."""
-    node_selector = pod.node_selector
-    required = _mapping(pod.affinity.get("nodeAffinity")).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    )
-    terms: list[NodeSelectorTerm] | None = None
-    if isinstance(required, Mapping):
-        terms = []
-        for i, raw in enumerate(required.get("nodeSelectorTerms") or ()):
-            with contextlib.suppress(SelectorError):
-                terms.append(NodeSelectorTerm.parse(_mapping(raw), f"nodeSelectorTerms[{i}]"))
-
-    def matches(node: NodeView) -> bool:
-        labels = node.labels
-        if any(labels.get(k) != v for k, v in node_selector.items()):
-            return False
-        return terms is None or any(t.matches(node.name, labels) for t in terms)
-
-    return matches
-
-
 class _Eligibility:
     """Whether a node's domain counts for a constraint (nodeAffinityPolicy, nodeTaintsPolicy)."""
 
     def __init__(self, pod: PodView, constraints: Sequence[Constraint]) -> None:
         self.keys = tuple({c.topology_key for c in constraints})
         self.affinity = (
-            _required_node_affinity(pod)
-            if any(c.honor_node_affinity for c in constraints)
-            else None
+            pod.required_node_affinity if any(c.honor_node_affinity for c in constraints) else None
         )
         self.tolerations = parse_tolerations(pod.tolerations)
 
@@ -216,7 +185,11 @@ class _Eligibility:
         return all(key in labels for key in self.keys)
 
     def admits(self, constraint: Constraint, node: NodeView) -> bool:
-        if constraint.honor_node_affinity and self.affinity is not None and not self.affinity(node):
+        if (
+            constraint.honor_node_affinity
+            and self.affinity is not None
+            and not self.affinity.matches(node.name, node.labels)
+        ):
             return False
         return not constraint.honor_node_taints or all(
             tolerated(self.tolerations, t.key, t.value, t.effect)

@@ -24,8 +24,8 @@ from policy_scheduler.plugins.base import (
     Filter,
     Scorer,
     no_args,
+    unknown_fields,
 )
-from policy_scheduler.plugins.node_label import unknown_fields
 
 NAME = "Random"
 

@@ -14,8 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, ArgsError, FieldError
-from policy_scheduler.plugins.node_label import unknown_fields
+from policy_scheduler.plugins.base import (
+    MAX_NODE_SCORE,
+    Args,
+    ArgsError,
+    FieldError,
+    unknown_fields,
+)
 from policy_scheduler.plugins.resource_allocation import (
     Amount,
     Combine,

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
-from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Scorer
-from policy_scheduler.plugins.node_label import unknown_fields
+from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Scorer, unknown_fields
 
 MAX_RESOURCE_WEIGHT = 100
 

@@ -164,3 +164,55 @@ def test_node_view() -> None:
 def test_broken_node_quantity_names_the_node() -> None:
     with pytest.raises(ObjectError, match=r"node n1: status\.allocatable\.cpu"):
         NodeView({"metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "lots"}}})
+
+
+RS = {"kind": "ReplicaSet", "name": "rs", "uid": "rs-1", "controller": True}
+
+
+@pytest.mark.parametrize(
+    ("owners", "controller"),
+    [
+        pytest.param(None, None, id="no owners"),
+        pytest.param([{**RS, "controller": False}], None, id="an owner that does not control"),
+        pytest.param([{"kind": "Job", "uid": "j"}, RS], RS, id="the controlling owner"),
+        pytest.param(["rs"], None, id="an owner that is not an object"),
+    ],
+)
+def test_controller_ref(owners: Any, controller: Any) -> None:
+    raw = {"metadata": {"name": "p", "ownerReferences": owners}}
+    assert PodView(raw).controller_ref == controller
+
+
+@pytest.mark.parametrize(
+    ("spec", "ports"),
+    [
+        pytest.param(
+            {"containers": [{"ports": [{"hostPort": 80}]}]},
+            [HostPort("0.0.0.0", "TCP", 80)],
+            id="container",
+        ),
+        pytest.param(
+            {"initContainers": [{"ports": [{"hostPort": 80}]}]}, [], id="init container has exited"
+        ),
+        pytest.param(
+            {"initContainers": [{"restartPolicy": "Always", "ports": [{"hostPort": 80}]}]},
+            [HostPort("0.0.0.0", "TCP", 80)],
+            id="sidecar keeps running",
+        ),
+    ],
+)
+def test_host_ports(spec: dict[str, Any], ports: list[HostPort]) -> None:
+    assert list(pod(**spec).host_ports) == ports
+
+
+def test_required_node_affinity_names_the_invalid_term() -> None:
+    required = {"nodeSelectorTerms": [{"matchFields": [{"key": "spec.x", "operator": "In"}]}]}
+    affinity = pod(
+        nodeSelector={"disk": "ssd"},
+        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}},
+    ).required_node_affinity
+    assert affinity.node_selector == (("disk", "ssd"),)
+    assert [str(e) for e in affinity.errors] == [
+        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        ".nodeSelectorTerms[0].matchFields[0].key: only metadata.name is supported, not 'spec.x'"
+    ]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from plugin_harness import make_node, make_pod, raw_scores
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import image_locality
-from policy_scheduler.plugins.base import ArgsError, Cycle
+from policy_scheduler.plugins.base import ArgsError
 
 MB = 1024 * 1024
 
@@ -20,18 +21,16 @@ def pod(*images: str, init: tuple[str, ...] = (), volumes: tuple[str, ...] = ())
         "initContainers": [{"name": f"i{i}", "image": image} for i, image in enumerate(init)],
         "volumes": [{"name": f"v{i}", "image": {"reference": r}} for i, r in enumerate(volumes)],
     }
-    return PodView({"metadata": {"name": "p", "namespace": "ns"}, "spec": spec})
+    return make_pod("p", "ns", **spec)
 
 
 def node(name: str, *images: tuple[str, int]) -> NodeInfo:
     listed = [{"names": names.split(), "sizeBytes": size} for names, size in images]
-    return NodeInfo(NodeView({"metadata": {"name": name}, "status": {"images": listed}}))
+    return make_node(name, status={"images": listed})
 
 
 def scores(the_pod: PodView, *nodes: NodeInfo) -> list[int]:
-    scorer = image_locality.new_scorer({}, "spec.priorities[0].args")
-    state = scorer.pre_score(Cycle(the_pod, Snapshot(nodes)), nodes)
-    return [scorer.score(state, the_pod, info) for info in nodes]
+    return raw_scores(image_locality.new_scorer({}, "spec.priorities[0].args"), the_pod, nodes)[1]
 
 
 EMPTY = node("empty")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import plugin_harness
 import pytest
+from plugin_harness import filter_nodes, score_nodes
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import inter_pod_affinity as ipa
-from policy_scheduler.plugins.base import ArgsError, Cycle
+from policy_scheduler.plugins.base import ArgsError
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -63,7 +65,7 @@ def make_pod(
 
 def make_node(name: str, zone: str | None, *pods: PodView) -> NodeInfo:
     labels = {HOST: name} if zone is None else {HOST: name, ZONE: zone}
-    return NodeInfo(NodeView({"metadata": {"name": name, "labels": labels}}), pods)
+    return plugin_harness.make_node(name, labels, *pods)
 
 
 def cluster(
@@ -81,9 +83,7 @@ def cluster(
 
 
 def filter_all(incoming: PodView, nodes: list[NodeInfo]) -> list[tuple[str, ...]]:
-    plugin = ipa.new_filter({}, "args")
-    state = plugin.pre_filter(Cycle(incoming, Snapshot(nodes)))
-    return [tuple(plugin.filter(state, incoming, n)) for n in nodes]
+    return filter_nodes(ipa.new_filter({}, "args"), incoming, nodes)
 
 
 DB = make_pod("db")
@@ -325,12 +325,7 @@ def score_all(
     args: dict[str, Any] | None = None,
     feasible: int | None = None,
 ) -> list[int]:
-    plugin = ipa.new_scorer(args or {}, "args")
-    chosen = nodes[:feasible]
-    state = plugin.pre_score(Cycle(incoming, Snapshot(nodes)), chosen)
-    scores = [plugin.score(state, incoming, n) for n in chosen]
-    plugin.normalize(state, scores)
-    return scores
+    return score_nodes(ipa.new_scorer(args or {}, "args"), incoming, nodes, nodes[:feasible])
 
 
 # Existing pods whose own terms point at the incoming pod (app: web).

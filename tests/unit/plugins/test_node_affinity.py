@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, raw_and_normalized
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_affinity
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, ArgsError
 
 Raw = dict[str, Any]
 PATH = "spec.predicates[4].args"
@@ -63,12 +64,11 @@ def required(*terms: Raw) -> Raw:
 
 
 def node(name: str = "n1", **labels: str) -> NodeInfo:
-    return NodeInfo(NodeView({"metadata": {"name": name, "labels": labels}}))
+    return make_node(name, labels)
 
 
 def run_filter(p: PodView, info: NodeInfo, args: Raw | None = None) -> tuple[str, ...]:
-    plugin = node_affinity.new_filter(args or {}, PATH)
-    return tuple(plugin.filter(plugin.pre_filter(Cycle(p, Snapshot([info]))), p, info))
+    return filter_node(node_affinity.new_filter(args or {}, PATH), p, info)
 
 
 @pytest.mark.parametrize(
@@ -347,12 +347,7 @@ def run_scorer(
     p: PodView, nodes: list[NodeInfo], args: Raw | None = None
 ) -> tuple[list[int], list[int]]:
     """The raw and the normalized scores."""
-    plugin = node_affinity.new_scorer(args or {}, PATH)
-    state = plugin.pre_score(Cycle(p, Snapshot(nodes)), nodes)
-    raw = [plugin.score(state, p, info) for info in nodes]
-    scores = list(raw)
-    plugin.normalize(state, scores)
-    return raw, scores
+    return raw_and_normalized(node_affinity.new_scorer(args or {}, PATH), p, nodes)
 
 
 ZONES = [node("n1", zone="a", disk="ssd"), node("n2", zone="a"), node("n3", zone="b")]

@@ -7,21 +7,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, make_pod
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.plugins import node_label
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
-from policy_scheduler.plugins.node_label import label_key_problem, label_value_problem
+from policy_scheduler.plugins.base import FITS, ArgsError
 
 PATH = "spec.predicates[2].args"
 
 
 def run_filter(args: dict[str, Any], labels: dict[str, str]) -> Sequence[str]:
-    pod = PodView({"metadata": {"name": "p"}})
-    info = NodeInfo(NodeView({"metadata": {"name": "n", "labels": labels}}))
-    plugin = node_label.new_filter(args, PATH)
-    return plugin.filter(plugin.pre_filter(Cycle(pod, Snapshot([info]))), pod, info)
+    return filter_node(node_label.new_filter(args, PATH), make_pod(), make_node("n", labels))
 
 
 @pytest.mark.parametrize(
@@ -143,39 +138,3 @@ def test_invalid_args(args: dict[str, Any], errors: list[str]) -> None:
 
 def test_compatible_present_and_absent() -> None:
     assert run_filter({"present": ["disk"], "absent": ["disk=hdd"]}, {"disk": "ssd"}) == FITS
-
-
-@pytest.mark.parametrize(
-    ("key", "valid"),
-    [
-        pytest.param("disk", True, id="plain"),
-        pytest.param("topology.kubernetes.io/zone", True, id="prefixed"),
-        pytest.param("a" * 63, True, id="63 characters"),
-        pytest.param("a" * 64, False, id="64 characters"),
-        pytest.param("Disk_Type.v1", True, id="upper case, underscore and dot inside"),
-        pytest.param("-disk", False, id="starts with a dash"),
-        pytest.param("disk.", False, id="ends with a dot"),
-        pytest.param("/disk", False, id="empty prefix"),
-        pytest.param("example.com/", False, id="empty name"),
-        pytest.param("Example.com/disk", False, id="upper-case prefix"),
-        pytest.param("a/b/c", False, id="two slashes"),
-        pytest.param(("a" * 63 + ".") * 4 + "a/x", False, id="prefix over 253 characters"),
-    ],
-)
-def test_label_key_problem(key: str, valid: bool) -> None:
-    assert (label_key_problem(key) is None) is valid
-
-
-@pytest.mark.parametrize(
-    ("value", "valid"),
-    [
-        pytest.param("", True, id="empty"),
-        pytest.param("ssd", True, id="plain"),
-        pytest.param("1.2_3-4", True, id="punctuation inside"),
-        pytest.param("-5", False, id="leading dash"),
-        pytest.param("a/b", False, id="slash"),
-        pytest.param("a" * 64, False, id="too long"),
-    ],
-)
-def test_label_value_problem(value: str, valid: bool) -> None:
-    assert (label_value_problem(value) is None) is valid

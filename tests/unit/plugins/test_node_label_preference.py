@@ -5,27 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from plugin_harness import make_node, make_pod, score_nodes
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.plugins import node_label_preference
-from policy_scheduler.plugins.base import ArgsError, Cycle
+from policy_scheduler.plugins.base import ArgsError
 
 PATH = "spec.priorities[1].args"
 ZONE = "topology.kubernetes.io/zone"
 
 
 def run_scorer(args: dict[str, Any], labels: list[dict[str, str]]) -> list[int]:
-    pod = PodView({"metadata": {"name": "p"}})
-    nodes = [
-        NodeInfo(NodeView({"metadata": {"name": f"n{i}", "labels": node_labels}}))
-        for i, node_labels in enumerate(labels)
-    ]
-    plugin = node_label_preference.new_scorer(args, PATH)
-    state = plugin.pre_score(Cycle(pod, Snapshot(nodes)), nodes)
-    scores = [plugin.score(state, pod, info) for info in nodes]
-    plugin.normalize(state, scores)
-    return scores
+    nodes = [make_node(f"n{i}", node_labels) for i, node_labels in enumerate(labels)]
+    return score_nodes(node_label_preference.new_scorer(args, PATH), make_pod(), nodes)
 
 
 @pytest.mark.parametrize(

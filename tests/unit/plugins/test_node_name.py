@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, make_pod
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.plugins import node_name
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, ArgsError
 
 WRONG_NODE = "node(s) didn't match the requested node name"
 
 
-def run_filter(spec: dict[str, object], node: str) -> Sequence[str]:
-    pod = PodView({"metadata": {"name": "p"}, "spec": spec})
-    info = NodeInfo(NodeView({"metadata": {"name": node}}))
+def run_filter(spec: dict[str, Any], node: str) -> Sequence[str]:
     plugin = node_name.new_filter({}, "spec.predicates[0].args")
-    return plugin.filter(plugin.pre_filter(Cycle(pod, Snapshot([info]))), pod, info)
+    return filter_node(plugin, make_pod(**spec), make_node(node))
 
 
 @pytest.mark.parametrize(

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, make_pod
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_ports
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, ArgsError
 
 CONFLICT = ("node(s) didn't have free ports for the requested pod ports",)
 
@@ -28,18 +29,19 @@ def pod(*ports: Any, name: str = "p", init: Any = (), sidecar: Any = ()) -> PodV
         init_containers.append({"name": "i", "ports": list(init)})
     if sidecar:
         init_containers.append({"name": "s", "restartPolicy": "Always", "ports": list(sidecar)})
-    spec = {"containers": [{"name": "c", "ports": list(ports)}], "initContainers": init_containers}
-    return PodView({"metadata": {"name": name, "namespace": "ns"}, "spec": spec})
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "ports": list(ports)}],
+        "initContainers": init_containers,
+    }
+    return make_pod(name, "ns", **spec)
 
 
 def node(*pods: PodView) -> NodeInfo:
-    return NodeInfo(NodeView({"metadata": {"name": "n"}}), pods)
+    return make_node("n", None, *pods)
 
 
 def run(the_pod: PodView, info: NodeInfo) -> object:
-    plugin = node_ports.new_filter({}, "spec.predicates[0].args")
-    state = plugin.pre_filter(Cycle(the_pod, Snapshot([info])))
-    return plugin.filter(state, the_pod, info)
+    return filter_node(node_ports.new_filter({}, "spec.predicates[0].args"), the_pod, info)
 
 
 def used(*ports: Any, **kwargs: Any) -> NodeInfo:
@@ -79,11 +81,6 @@ def test_filter(the_pod: PodView, info: NodeInfo, reasons: object) -> None:
     assert run(the_pod, info) == reasons
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PodView.host_ports also counts non-restartable init containers, which "
-    "kube-scheduler v1.34's GetHostPorts ignores (they have exited before the pod runs)",
-)
 @pytest.mark.parametrize(
     ("the_pod", "info"),
     [

@@ -6,11 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, make_pod
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_resources_fit
-from policy_scheduler.plugins.base import FITS, Args, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, Args, ArgsError
 
 GPU = "example.com/gpu"
 
@@ -24,7 +25,7 @@ def container(restart: str | None = None, **requests: str) -> dict[str, Any]:
 
 def pod(*containers: Mapping[str, Any], name: str = "p", **spec: Any) -> PodView:
     spec.setdefault("containers", list(containers))
-    return PodView({"metadata": {"name": name, "namespace": "ns"}, "spec": spec})
+    return make_pod(name, "ns", **spec)
 
 
 def gpus(count: str) -> dict[str, Any]:
@@ -32,14 +33,12 @@ def gpus(count: str) -> dict[str, Any]:
 
 
 def node(allocatable: Mapping[str, object], *pods: PodView) -> NodeInfo:
-    raw = {"metadata": {"name": "n"}, "status": {"allocatable": {"pods": 110, **allocatable}}}
-    return NodeInfo(NodeView(raw), pods)
+    return make_node("n", None, *pods, status={"allocatable": {"pods": 110, **allocatable}})
 
 
 def run(the_pod: PodView, info: NodeInfo, args: Args | None = None) -> Sequence[str]:
     fit = node_resources_fit.new_filter(args or {}, "spec.predicates[0].args")
-    state = fit.pre_filter(Cycle(the_pod, Snapshot([info])))
-    return fit.filter(state, the_pod, info)
+    return filter_node(fit, the_pod, info)
 
 
 SMALL = {"cpu": "2", "memory": "4Gi"}

@@ -6,21 +6,19 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, make_pod
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.plugins import node_unschedulable
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, ArgsError
 
 CORDONED = ("node(s) were unschedulable",)
 KEY = "node.kubernetes.io/unschedulable"
 
 
 def run_filter(tolerations: list[dict[str, Any]], unschedulable: bool) -> Sequence[str]:
-    pod = PodView({"metadata": {"name": "p"}, "spec": {"tolerations": tolerations}})
-    info = NodeInfo(NodeView({"metadata": {"name": "n"}, "spec": {"unschedulable": unschedulable}}))
-    plugin = node_unschedulable.new_filter({}, "args")
-    return plugin.filter(plugin.pre_filter(Cycle(pod, Snapshot([info]))), pod, info)
+    pod = make_pod(tolerations=tolerations)
+    info = make_node("n", spec={"unschedulable": unschedulable})
+    return filter_node(node_unschedulable.new_filter({}, "args"), pod, info)
 
 
 @pytest.mark.parametrize(

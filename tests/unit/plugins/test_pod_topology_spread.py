@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import plugin_harness
 import pytest
+from plugin_harness import filter_nodes, score_nodes
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import pod_topology_spread as pts
-from policy_scheduler.plugins.base import ArgsError, Cycle
+from policy_scheduler.plugins.base import ArgsError
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -57,8 +59,7 @@ def make_node(
     name: str, zone: str | None, *pods: PodView, taints: list[dict[str, str]] | None = None
 ) -> NodeInfo:
     labels = {HOST: name} if zone is None else {HOST: name, ZONE: zone}
-    raw = {"metadata": {"name": name, "labels": labels}, "spec": {"taints": taints or []}}
-    return NodeInfo(NodeView(raw), pods)
+    return plugin_harness.make_node(name, labels, *pods, spec={"taints": taints or []})
 
 
 def matching(count: int, node: str, **overrides: Any) -> list[PodView]:
@@ -68,9 +69,8 @@ def matching(count: int, node: str, **overrides: Any) -> list[PodView]:
 def filter_all(
     incoming: PodView, nodes: list[NodeInfo], args: dict[str, Any] | None = None
 ) -> dict[str, tuple[str, ...]]:
-    plugin = pts.new_filter(args or {}, "args")
-    state = plugin.pre_filter(Cycle(incoming, Snapshot(nodes)))
-    return {n.name: tuple(plugin.filter(state, incoming, n)) for n in nodes}
+    reasons = filter_nodes(pts.new_filter(args or {}, "args"), incoming, nodes)
+    return {n.name: r for n, r in zip(nodes, reasons, strict=True)}
 
 
 def score_all(
@@ -79,12 +79,8 @@ def score_all(
     feasible: list[str] | None = None,
     args: dict[str, Any] | None = None,
 ) -> list[int]:
-    plugin = pts.new_scorer(args or {}, "args")
     chosen = [n for n in nodes if feasible is None or n.name in feasible]
-    state = plugin.pre_score(Cycle(incoming, Snapshot(nodes)), chosen)
-    scores = [plugin.score(state, incoming, n) for n in chosen]
-    plugin.normalize(state, scores)
-    return scores
+    return score_nodes(pts.new_scorer(args or {}, "args"), incoming, nodes, chosen)
 
 
 def two_zones(a_pods: int, b_pods: int, **overrides: Any) -> list[NodeInfo]:

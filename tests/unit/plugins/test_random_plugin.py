@@ -3,34 +3,27 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from plugin_harness import filter_nodes, make_node, make_pod, score_nodes
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.plugins import random_plugin
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, ArgsError
 
 PATH = "spec.predicates[0].args"
 REJECTED = ("node(s) were rejected at random",)
-POD = PodView({"metadata": {"name": "p"}})
-NODES = [NodeInfo(NodeView({"metadata": {"name": f"n{i}"}})) for i in range(8)]
+POD = make_pod()
+NODES = [make_node(f"n{i}") for i in range(8)]
 
 
-def run_filter(args: dict[str, Any], seed: int) -> list[Sequence[str]]:
-    plugin = random_plugin.new_filter(args, PATH)
-    state = plugin.pre_filter(Cycle(POD, Snapshot(NODES), random.Random(seed)))
-    return [plugin.filter(state, POD, info) for info in NODES]
+def run_filter(args: dict[str, Any], seed: int) -> list[tuple[str, ...]]:
+    return filter_nodes(random_plugin.new_filter(args, PATH), POD, NODES, random.Random(seed))
 
 
 def run_scorer(seed: int) -> list[int]:
     plugin = random_plugin.new_scorer({}, PATH)
-    state = plugin.pre_score(Cycle(POD, Snapshot(NODES), random.Random(seed)), NODES)
-    scores = [plugin.score(state, POD, info) for info in NODES]
-    plugin.normalize(state, scores)
-    return scores
+    return score_nodes(plugin, POD, NODES, rng=random.Random(seed))
 
 
 @pytest.mark.parametrize(

@@ -6,16 +6,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
+from plugin_harness import make_node, make_pod, raw_scores
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import (
     balanced_allocation,
     least_allocated,
     most_allocated,
     requested_to_capacity_ratio,
 )
-from policy_scheduler.plugins.base import Args, ArgsError, Cycle, Scorer
+from policy_scheduler.plugins.base import Args, ArgsError, Scorer
 
 GPU = "example.com/gpu"
 PATH = "spec.priorities[0].args"
@@ -33,19 +34,15 @@ def container(**requests: str) -> dict[str, Any]:
 
 def pod(*containers: Mapping[str, Any], name: str = "p", **spec: Any) -> PodView:
     spec.setdefault("containers", list(containers) or [container()])
-    return PodView({"metadata": {"name": name, "namespace": "ns"}, "spec": spec})
+    return make_pod(name, "ns", **spec)
 
 
 def node(allocatable: Mapping[str, object], *pods: PodView) -> NodeInfo:
-    return NodeInfo(
-        NodeView({"metadata": {"name": "n"}, "status": {"allocatable": allocatable}}), pods
-    )
+    return make_node("n", None, *pods, status={"allocatable": allocatable})
 
 
 def score(factory: Factory, args: Args, the_pod: PodView, info: NodeInfo) -> int:
-    scorer = factory(args, PATH)
-    state = scorer.pre_score(Cycle(the_pod, Snapshot([info])), [info])
-    return scorer.score(state, the_pod, info)
+    return raw_scores(factory(args, PATH), the_pod, [info])[1][0]
 
 
 def shape(*points: tuple[int, int]) -> list[dict[str, int]]:

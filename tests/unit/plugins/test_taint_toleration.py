@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+from plugin_harness import filter_node, make_node, make_pod, raw_and_normalized
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import taint_toleration
-from policy_scheduler.plugins.base import FITS, ArgsError, Cycle
+from policy_scheduler.plugins.base import FITS, ArgsError
 from policy_scheduler.plugins.taint_toleration import Toleration, parse_tolerations, tolerated
 
 Raw = dict[str, Any]
@@ -25,11 +26,11 @@ def taint(key: str, value: str | None = None, effect: str = "NoSchedule") -> Raw
 
 
 def node(name: str, *taints: Raw) -> NodeInfo:
-    return NodeInfo(NodeView({"metadata": {"name": name}, "spec": {"taints": list(taints)}}))
+    return make_node(name, spec={"taints": list(taints)})
 
 
 def pod(*tolerations: Raw) -> PodView:
-    return PodView({"metadata": {"name": "p"}, "spec": {"tolerations": list(tolerations)}})
+    return make_pod(tolerations=list(tolerations))
 
 
 @pytest.mark.parametrize(
@@ -122,8 +123,7 @@ def test_parse_tolerations_fills_absent_fields() -> None:
 
 
 def run_filter(p: PodView, info: NodeInfo) -> Sequence[str]:
-    plugin = taint_toleration.new_filter({}, "args")
-    return plugin.filter(plugin.pre_filter(Cycle(p, Snapshot([info]))), p, info)
+    return filter_node(taint_toleration.new_filter({}, "args"), p, info)
 
 
 @pytest.mark.parametrize(
@@ -186,12 +186,7 @@ def test_filter(tolerations: list[Raw], taints: list[Raw], reasons: Sequence[str
 
 def run_scorer(p: PodView, nodes: list[NodeInfo]) -> tuple[list[int], list[int]]:
     """The raw and the normalized scores."""
-    plugin = taint_toleration.new_scorer({}, "args")
-    state = plugin.pre_score(Cycle(p, Snapshot(nodes)), nodes)
-    raw = [plugin.score(state, p, info) for info in nodes]
-    scores = list(raw)
-    plugin.normalize(state, scores)
-    return raw, scores
+    return raw_and_normalized(taint_toleration.new_scorer({}, "args"), p, nodes)
 
 
 def soft(key: str, value: str = "") -> Raw:
