@@ -1,0 +1,150 @@
+"""A SchedulingPolicy object compiled into the pipeline that schedules its pods, or every reason
+why it cannot be.
+
+Compiling checks what the API server checks (:mod:`~policy_scheduler.policy.schema`), then what
+only the plugins and the selector parser know: each plugin's ``args`` (its factory reports every
+problem with them) and the label syntax of the node pool. All problems of a policy come back
+together, so one round of edits can fix them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from policy_scheduler.model.selectors import LabelSelector, SelectorError
+from policy_scheduler.pipeline import Pipeline, WeightedScorer
+from policy_scheduler.plugins.base import Args, ArgsError, FieldError, Filter, Scorer
+from policy_scheduler.plugins.registry import FILTER_ALIASES, FILTERS, SCORER_ALIASES, SCORERS
+from policy_scheduler.policy import schema
+
+NODE_SELECTOR = "spec.nodeSelector"
+
+
+class Mode(StrEnum):
+    ENFORCE = "Enforce"
+    """Bind each pod to the chosen node."""
+    DRY_RUN = "DryRun"
+    """Decide and record, bind nothing (shadow mode)."""
+
+
+class PolicyError(ValueError):
+    """A policy that does not compile; ``errors`` holds every problem, ``str`` one per line."""
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        super().__init__("\n".join(map(str, errors)))
+        self.errors = tuple(errors)
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledPolicy:
+    """A valid policy, ready to decide."""
+
+    name: str
+    scheduler_name: str
+    """Pods with this ``spec.schedulerName`` are this policy's; ``metadata.name`` by default."""
+    mode: Mode
+    history: int
+    generation: int
+    """``metadata.generation`` of the compiled spec (0 for a policy read from a file)."""
+    pipeline: Pipeline
+    aliases: tuple[tuple[str, str], ...]
+    """(legacy name, current name) of each legacy plugin name the policy uses, in order of use."""
+
+
+Plugin = TypeVar("Plugin", Filter[Any], Scorer[Any])
+
+
+def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
+    """Validate and compile a SchedulingPolicy; :class:`PolicyError` carries all its problems."""
+    policy = schema.apply_defaults(obj)
+    metadata = _mapping(policy.get("metadata"))
+    spec = _mapping(policy.get("spec"))
+    errors: list[FieldError] = []
+    # The API server names every object; a policy read from a file may lack the name.
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        errors.append(FieldError("metadata.name", "required"))
+        name = ""
+    errors += schema.validate(policy)
+    node_pool = _node_pool(spec.get("nodeSelector"), errors)
+    aliases: list[tuple[str, str]] = []
+    predicates = _plugins(
+        FILTERS, FILTER_ALIASES, spec, "predicates", errors=errors, used_aliases=aliases
+    )
+    priorities = _plugins(
+        SCORERS, SCORER_ALIASES, spec, "priorities", errors=errors, used_aliases=aliases
+    )
+    if errors:
+        raise PolicyError(errors)
+    generation = metadata.get("generation")
+    return CompiledPolicy(
+        name=name,
+        scheduler_name=spec.get("schedulerName", name),
+        mode=Mode(spec["mode"]),
+        history=spec["history"],
+        generation=generation if isinstance(generation, int) else 0,
+        pipeline=Pipeline(
+            [plugin for _, plugin in predicates],
+            [WeightedScorer(plugin, item["weight"]) for item, plugin in priorities],
+            spec["percentageOfNodesToScore"],
+            node_pool,
+        ),
+        aliases=tuple(dict.fromkeys(aliases)),
+    )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _plugins(
+    factories: Mapping[str, Callable[[Args, str], Plugin]],
+    aliases: Mapping[str, str],
+    spec: Mapping[str, Any],
+    field: str,
+    *,
+    errors: list[FieldError],
+    used_aliases: list[tuple[str, str]],
+) -> list[tuple[Mapping[str, Any], Plugin]]:
+    """Each entry of ``spec[field]`` with its plugin, built from its args. An entry whose plugin
+    cannot be built is left out, the reason being in ``errors``: from the schema for an unknown
+    name or args that are no object, from the plugin's factory for bad args."""
+    built = []
+    for i, item in enumerate(_list(spec.get(field))):
+        name = _mapping(item).get("name")
+        args = _mapping(item).get("args", {})
+        if not isinstance(name, str) or not isinstance(args, Mapping):
+            continue
+        current = aliases.get(name, name)
+        factory = factories.get(current)
+        if factory is None:
+            continue
+        if current != name:
+            used_aliases.append((name, current))
+        try:
+            built.append((item, factory(args, f"spec.{field}[{i}].args")))
+        except ArgsError as error:
+            errors.extend(error.errors)
+    return built
+
+
+def _node_pool(raw: Any, errors: list[FieldError]) -> LabelSelector | None:
+    """The compiled ``spec.nodeSelector``; None, meaning every node, when there is none.
+
+    The parser checks what the schema cannot: label key and value syntax, which the API server
+    checks in Deployments' selectors but not in a custom resource's.
+    """
+    if raw is None or any(e.path.startswith(NODE_SELECTOR) for e in errors):
+        return None  # the schema has said what is wrong with it
+    try:
+        return LabelSelector.parse(raw, NODE_SELECTOR)
+    except SelectorError as error:
+        errors.extend(FieldError(e.path, e.message) for e in error.errors)
+        return None
