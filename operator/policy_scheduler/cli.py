@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -52,6 +53,9 @@ def run_operator(args: argparse.Namespace) -> int:
         # Kopf's login reads $KUBECONFIG; both clients must be the same identity.
         os.environ["KUBECONFIG"] = os.path.abspath(kubeconfig)
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
+    if not args.verbose:
+        # Kopf reports every handled watch event at INFO: one line per pod change is noise.
+        logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     scheduler = Scheduler(Kube(kubeconfig), seed=args.seed)
     registry = kopf.OperatorRegistry()
     register(registry, scheduler, in_cluster=kubeconfig is None)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import Cluster
+from harness import Cluster, Operator
 
 REPO = Path(__file__).resolve().parents[2]
 CONTROLPLANE = REPO / "hack" / "controlplane"
@@ -61,3 +61,31 @@ def namespace(cluster: Cluster) -> Iterator[str]:
     cluster.kubectl("create", "namespace", name)
     yield name
     cluster.kubectl("delete", "namespace", name, "--wait=false")
+
+
+@pytest.fixture(scope="session")
+def crd(cluster: Cluster) -> None:
+    """The SchedulingPolicy CRD, installed and established."""
+    cluster.kubectl("apply", "-f", str(REPO / "crds"))
+    cluster.kubectl(
+        "wait", "--for=condition=Established", "crd/schedulingpolicies.policy-scheduler.dev"
+    )
+
+
+@pytest.fixture
+def pool(cluster: Cluster, crd: None) -> Iterator[str]:
+    """A name for this test's nodes and policies (label ``pool``), all deleted afterwards."""
+    name = f"pool-{uuid.uuid4().hex[:6]}"
+    yield name
+    cluster.kubectl("delete", "schedulingpolicies,nodes", "-l", f"pool={name}", "--wait=false")
+
+
+@pytest.fixture
+def operator(cluster: Cluster, crd: None, tmp_path: Path) -> Iterator[Operator]:
+    """An operator for the test to start (so a test can create pods before it starts); stopped
+    afterwards, with its log printed, which pytest shows when the test failed."""
+    process = Operator(cluster.kubeconfig, tmp_path / "operator.log")
+    yield process
+    process.stop()
+    if process.log.exists():
+        print(process.logs()[-20000:])

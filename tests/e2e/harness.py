@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,9 +42,10 @@ class Cluster:
             timeout=60,
         )
 
-    def apply(self, *objects: dict[str, Any]) -> None:
+    def apply(self, *objects: dict[str, Any], namespace: str | None = None) -> None:
         self.kubectl(
             "apply",
+            *(("-n", namespace) if namespace else ()),
             "-f",
             "-",
             stdin=json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)}),
@@ -82,5 +84,97 @@ def node(
             "capacity": capacity,
             "allocatable": capacity,
             "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+        },
+    }
+
+
+class Operator:
+    """``policy-scheduler run`` as a separate process, as users run it."""
+
+    def __init__(self, kubeconfig: Path, log: Path) -> None:
+        self.kubeconfig = kubeconfig
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        executable = Path(sys.executable).with_name("policy-scheduler")
+        with self.log.open("ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    str(executable),
+                    "run",
+                    "--kubeconfig",
+                    str(self.kubeconfig),
+                    "--log-format",
+                    "full",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process is None:
+            return
+        if kill:
+            self.process.kill()
+        else:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def logs(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def items(cluster: Cluster, *args: str) -> list[dict[str, Any]]:
+    """``kubectl get ... -o json`` items."""
+    result: list[dict[str, Any]] = json.loads(cluster.kubectl("get", *args, "-o", "json").stdout)[
+        "items"
+    ]
+    return result
+
+
+def pod(
+    name: str,
+    scheduler: str,
+    *,
+    cpu: str = "100m",
+    memory: str = "64Mi",
+    labels: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": cpu, "memory": memory}},
+                }
+            ],
+            **(extra or {}),
+        },
+    }
+
+
+def policy(name: str, pool: str, **spec: Any) -> dict[str, Any]:
+    """A SchedulingPolicy whose node pool is the nodes labelled ``pool=<pool>``."""
+    return {
+        "apiVersion": "policy-scheduler.dev/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": name, "labels": {"pool": pool}},
+        "spec": {
+            "nodeSelector": {"matchLabels": {"pool": pool}},
+            "predicates": [{"name": "NodeResourcesFit"}, {"name": "TaintToleration"}],
+            "priorities": [{"name": "LeastAllocated", "weight": 1}],
+            **spec,
         },
     }

@@ -135,7 +135,9 @@ class Scheduler:
 
     def _update_conditions(self) -> None:
         for entry in self.policies:
-            self.status.set_conditions(entry.name, entry.generation, self._conditions(entry))
+            self.status.set_conditions(
+                entry.name, entry.generation, entry.scheduler_name, self._conditions(entry)
+            )
 
     def _conditions(self, entry: PolicyEntry) -> list[Condition]:
         owner = self.policies.owner(entry.scheduler_name)

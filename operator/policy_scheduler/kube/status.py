@@ -58,6 +58,7 @@ def decision_record(decision: Decision, when: str, dry_run: bool) -> dict[str, A
 class _PolicyStatus:
     history: int = 20
     generation: int = 0
+    scheduler_name: str = ""
     scheduled: int = 0
     last_decision: dict[str, Any] | None = None
     decisions: deque[dict[str, Any]] = field(default_factory=deque)
@@ -110,11 +111,14 @@ class StatusWriter:
     def forget(self, name: str) -> None:
         self._policies.pop(name, None)
 
-    def set_conditions(self, name: str, generation: int, conditions: Iterable[Condition]) -> None:
+    def set_conditions(
+        self, name: str, generation: int, scheduler_name: str, conditions: Iterable[Condition]
+    ) -> None:
         """Conditions as of ``generation``; a transition time changes only with the status."""
         entry = self._policies[name]
-        if entry.generation != generation:
+        if (entry.generation, entry.scheduler_name) != (generation, scheduler_name):
             entry.generation = generation
+            entry.scheduler_name = scheduler_name
             entry.dirty = True
         for condition in conditions:
             status = "True" if condition.status else "False"
@@ -157,6 +161,7 @@ class StatusWriter:
         entry = self._policies[name]
         status: dict[str, Any] = {
             "observedGeneration": entry.generation,
+            "schedulerName": entry.scheduler_name,
             "conditions": list(entry.conditions.values()),
             "heartbeatTime": now_rfc3339(),
             "scheduled": entry.scheduled,

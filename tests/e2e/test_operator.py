@@ -1,0 +1,280 @@
+"""The operator on the real control plane: binds, events, status, policy lifecycle, DryRun,
+bursts and restarts. Each test works in its own node pool and namespace."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any, TypeVar
+
+from harness import Cluster, Operator, items, node, pod, policy, wait_for
+
+from policy_scheduler.model.objects import NodeView, PodView
+
+T = TypeVar("T")
+
+
+def when(holds: bool, value: T) -> T | None:
+    """``value`` once ``holds``: lets a wait_for probe return what it waited for."""
+    return value if holds else None
+
+
+def bound(cluster: Cluster, namespace: str) -> dict[str, str]:
+    """Pod name -> node, for the bound pods of ``namespace``."""
+    return {
+        p["metadata"]["name"]: p["spec"]["nodeName"]
+        for p in items(cluster, "pods", "-n", namespace)
+        if p["spec"].get("nodeName")
+    }
+
+
+def events(cluster: Cluster, namespace: str, reason: str) -> list[dict[str, Any]]:
+    return [e for e in items(cluster, "events", "-n", namespace) if e["reason"] == reason]
+
+
+def status(cluster: Cluster, name: str) -> dict[str, Any]:
+    result: dict[str, Any] = (
+        items(cluster, "schedulingpolicies", "--field-selector", f"metadata.name={name}")[0].get(
+            "status"
+        )
+        or {}
+    )
+    return result
+
+
+def condition(cluster: Cluster, name: str, type_: str) -> dict[str, Any] | None:
+    for c in status(cluster, name).get("conditions") or ():
+        if c["type"] == type_:
+            return dict(c)
+    return None
+
+
+def condition_status(cluster: Cluster, name: str, type_: str) -> str | None:
+    found = condition(cluster, name, type_)
+    return None if found is None else str(found["status"])
+
+
+def assert_not_overcommitted(cluster: Cluster, pool: str) -> None:
+    """No node of the pool has pods requesting more than it can allocate."""
+    nodes = {
+        n["metadata"]["name"]: NodeView(n) for n in items(cluster, "nodes", "-l", f"pool={pool}")
+    }
+    requested: Counter[str] = Counter()
+    for raw in items(cluster, "pods", "-A"):
+        view = PodView(raw)
+        if view.node_name in nodes:
+            requested[view.node_name] += view.requests.get("cpu", 0)
+    for name, cpu in requested.items():
+        assert cpu <= nodes[name].allocatable["cpu"], f"{name} overcommitted: {cpu}m"
+
+
+def test_pending_pods_are_bound_with_events_and_status(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(*(node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(3)))
+    cluster.apply(policy(pool, pool))
+    cluster.apply(*(pod(f"web-{i}", pool) for i in range(5)), namespace=namespace)
+    operator.start()  # after the pods: pods pending before start are scheduled too
+
+    placed = wait_for("5 pods bound", lambda: when(len(b := bound(cluster, namespace)) == 5, b))
+    assert set(placed.values()) <= {f"{pool}-{i}" for i in range(3)}
+    scheduled = wait_for(
+        "5 Scheduled events",
+        lambda: when(len(e := events(cluster, namespace, "Scheduled")) == 5, e),
+    )
+    for event in scheduled:
+        name = event["involvedObject"]["name"]
+        assert event["message"].startswith(
+            f"Successfully assigned {namespace}/{name} to {placed[name]} (SchedulingPolicy {pool}"
+        )
+        assert event["source"]["component"] == "policy-scheduler"
+
+    state = wait_for(
+        "the status to count 5", lambda: when((s := status(cluster, pool)).get("scheduled") == 5, s)
+    )
+    assert state["lastDecision"]["node"] in placed.values()
+    assert len(state["decisions"]) == 5
+    newest = state["decisions"][0]
+    assert newest["pod"].startswith(f"{namespace}/web-")
+    assert newest["candidates"][0]["node"] == newest["node"]
+    assert set(newest["candidates"][0]["scores"]) == {"LeastAllocated"}
+    assert condition_status(cluster, pool, "Ready") == "True"
+
+    columns = cluster.kubectl("get", "schedulingpolicy", pool, "--no-headers").stdout.split()
+    assert columns[:6] == [pool, pool, "Enforce", "True", "5", "0"]
+    assert columns[6] in placed.values()
+    described = cluster.kubectl("describe", "schedulingpolicy", pool).stdout
+    assert "Decisions:" in described and "Least Allocated:" in described
+
+
+def test_kube_schedulers_pods_count_and_unschedulable_pods_are_told_once(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(node(f"{pool}-0", cpu="2", labels={"pool": pool}))
+    cluster.apply(policy(pool, pool))
+    # kube-scheduler places this one; our cache must count it.
+    cluster.apply(
+        pod("theirs", "default-scheduler", cpu="1500m", extra={"nodeSelector": {"pool": pool}}),
+        namespace=namespace,
+    )
+    wait_for("kube-scheduler's pod bound", lambda: "theirs" in bound(cluster, namespace))
+    operator.start()
+    cluster.apply(pod("ours", pool, cpu="1"), namespace=namespace)
+
+    failed = wait_for("FailedScheduling", lambda: events(cluster, namespace, "FailedScheduling"))
+    message = failed[0]["message"]
+    assert message.startswith("0/") and "1 Insufficient cpu" in message
+    assert message.endswith(".")
+    pod_conditions = items(
+        cluster, "pods", "-n", namespace, "--field-selector", "metadata.name=ours"
+    )[0]["status"]["conditions"]
+    assert {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": message,
+    }.items() <= pod_conditions[0].items()
+    wait_for("the unschedulable count", lambda: status(cluster, pool).get("unschedulable") == 1)
+
+    # A change that does not help: the pod is tried again, and the same story is not re-told.
+    cluster.kubectl("label", "node", f"{pool}-0", "touched=yes")
+    time.sleep(3)
+    assert len(events(cluster, namespace, "FailedScheduling")) == 1
+
+    # A change that helps: kube-scheduler's pod goes away, ours fits.
+    # No kubelet confirms a graceful deletion here, so the deletion is forced.
+    cluster.kubectl("delete", "pod", "theirs", "-n", namespace, "--grace-period=0", "--force")
+    wait_for("our pod bound", lambda: bound(cluster, namespace).get("ours") == f"{pool}-0")
+
+
+def test_a_policy_edit_changes_the_next_placement(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(
+        node(f"{pool}-a", labels={"pool": pool, "zone": "a"}),
+        node(f"{pool}-b", labels={"pool": pool, "zone": "b"}),
+    )
+    preference = {
+        "name": "NodeLabelPreference",
+        "weight": 1,
+        "args": {"label": "zone", "values": ["a"]},
+    }
+    cluster.apply(policy(pool, pool, priorities=[preference]))
+    operator.start()
+    cluster.apply(pod("first", pool), namespace=namespace)
+    wait_for("first bound to zone a", lambda: bound(cluster, namespace).get("first") == f"{pool}-a")
+
+    preference["args"] = {"label": "zone", "values": ["b"]}
+    cluster.apply(policy(pool, pool, priorities=[preference]))
+    wait_for("the edit observed", lambda: status(cluster, pool).get("observedGeneration") == 2)
+    cluster.apply(pod("second", pool), namespace=namespace)
+    wait_for(
+        "second bound to zone b", lambda: bound(cluster, namespace).get("second") == f"{pool}-b"
+    )
+
+
+def test_invalid_and_conflicting_policies_are_reported_while_others_schedule(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(node(f"{pool}-0", labels={"pool": pool}))
+    good, late, bad = f"{pool}-good", f"{pool}-late", f"{pool}-bad"
+    cluster.apply(policy(good, pool))
+    time.sleep(1.1)  # creation timestamps have one-second resolution: "late" must be younger
+    cluster.apply(
+        policy(late, pool, schedulerName=good),
+        policy(bad, pool, predicates=[{"name": "NodeLabel", "args": {"present": ["disk==ssd"]}}]),
+    )
+    operator.start()
+
+    invalid = wait_for("Valid=False", lambda: condition(cluster, bad, "Valid"))
+    assert invalid["status"] == "False"
+    assert invalid["message"].startswith("spec.predicates[0].args.present[0]: ")
+    conflict = wait_for("Conflict=True", lambda: condition(cluster, late, "Conflict"))
+    assert conflict["status"] == "True"
+    assert good in conflict["message"]
+    assert condition_status(cluster, good, "Conflict") == "False"
+
+    cluster.apply(pod("served", good), pod("waits", bad), namespace=namespace)
+    wait_for("the good policy's pod bound", lambda: "served" in bound(cluster, namespace))
+    told = wait_for(
+        "the invalid policy's pod told why",
+        lambda: events(cluster, namespace, "NoSchedulingPolicy"),
+    )
+    assert told[0]["involvedObject"]["name"] == "waits"
+    assert told[0]["message"].startswith(f"SchedulingPolicy {bad} is invalid: spec.predicates[0]")
+    assert "waits" not in bound(cluster, namespace)
+
+
+def test_a_deleted_policys_pods_are_told_nobody_serves_them(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(node(f"{pool}-0", labels={"pool": pool}))
+    cluster.apply(policy(pool, pool))
+    operator.start()
+    wait_for("the policy served", lambda: condition(cluster, pool, "Ready"))
+    cluster.kubectl("delete", "schedulingpolicy", pool)
+    cluster.apply(
+        pod("orphan", pool), pod("elsewhere", "some-other-scheduler"), namespace=namespace
+    )
+    told = wait_for("a warning", lambda: events(cluster, namespace, "NoSchedulingPolicy"))
+    assert [e["involvedObject"]["name"] for e in told] == ["orphan"]
+    assert told[0]["type"] == "Warning"
+    assert told[0]["message"] == f"no SchedulingPolicy serves schedulerName {pool}"
+
+
+def test_dry_run_decides_and_records_but_binds_nothing(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(node(f"{pool}-0", labels={"pool": pool}))
+    cluster.apply(policy(pool, pool, mode="DryRun"))
+    operator.start()
+    cluster.apply(pod("shadow", pool), namespace=namespace)
+    said = wait_for("the DryRun event", lambda: events(cluster, namespace, "DryRunScheduled"))
+    assert said[0]["type"] == "Normal"
+    assert f"would assign {namespace}/shadow to {pool}-0" in said[0]["message"]
+    record = wait_for("the dry-run decision", lambda: status(cluster, pool).get("decisions"))[0]
+    assert record["dryRun"] is True
+    assert record["node"] == f"{pool}-0"
+    time.sleep(2)
+    assert bound(cluster, namespace) == {}
+    assert status(cluster, pool).get("scheduled") == 0
+
+
+def _burst(cluster: Cluster, namespace: str, pool: str, count: int) -> None:
+    """Ten nodes with room for 20 pods of 100m CPU each: 200 pods in all."""
+    cluster.apply(*(node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(10)))
+    cluster.apply(policy(pool, pool))
+    cluster.apply(*(pod(f"burst-{i}", pool) for i in range(count)), namespace=namespace)
+
+
+def test_a_burst_larger_than_the_pool_binds_exactly_what_fits(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    operator.start()
+    _burst(cluster, namespace, pool, 300)
+    wait_for("200 bound", lambda: len(bound(cluster, namespace)) == 200, timeout=120)
+    failed = wait_for(
+        "100 FailedScheduling",
+        lambda: when(len(e := events(cluster, namespace, "FailedScheduling")) == 100, e),
+        timeout=60,
+    )
+    assert len({e["involvedObject"]["name"] for e in failed}) == 100
+    time.sleep(2)
+    assert len(bound(cluster, namespace)) == 200
+    assert_not_overcommitted(cluster, pool)
+
+
+def test_killed_mid_burst_and_restarted_binds_the_rest_exactly_once(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    _burst(cluster, namespace, pool, 150)
+    operator.start()
+    wait_for("some pods bound", lambda: len(bound(cluster, namespace)) >= 20, timeout=60)
+    operator.stop(kill=True)
+    assert len(bound(cluster, namespace)) < 150, "the burst finished before the kill"
+    operator.start()
+    wait_for("all 150 bound", lambda: len(bound(cluster, namespace)) == 150, timeout=120)
+    per_pod = Counter(e["involvedObject"]["name"] for e in events(cluster, namespace, "Scheduled"))
+    assert max(per_pod.values()) == 1
+    assert not events(cluster, namespace, "FailedScheduling")
+    assert_not_overcommitted(cluster, pool)
