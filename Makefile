@@ -3,7 +3,6 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 CLUSTER_DIR := .local/cluster
-KUBECTL = "$$(cat $(CLUSTER_DIR)/bin)/kubectl" --kubeconfig $(CLUSTER_DIR)/kubeconfig
 
 .PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean
 
@@ -40,10 +39,8 @@ cluster: controlplane
 cluster-down:
 	hack/controlplane/down --dir $(CLUSTER_DIR)
 
-demo: cluster
-	$(KUBECTL) get --raw /readyz; echo
-	$(KUBECTL) get nodes
-	@echo "The control plane keeps running; 'make cluster-down' stops it."
+demo: $(BIN)/.installed controlplane
+	hack/demo --dir $(CLUSTER_DIR)
 
 clean: cluster-down
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
