@@ -42,14 +42,16 @@ def feasible_nodes_to_find(all_nodes: int, percentage: int) -> int:
     return max(all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def failure_message(total_nodes: int, reasons: Mapping[str, int]) -> str:
-    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ...".
+def reason_counts(reasons: Mapping[str, int]) -> str:
+    """The "<count> <reason>" strings ("2 Insufficient cpu"), sorted as strings as kube-scheduler
+    sorts them, joined with commas."""
+    return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
 
-    The "<count> <reason>" strings are sorted as strings, as kube-scheduler sorts them.
-    """
-    parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
+
+def failure_message(total_nodes: int, reasons: Mapping[str, int]) -> str:
+    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ..."."""
     message = f"0/{total_nodes} nodes are available:"
-    return f"{message} {', '.join(parts)}." if parts else message
+    return f"{message} {reason_counts(reasons)}." if reasons else message
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,20 @@ class Decision:
     def message(self) -> str:
         """The FailedScheduling message for an unschedulable pod."""
         return failure_message(self.total_nodes, self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The decision as plain data, as ``status.decisions`` holds it (the status writer adds
+        the time) and ``policy-scheduler simulate -o json`` prints it. Node and score are None,
+        and the FailedScheduling ``message`` is added, when no node fit; ``reasons`` counts why
+        the other nodes did not fit."""
+        record: dict[str, Any] = {"pod": self.pod, "node": self.node, "score": self.score}
+        if self.node is None:
+            record["message"] = self.message
+        record["candidates"] = [
+            {"node": c.node, "score": c.score, "scores": dict(c.scores)} for c in self.candidates
+        ]
+        record["reasons"] = dict(self.reasons)
+        return record
 
 
 @dataclass(slots=True)

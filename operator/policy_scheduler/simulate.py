@@ -1,28 +1,28 @@
 """Offline scheduling: place a cluster dump's pending pods with a policy, no API server involved.
 
 The cluster file is what ``kubectl get nodes,pods -A -o yaml`` prints (a ``List``) or multi-document
-YAML of Nodes and Pods. Pods that have a node already use its resources; pending pods for the
-policy's scheduler are placed one at a time in scheduling order, each placement counting against
-its node for the next, exactly as the operator's cache does with assumed pods.
+YAML of Nodes and Pods, as :mod:`policy_scheduler.manifests` reads them. Pods that have a node
+already use its resources; pending pods for the policy's scheduler are placed one at a time in
+scheduling order, each placement counting against its node for the next, exactly as the
+operator's cache does with assumed pods.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from policy_scheduler.manifests import ManifestError, read_objects, type_name
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, ObjectError, PodView
+from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision, Pipeline
 
 
-class ClusterFileError(ValueError):
-    """A cluster file that cannot be read; the message names the file and the object."""
+class ClusterFileError(ManifestError):
+    """A cluster file that cannot be read; ``problems`` name the file and each bad object."""
 
 
 @dataclass(frozen=True)
@@ -31,51 +31,34 @@ class ClusterDump:
     pods: tuple[PodView, ...]
 
 
-def _objects(path: Path) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """Each object of the file with a short description of where it is, for errors."""
-    try:
-        documents = list(yaml.safe_load_all(path.read_text()))
-    except OSError as error:
-        raise ClusterFileError(f"{path}: cannot read: {error.strerror}") from None
-    except yaml.YAMLError as error:
-        raise ClusterFileError(f"{path}: not valid YAML: {error}".splitlines()[0]) from None
-    for d, document in enumerate(documents):
-        if document is None:
-            continue
-        if not isinstance(document, Mapping):
-            raise ClusterFileError(f"{path}: document {d + 1} is not a Kubernetes object")
-        if document.get("kind") == "List" or str(document.get("kind", "")).endswith("List"):
-            for i, item in enumerate(document.get("items") or ()):
-                if not isinstance(item, Mapping):
-                    raise ClusterFileError(f"{path}: items[{i}] is not a Kubernetes object")
-                yield f"items[{i}]", item
-        else:
-            yield f"document {d + 1}", document
+def _node_or_pod(obj: Any) -> NodeView | PodView:
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"expected a Node or a Pod, got {type_name(obj)}")
+    kind = obj.get("kind")
+    if kind == "Node":
+        return NodeView(obj)
+    if kind == "Pod":
+        pod = PodView(obj)
+        # Parse the requests now, so a broken quantity is reported here, not mid-run.
+        _ = pod.requests
+        return pod
+    raise ValueError(
+        f"kind is {kind!r}, expected Node or Pod"
+        if kind
+        else "kind is missing, expected Node or Pod"
+    )
 
 
 def load_cluster(path: Path) -> ClusterDump:
-    """Read a cluster dump; raises :class:`ClusterFileError` naming the first bad object."""
-    nodes: list[NodeView] = []
-    pods: list[PodView] = []
-    for where, obj in _objects(path):
-        kind = obj.get("kind")
-        name = (obj.get("metadata") or {}).get("name", "?")
-        try:
-            if kind == "Node":
-                nodes.append(NodeView(obj))
-            elif kind == "Pod":
-                pod = PodView(obj)
-                # Parse the requests now, so a broken quantity is reported here, not mid-run.
-                _ = pod.requests
-                pods.append(pod)
-            else:
-                raise ClusterFileError(
-                    f"{path}: {where} is a {kind or 'object without kind'} ({name}); "
-                    "a cluster file holds only Nodes and Pods"
-                )
-        except ObjectError as error:
-            raise ClusterFileError(f"{path}: {where}: {error}") from None
-    return ClusterDump(tuple(nodes), tuple(pods))
+    """Read a cluster dump; raises :class:`ClusterFileError` naming every bad object."""
+    try:
+        objects = read_objects(path, "Node or Pod", _node_or_pod)
+    except ManifestError as error:
+        raise ClusterFileError(error.problems) from None
+    return ClusterDump(
+        tuple(o for o in objects if isinstance(o, NodeView)),
+        tuple(o for o in objects if isinstance(o, PodView)),
+    )
 
 
 def snapshot_of(cluster: ClusterDump) -> Snapshot:

@@ -38,19 +38,11 @@ class Condition:
 
 
 def decision_record(decision: Decision, when: str, dry_run: bool) -> dict[str, Any]:
-    """A decision as it appears in ``status.decisions`` (and in ``simulate -o json``)."""
-    record: dict[str, Any] = {"time": when, "pod": decision.pod, "node": decision.node}
-    if decision.score is not None:
-        record["score"] = decision.score
+    """A decision as it appears in ``status.decisions``: :meth:`Decision.to_dict` (which is also
+    what ``simulate -o json`` prints), with the time and whether the policy was in DryRun."""
+    record: dict[str, Any] = {"time": when, **decision.to_dict()}
     if dry_run:
         record["dryRun"] = True
-    if decision.node is None:
-        record["message"] = decision.message
-    record["candidates"] = [
-        {"node": c.node, "score": c.score, "scores": dict(c.scores)} for c in decision.candidates
-    ]
-    if decision.reasons:
-        record["reasons"] = dict(decision.reasons)
     return record
 
 
