@@ -7,10 +7,13 @@ as pods are assumed, bound and deleted; plugins only read it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 from policy_scheduler.model.objects import HostPort, NodeView, PodView, Resources, add_into
 from policy_scheduler.model.quantity import CPU, MEMORY
+
+LabelGroup = tuple[str, bool, frozenset[tuple[str, str]]]
 
 
 def _subtract(total: Resources, amounts: Mapping[str, int]) -> None:
@@ -21,7 +24,15 @@ def _subtract(total: Resources, amounts: Mapping[str, int]) -> None:
 class NodeInfo:
     """A node and the pods on it (assumed or bound), with their summed requests."""
 
-    __slots__ = ("node", "nonzero_requested", "pods", "requested", "used_ports")
+    __slots__ = (
+        "affinity_pods",
+        "label_groups",
+        "node",
+        "nonzero_requested",
+        "pods",
+        "requested",
+        "used_ports",
+    )
 
     def __init__(self, node: NodeView, pods: Iterable[PodView] = ()) -> None:
         self.node = node
@@ -30,6 +41,12 @@ class NodeInfo:
         # Only CPU and memory have scoring defaults; the other resources score as requested.
         self.nonzero_requested: Resources = {CPU: 0, MEMORY: 0}
         self.used_ports: list[HostPort] = []
+        # The pods with pod (anti-)affinity terms: InterPodAffinity reads only these unless the
+        # incoming pod has terms of its own, and they are few next to all pods.
+        self.affinity_pods: dict[str, PodView] = {}
+        # The pods per PodView.label_group, as [one of them, how many]: selectors are matched
+        # once per group instead of once per pod (a node's pods mostly share a few label sets).
+        self.label_groups: dict[LabelGroup, list[Any]] = {}
         for pod in pods:
             self.add_pod(pod)
 
@@ -49,6 +66,13 @@ class NodeInfo:
         self.nonzero_requested[CPU] += nonzero.get(CPU, 0)
         self.nonzero_requested[MEMORY] += nonzero.get(MEMORY, 0)
         self.used_ports.extend(pod.host_ports)
+        if pod.has_pod_affinity:
+            self.affinity_pods[pod.uid] = pod
+        group = self.label_groups.get(pod.label_group)
+        if group is None:
+            self.label_groups[pod.label_group] = [pod, 1]
+        else:
+            group[1] += 1
 
     def remove_pod(self, uid: str) -> PodView | None:
         pod = self.pods.pop(uid, None)
@@ -60,6 +84,11 @@ class NodeInfo:
         self.nonzero_requested[MEMORY] -= nonzero.get(MEMORY, 0)
         for port in pod.host_ports:
             self.used_ports.remove(port)
+        self.affinity_pods.pop(uid, None)
+        group = self.label_groups[pod.label_group]
+        group[1] -= 1
+        if not group[1]:
+            del self.label_groups[pod.label_group]
         return pod
 
 
@@ -80,8 +109,28 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         return self.nodes.get(name)
 
-    def pods(self) -> Iterator[tuple[NodeInfo, PodView]]:
-        """Every pod on every node, with the node it is on."""
+    def count_matching(self, matches: Callable[[PodView], bool]) -> Iterator[tuple[NodeInfo, int]]:
+        """Each node with how many of its pods ``matches`` accepts (nodes with none left out).
+
+        ``matches`` must depend only on what ``PodView.label_group`` holds (a label or namespace
+        selector): it is asked once per group in the whole snapshot, not once per pod.
+        """
+        memo: dict[LabelGroup, bool] = {}
         for info in self.nodes.values():
-            for pod in info.pods.values():
-                yield info, pod
+            total = 0
+            for key, (pod, count) in info.label_groups.items():
+                hit = memo.get(key)
+                if hit is None:
+                    hit = memo[key] = matches(pod)
+                if hit:
+                    total += count
+            if total:
+                yield info, total
+
+    def affinity_pods(self) -> Iterator[tuple[NodeInfo, PodView]]:
+        """The pods with pod (anti-)affinity terms (``PodView.has_pod_affinity``), with their
+        node: all InterPodAffinity reads pod by pod; other pods it counts per label group."""
+        for info in self.nodes.values():
+            if info.affinity_pods:
+                for pod in info.affinity_pods.values():
+                    yield info, pod

@@ -220,6 +220,22 @@ class PodView:
         return _mapping(self.spec.get("affinity"))
 
     @cached_property
+    def label_group(self) -> tuple[str, bool, frozenset[tuple[str, str]]]:
+        """Namespace, whether terminating, and labels: all that label and namespace selectors
+        see of a pod, so pods of one group match every selector alike and NodeInfo counts a
+        node's pods per group. (The API server accepts only string labels, so they hash.)"""
+        return (self.namespace, self.deleting, frozenset(self.labels.items()))
+
+    @cached_property
+    def has_pod_affinity(self) -> bool:
+        """Whether ``spec.affinity`` holds ``podAffinity`` or ``podAntiAffinity`` (as objects),
+        the only pods whose terms InterPodAffinity must read on the nodes; NodeInfo indexes them."""
+        return any(
+            isinstance(self.affinity.get(kind), Mapping)
+            for kind in ("podAffinity", "podAntiAffinity")
+        )
+
+    @cached_property
     def required_node_affinity(self) -> RequiredNodeAffinity:
         """The nodeSelector and the required node affinity (component-helpers'
         GetRequiredNodeAffinity); an invalid term matches no node and is listed in ``errors``."""
@@ -287,6 +303,12 @@ class NodeView:
             (tuple(str(n) for n in _sequence(image.get("names"))), int(image.get("sizeBytes") or 0))
             for image in map(_mapping, _sequence(status.get("images")))
         )
+        # Each image name the node lists, with the size of the first entry listing it: one look-up
+        # per wanted image instead of a walk over every name of every node on each decision.
+        self.image_sizes: dict[str, int] = {}
+        for names, size in self.images:
+            for image_name in names:
+                self.image_sizes.setdefault(image_name, size)
 
     def __repr__(self) -> str:
         return f"NodeView({self.name})"

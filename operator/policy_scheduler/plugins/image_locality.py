@@ -61,13 +61,12 @@ class _ImageLocalityScorer(Scorer[_State]):
         spread: dict[str, int] = {}
         holders: dict[str, set[str]] = {}
         for info in cycle.snapshot:
-            held = set()
-            for names, size in info.node.images:
-                for name in names:
-                    if name in wanted:
-                        held.add(name)
-                        sizes.setdefault(name, size)
+            listed = info.node.image_sizes
+            if not listed:
+                continue
+            held = wanted.intersection(listed)
             for name in held:
+                sizes.setdefault(name, listed[name])
                 spread[name] = spread.get(name, 0) + 1
             if held:
                 holders[info.name] = held

@@ -229,20 +229,21 @@ class _InterPodAffinityFilter(Filter[_FilterState | None]):
         anti_affinity_counts: dict[TopologyPair, int] = {}
         existing: dict[TopologyPair, int] = {}
         scan_all = bool(affinity or anti_affinity)
-        for info, pod in cycle.snapshot.pods():
-            if not scan_all and not pod.affinity:
-                continue
-            labels = info.node.labels
-            if pod.affinity:
-                for term in pod_terms(pod).required_anti_affinity:
-                    if term.matches(incoming):
-                        _add(existing, labels, term.topology_key, 1)
-            if affinity and all(term.matches(pod) for term in affinity):
+        snapshot = cycle.snapshot
+        for info, pod in snapshot.affinity_pods():
+            for term in pod_terms(pod).required_anti_affinity:
+                if term.matches(incoming):
+                    _add(existing, info.node.labels, term.topology_key, 1)
+        # The pod's own terms select pods by labels and namespace only: counted per label group.
+        if affinity:
+            for info, count in snapshot.count_matching(
+                lambda pod: all(term.matches(pod) for term in affinity)
+            ):
                 for term in affinity:
-                    _add(affinity_counts, labels, term.topology_key, 1)
-            for term in anti_affinity:
-                if term.matches(pod):
-                    _add(anti_affinity_counts, labels, term.topology_key, 1)
+                    _add(affinity_counts, info.node.labels, term.topology_key, count)
+        for term in anti_affinity:
+            for info, count in snapshot.count_matching(term.matches):
+                _add(anti_affinity_counts, info.node.labels, term.topology_key, count)
         if not existing and not scan_all:
             return None
         first_of_group = (
@@ -317,14 +318,20 @@ class _InterPodAffinityScorer(Scorer[_TopologyScores]):
         scores: _TopologyScores = {}
         if self.ignore_existing_preferred and not has_preferred:
             return scores
-        for info, pod in cycle.snapshot.pods():
-            if not has_preferred and not pod.affinity:
-                continue
+        snapshot = cycle.snapshot
+        # The pod's own terms select pods by labels and namespace only: counted per label group.
+        for terms, sign in ((own.preferred_affinity, 1), (own.preferred_anti_affinity, -1)):
+            for term, weight in terms:
+                key = term.topology_key
+                for info, count in snapshot.count_matching(term.matches):
+                    value = info.node.labels.get(key)
+                    if value is not None:
+                        values = scores.setdefault(key, {})
+                        values[value] = values.get(value, 0) + sign * weight * count
+        for info, pod in snapshot.affinity_pods():
             labels = info.node.labels
             if not labels:
                 continue
-            _add_weights(scores, own.preferred_affinity, pod, labels, 1)
-            _add_weights(scores, own.preferred_anti_affinity, pod, labels, -1)
             theirs = pod_terms(pod)
             if self.hard_pod_affinity_weight > 0 and theirs.required_affinity:
                 _add_weights(

@@ -1,0 +1,342 @@
+"""The decision procedure with the real plugins: kube-scheduler's FitError text, first failing
+filter, adaptive sampling with a rotating start, weighted normalized totals, random tie-break,
+the reported candidates and the policy's node pool."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from plugin_harness import make_node, make_pod
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.selectors import LabelSelector
+from policy_scheduler.pipeline import (
+    OUTSIDE_NODE_POOL,
+    Decision,
+    Pipeline,
+    WeightedScorer,
+    failure_message,
+    feasible_nodes_to_find,
+)
+from policy_scheduler.plugins.base import Scorer
+from policy_scheduler.plugins.registry import FILTERS, SCORERS
+from policy_scheduler.plugins.taint_toleration import UNTOLERATED
+
+UNSCHEDULABLE = "node(s) were unschedulable"
+GPU_TAINT = "node(s) had untolerated taint {dedicated: gpu}"  # kube's FitError example
+GPU = {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}
+CORDONED = {"unschedulable": True}
+
+
+def pipeline(
+    predicates: Sequence[str] = (),
+    priorities: Sequence[tuple[str, int] | tuple[str, int, Mapping[str, Any]]] = (),
+    **settings: Any,
+) -> Pipeline:
+    """A pipeline of the registry's plugins; a priority is (name, weight[, args])."""
+    filters = [FILTERS[name]({}, f"spec.predicates[{i}].args") for i, name in enumerate(predicates)]
+    scorers = [
+        WeightedScorer(SCORERS[p[0]](p[2] if len(p) > 2 else {}, f"spec.priorities[{i}]"), p[1])
+        for i, p in enumerate(priorities)
+    ]
+    return Pipeline(filters, scorers, **settings)
+
+
+def node(
+    name: str,
+    cpu: str = "4",
+    labels: Mapping[str, str] | None = None,
+    spec: Mapping[str, Any] | None = None,
+) -> NodeInfo:
+    allocatable = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    return make_node(name, labels, spec=spec, status={"allocatable": allocatable})
+
+
+def pod(cpu: str | None = None, **spec: Any) -> PodView:
+    requests = {"resources": {"requests": {"cpu": cpu}}} if cpu else {}
+    return make_pod("p", "default", containers=[{"name": "c", **requests}], **spec)
+
+
+def decide(p: Pipeline, nodes: Sequence[NodeInfo], seed: int = 0, **spec: Any) -> Decision:
+    return p.decide(pod(**spec), Snapshot(nodes), random.Random(seed))
+
+
+# --- kube-scheduler's FitError message ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("total", "reasons", "message"),
+    [
+        pytest.param(0, {}, "0/0 nodes are available:", id="no nodes at all"),
+        pytest.param(
+            5,
+            {"Insufficient cpu": 2, GPU_TAINT: 3},
+            "0/5 nodes are available: 2 Insufficient cpu, 3 " + GPU_TAINT + ".",
+            id="kube's example",
+        ),
+        pytest.param(
+            12,
+            {"Insufficient memory": 2, "Insufficient cpu": 10},
+            "0/12 nodes are available: 10 Insufficient cpu, 2 Insufficient memory.",
+            id="sorted as strings: 10 before 2",
+        ),
+        pytest.param(
+            3,
+            {"Too many pods": 1, "Insufficient cpu": 1, UNSCHEDULABLE: 1},
+            "0/3 nodes are available: 1 Insufficient cpu, 1 Too many pods, 1 "
+            + UNSCHEDULABLE
+            + ".",
+            id="equal counts by reason text",
+        ),
+    ],
+)
+def test_failure_message(total: int, reasons: dict[str, int], message: str) -> None:
+    assert failure_message(total, reasons) == message
+
+
+def test_unschedulable_decision_reports_kube_message() -> None:
+    nodes = [node("a", cpu="1"), node("b", cpu="1"), *(node(f"g{i}", spec=GPU) for i in range(3))]
+    decision = decide(pipeline(["TaintToleration", "NodeResourcesFit"]), nodes, cpu="2")
+    assert (decision.node, decision.score, decision.candidates) == (None, None, ())
+    assert (decision.total_nodes, decision.feasible_nodes) == (5, 0)
+    assert decision.message == f"0/5 nodes are available: 2 Insufficient cpu, 3 {UNTOLERATED}."
+
+
+# --- A node's reasons come from its first failing filter -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("predicates", "reasons"),
+    [
+        pytest.param(
+            ["NodeUnschedulable", "TaintToleration", "NodeResourcesFit"],
+            {UNSCHEDULABLE: 1},
+            id="cordon checked first",
+        ),
+        pytest.param(
+            ["TaintToleration", "NodeUnschedulable", "NodeResourcesFit"],
+            {UNTOLERATED: 1},
+            id="taint checked first",
+        ),
+        pytest.param(
+            ["NodeResourcesFit", "NodeUnschedulable"],
+            {"Insufficient cpu": 1, "Insufficient memory": 1},
+            id="every reason of the failing filter",
+        ),
+    ],
+)
+def test_first_failing_filter_gives_the_reasons(
+    predicates: list[str], reasons: dict[str, int]
+) -> None:
+    bad = node("bad", cpu="1", spec={**GPU, **CORDONED})
+    p = make_pod(
+        "p",
+        "default",
+        containers=[{"name": "c", "resources": {"requests": {"cpu": "2", "memory": "9Gi"}}}],
+    )
+    decision = pipeline(predicates).decide(p, Snapshot([bad]), random.Random(0))
+    assert decision.reasons == reasons
+
+
+def test_feasible_nodes_are_counted_and_failures_kept_when_some_fit() -> None:
+    nodes = [node("a"), node("b", spec=CORDONED), node("c", spec=GPU)]
+    decision = decide(pipeline(["NodeUnschedulable", "TaintToleration"]), nodes)
+    assert (decision.node, decision.feasible_nodes, decision.total_nodes) == ("a", 1, 3)
+    assert decision.reasons == {UNSCHEDULABLE: 1, UNTOLERATED: 1}
+
+
+# --- How many feasible nodes to look for (kube's numFeasibleNodesToFind) -------------------
+
+
+@pytest.mark.parametrize(
+    ("nodes", "percentage", "wanted"),
+    [
+        pytest.param(50, 0, 50, id="50 nodes adaptive: all, under the minimum of 100"),
+        pytest.param(50, 10, 50, id="50 nodes 10%: all"),
+        pytest.param(50, 100, 50, id="50 nodes 100%: all"),
+        pytest.param(100, 0, 100, id="100 nodes adaptive: 50% raised to the minimum"),
+        pytest.param(100, 10, 100, id="100 nodes 10%: the minimum"),
+        pytest.param(100, 100, 100, id="100 nodes 100%"),
+        pytest.param(1000, 0, 420, id="1000 nodes adaptive: 50 - 1000/125 = 42%"),
+        pytest.param(1000, 10, 100, id="1000 nodes 10%"),
+        pytest.param(1000, 100, 1000, id="1000 nodes 100%"),
+        pytest.param(5000, 0, 500, id="5000 nodes adaptive: 10%"),
+        pytest.param(5000, 10, 500, id="5000 nodes 10%"),
+        pytest.param(5000, 100, 5000, id="5000 nodes 100%"),
+        pytest.param(10000, 0, 500, id="10000 nodes adaptive: floor of 5%"),
+        pytest.param(10000, 10, 1000, id="10000 nodes 10%"),
+        pytest.param(10000, 100, 10000, id="10000 nodes 100%"),
+    ],
+)
+def test_feasible_nodes_to_find(nodes: int, percentage: int, wanted: int) -> None:
+    assert feasible_nodes_to_find(nodes, percentage) == wanted
+
+
+def test_the_search_resumes_where_the_previous_decision_stopped() -> None:
+    # 200 nodes, 50% -> 100 feasible wanted. Nodes 0..49 are cordoned, 50..199 fit.
+    nodes = [node(f"n{i:03}", spec=CORDONED if i < 50 else None) for i in range(200)]
+    p = pipeline(["NodeUnschedulable"], percentage_of_nodes_to_score=50)
+    snapshot = Snapshot(nodes)
+    rng = random.Random(0)
+    seen = [p.decide(pod(), snapshot, rng) for _ in range(4)]
+    # 1st: 0..149; 2nd: 150..199, 0..99; 3rd: 100..199; 4th: 0..149 again.
+    assert [d.reasons.get(UNSCHEDULABLE, 0) for d in seen] == [50, 50, 0, 50]
+    assert [d.feasible_nodes for d in seen] == [100, 100, 100, 100]
+
+
+def test_rotation_decides_among_the_nodes_visited() -> None:
+    # Only n150 prefers the pod; it is visited by the 2nd decision, not by the 1st.
+    nodes = [node(f"n{i:03}", labels={"best": "yes"} if i == 150 else {}) for i in range(200)]
+    p = pipeline(
+        priorities=[("NodeLabelPreference", 1, {"label": "best"})],
+        percentage_of_nodes_to_score=50,
+    )
+    snapshot = Snapshot(nodes)
+    rng = random.Random(0)
+    first, second = p.decide(pod(), snapshot, rng), p.decide(pod(), snapshot, rng)
+    assert first.node != "n150" and first.score == 0
+    assert (second.node, second.score) == ("n150", 100)
+
+
+# --- Weighted totals, normalized by the sum of weights -------------------------------------
+
+ZONE = "topology.kubernetes.io/zone"
+PREFER_ZONE_A = ("NodeLabelPreference", 3, {"label": ZONE, "values": ["zone-a"]})
+
+
+@pytest.mark.parametrize(
+    ("priorities", "expected"),
+    [
+        pytest.param([], {"a": 0.0, "b": 0.0}, id="no scorers: every node 0"),
+        pytest.param(
+            [PREFER_ZONE_A], {"a": 100.0, "b": 0.0}, id="one scorer: its score, whatever weight"
+        ),
+        pytest.param(
+            # LeastAllocated: a (4 cpu) cpu 75, memory 97 -> 86; b (8 cpu) 87, 97 -> 92.
+            [PREFER_ZONE_A, ("LeastAllocated", 1)],
+            {"a": round((3 * 100 + 86) / 4, 2), "b": round((3 * 0 + 92) / 4, 2)},
+            id="3*label + 1*least over 4",
+        ),
+        pytest.param(
+            [PREFER_ZONE_A, ("LeastAllocated", 7)],
+            {"a": round((3 * 100 + 7 * 86) / 10, 2), "b": round(7 * 92 / 10, 2)},
+            id="weights decide the winner",
+        ),
+    ],
+)
+def test_weighted_totals(
+    priorities: list[tuple[str, int, Mapping[str, Any]]], expected: dict[str, float]
+) -> None:
+    nodes = [node("a", "4", {ZONE: "zone-a"}), node("b", "8", {ZONE: "zone-b"})]
+    decision = decide(pipeline(priorities=priorities), nodes, cpu="1")
+    totals = {c.node: c.score for c in decision.candidates}
+    assert totals == expected
+    best = max(expected.values())
+    assert decision.score == best and expected[str(decision.node)] == best
+
+
+def test_candidates_carry_each_scorers_normalized_score() -> None:
+    nodes = [node("a", "4", {ZONE: "zone-a"}), node("b", "8", {ZONE: "zone-b"})]
+    decision = decide(pipeline(priorities=[PREFER_ZONE_A, ("LeastAllocated", 1)]), nodes, cpu="1")
+    assert [(c.node, dict(c.scores)) for c in decision.candidates] == [
+        ("a", {"NodeLabelPreference": 100, "LeastAllocated": 86}),
+        ("b", {"NodeLabelPreference": 0, "LeastAllocated": 92}),
+    ]
+
+
+class _OutOfRange(Scorer[None]):
+    """No registered plugin scores outside 0..100; this stands in for one that would."""
+
+    name = "Broken"
+
+    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
+        return 101 if node.name == "b" else 0
+
+
+def test_a_score_out_of_range_is_an_error_naming_plugin_and_node() -> None:
+    p = Pipeline([], [WeightedScorer(_OutOfRange(), 1)])
+    with pytest.raises(ValueError, match=r"^plugin Broken scored node b 101, outside 0\.\.100$"):
+        decide(p, [node("a"), node("b")])
+
+
+# --- Ties, candidates -----------------------------------------------------------------------
+
+
+def test_ties_are_broken_uniformly_at_random() -> None:
+    nodes = [node(f"n{i}") for i in range(4)]
+    p = pipeline(["NodeResourcesFit"], [("LeastAllocated", 1)])
+    chosen = Counter(decide(p, nodes, seed).node for seed in range(2000))
+    assert set(chosen) == {"n0", "n1", "n2", "n3"}
+    # 500 expected each; the binomial's standard deviation is about 19.
+    assert all(400 < count < 600 for count in chosen.values()), chosen
+
+
+def test_the_same_seed_decides_the_same() -> None:
+    nodes = [node(f"n{i}") for i in range(10)]
+    p = pipeline(priorities=[("LeastAllocated", 1)])
+    assert len({decide(p, nodes, seed=7).node for _ in range(5)}) == 1
+
+
+def test_only_tied_nodes_are_chosen() -> None:
+    nodes = [node("small", "2"), node("big1", "16"), node("big2", "16")]
+    p = pipeline(priorities=[("LeastAllocated", 1)])
+    assert {decide(p, nodes, seed).node for seed in range(50)} == {"big1", "big2"}
+
+
+@pytest.mark.parametrize(
+    ("report", "expected"),
+    [
+        pytest.param(3, ["n16", "n8", "n4"], id="the best three, best first"),
+        pytest.param(1, ["n16"], id="limit 1"),
+        pytest.param(0, [], id="none reported, still decided"),
+        pytest.param(10, ["n16", "n8", "n4", "n2"], id="fewer feasible than the limit"),
+    ],
+)
+def test_candidates_ordering_and_limit(report: int, expected: list[str]) -> None:
+    nodes = [node(f"n{cpu}", str(cpu)) for cpu in (2, 4, 16, 8)]
+    p = pipeline(priorities=[("LeastAllocated", 1)], candidates_to_report=report)
+    decision = decide(p, nodes, cpu="1")
+    assert [c.node for c in decision.candidates] == expected
+    scores = [c.score for c in decision.candidates]
+    assert scores == sorted(scores, reverse=True)
+    assert (decision.node, decision.feasible_nodes) == ("n16", 4)
+
+
+def test_the_chosen_node_is_reported_first_among_equal_totals() -> None:
+    nodes = [node(f"n{i}") for i in range(5)]
+    p = pipeline(priorities=[("LeastAllocated", 1)], candidates_to_report=2)
+    for seed in range(20):
+        decision = decide(p, nodes, seed)
+        assert decision.candidates[0].node == decision.node
+
+
+# --- The policy's node pool -----------------------------------------------------------------
+
+
+def test_nodes_outside_the_pool_are_counted_with_their_own_reason() -> None:
+    pool = LabelSelector.parse({"matchLabels": {"pool": "general"}})
+    nodes = [
+        node("in", labels={"pool": "general"}),
+        node("out", labels={"pool": "batch"}),
+        node("bare"),
+        node("in-cordoned", labels={"pool": "general"}, spec=CORDONED),
+    ]
+    decision = decide(pipeline(["NodeUnschedulable"], node_pool=pool), nodes)
+    assert (decision.node, decision.feasible_nodes) == ("in", 1)
+    assert decision.reasons == {OUTSIDE_NODE_POOL: 2, UNSCHEDULABLE: 1}
+
+
+def test_a_pool_without_fitting_nodes_says_so() -> None:
+    pool = LabelSelector.parse({"matchLabels": {"pool": "general"}})
+    decision = decide(pipeline(node_pool=pool), [node("a"), node("b")])
+    assert decision.message == f"0/2 nodes are available: 2 {OUTSIDE_NODE_POOL}."
+
+
+def test_no_nodes() -> None:
+    decision = decide(pipeline(["NodeResourcesFit"]), [])
+    assert (decision.node, decision.message) == (None, "0/0 nodes are available:")
