@@ -1,8 +1,9 @@
 """TaintToleration: the pod must tolerate a node's NoSchedule and NoExecute taints, and prefers
 nodes with fewer PreferNoSchedule taints it does not tolerate (kube-scheduler's TaintToleration).
 
-Filter: the node's first NoSchedule/NoExecute taint that no toleration matches rejects the node
-with "node(s) had untolerated taint {key: value}".
+Filter: a NoSchedule/NoExecute taint that no toleration matches rejects the node with
+"node(s) had untolerated taint(s)"; kube-scheduler v1.34 names no taint in the reason (it only
+logs the taint), so one node's taints do not end up in every pod's events.
 
 Score: the number of the node's PreferNoSchedule taints that none of the pod's PreferNoSchedule
 (or effect-less) tolerations matches, then DefaultNormalizeScore reversed:
@@ -38,6 +39,8 @@ NO_SCHEDULE = "NoSchedule"
 NO_EXECUTE = "NoExecute"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 _DO_NOT_SCHEDULE = frozenset({NO_SCHEDULE, NO_EXECUTE})
+
+UNTOLERATED = "node(s) had untolerated taint(s)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,7 @@ class _TaintFilter(Filter[tuple[Toleration, ...]]):
             if taint.effect in _DO_NOT_SCHEDULE and not tolerated(
                 state, taint.key, taint.value, taint.effect
             ):
-                return (f"node(s) had untolerated taint {taint}",)
+                return (UNTOLERATED,)
         return FITS
 
 
