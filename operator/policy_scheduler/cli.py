@@ -1,22 +1,45 @@
 """The ``policy-scheduler`` command line: ``run`` the operator, ``validate`` policies,
-``simulate`` a policy on a cluster dump."""
+``simulate`` a policy on a cluster dump.
+
+``validate`` and ``simulate`` need no cluster. Their exit codes: 0 all is well, 1 a policy is
+invalid (every error is printed, kubectl-style: ``FILE: POLICY: FIELD: message``), 2 a file cannot
+be used (unreadable, not YAML, the wrong kinds, a broken quantity): one line per problem, naming the
+file and the object, never a traceback.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
 
 import kopf
 
 from policy_scheduler import __version__
 from policy_scheduler.handlers import register
 from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.leader import LeaderElection, LeaseTimings
 from policy_scheduler.kube.scheduler import Scheduler
+from policy_scheduler.manifests import ManifestError
+from policy_scheduler.pipeline import Decision, reason_counts
+from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compile_policy
+from policy_scheduler.policy.load import read_policy_file
+from policy_scheduler.simulate import load_cluster, simulate
 
 LOG_FORMATS = ("plain", "full", "json")
+LEASE_NAMESPACE = "policy-scheduler"
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+OUTPUT_FORMATS = ("table", "json")
+
+EXIT_OK = 0
+EXIT_INVALID_POLICY = 1
+EXIT_BAD_FILE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +67,117 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--log-format", choices=LOG_FORMATS, default="plain")
     run.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     run.add_argument("--seed", type=int, help="seed tie-breaking and Random plugins")
+    election = run.add_argument_group(
+        "leader election", "only the holder of a Lease schedules; the others keep warm caches"
+    )
+    election.add_argument(
+        "--leader-elect", type=_boolean, default=True, metavar="true|false", help="default true"
+    )
+    defaults = LeaseTimings()
+    for flag, default in (
+        ("lease-duration", defaults.lease_duration),
+        ("renew-deadline", defaults.renew_deadline),
+        ("retry-period", defaults.retry_period),
+    ):
+        election.add_argument(
+            f"--leader-elect-{flag}",
+            type=_duration,
+            default=default,
+            metavar="DURATION",
+            help=f"e.g. 15s, 500ms, 1m (default {default:g}s)",
+        )
+    election.add_argument(
+        "--leader-elect-resource-namespace",
+        help="the Lease's namespace (default: the pod's namespace in a cluster, "
+        f"else {LEASE_NAMESPACE})",
+    )
+    election.add_argument("--leader-elect-resource-name", default="policy-scheduler")
+
+    validate = commands.add_parser(
+        "validate",
+        help="check SchedulingPolicy files offline",
+        description="Check every SchedulingPolicy in the files against the schema the API server "
+        "enforces and each plugin's args; print every error, and the legacy plugin names used. "
+        "Exit 0 when all are valid, 1 when a policy is invalid, 2 when a file cannot be read.",
+    )
+    validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
+
+    sim = commands.add_parser(
+        "simulate",
+        help="place a cluster dump's pending pods with a policy, offline",
+        description="Decide, as the operator would, where each pending pod of the policy's "
+        "scheduler name goes, and print each decision with its per-node, per-plugin scores. "
+        "Binds nothing; needs no cluster.",
+    )
+    sim.add_argument(
+        "--policy",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="a file with one SchedulingPolicy",
+    )
+    sim.add_argument(
+        "--cluster",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="Nodes and Pods, as `kubectl get nodes,pods -A -o yaml` prints them",
+    )
+    sim.add_argument(
+        "--seed", type=int, help="seed tie-breaking and Random plugins, for reproducible output"
+    )
+    sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table")
     return parser
+
+
+def _boolean(text: str) -> bool:
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
+
+
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "": 1.0}
+
+
+def _duration(text: str) -> float:
+    """A Go-style duration as kube-scheduler's flags take it ("15s", "500ms", "1m")."""
+    number = text.rstrip("ms")
+    unit = text[len(number) :]
+    try:
+        seconds = float(number) * _UNITS[unit]
+    except (KeyError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 15s") from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive")
+    return seconds
+
+
+def _lease_namespace(args: argparse.Namespace) -> str:
+    if args.leader_elect_resource_namespace:
+        return str(args.leader_elect_resource_namespace)
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or LEASE_NAMESPACE
+    except OSError:
+        return LEASE_NAMESPACE
+
+
+def _election(args: argparse.Namespace, kube: Kube) -> LeaderElection | None:
+    if not args.leader_elect:
+        return None
+    timings = LeaseTimings(
+        args.leader_elect_lease_duration,
+        args.leader_elect_renew_deadline,
+        args.leader_elect_retry_period,
+    )
+    # kube-scheduler's own checks: a Lease must outlive its renewals, renewals their retries.
+    if not timings.lease_duration > timings.renew_deadline > timings.retry_period:
+        raise SystemExit(
+            "policy-scheduler run: --leader-elect-lease-duration must exceed "
+            "--leader-elect-renew-deadline, which must exceed --leader-elect-retry-period"
+        )
+    return LeaderElection(
+        kube, _lease_namespace(args), name=args.leader_elect_resource_name, timings=timings
+    )
 
 
 def run_operator(args: argparse.Namespace) -> int:
@@ -56,21 +189,130 @@ def run_operator(args: argparse.Namespace) -> int:
     if not args.verbose:
         # Kopf reports every handled watch event at INFO: one line per pod change is noise.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    scheduler = Scheduler(Kube(kubeconfig), seed=args.seed)
+    kube = Kube(kubeconfig)
+    election = _election(args, kube)
+    scheduler = Scheduler(kube, seed=args.seed)
     registry = kopf.OperatorRegistry()
-    register(registry, scheduler, in_cluster=kubeconfig is None)
+    lost_lease = asyncio.Event()
+    register(
+        registry,
+        scheduler,
+        in_cluster=kubeconfig is None,
+        election=election,
+        stop_flag=lost_lease,
+    )
     kopf.run(
         registry=registry,
         clusterwide=True,
         standalone=True,
         liveness_endpoint=args.liveness,
+        stop_flag=lost_lease,
     )
-    return 0
+    # Like kube-scheduler, a replica that lost its Lease exits non-zero and is restarted.
+    return 1 if lost_lease.is_set() else 0
+
+
+def _print_lines(lines: Sequence[str], stream: TextIO) -> None:
+    for line in lines:
+        print(line, file=stream)
+
+
+def _compile(
+    path: Path, number: int, obj: dict[str, Any], errors_to: TextIO
+) -> tuple[str, CompiledPolicy | None]:
+    """The policy's name for messages, and the policy compiled, or None with its errors printed
+    (the ``number``-th policy of the file is named so when it has no name)."""
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    name = name if isinstance(name, str) and name else f"(unnamed policy {number})"
+    try:
+        return name, compile_policy(obj)
+    except PolicyError as error:
+        _print_lines([f"{path}: {name}: {e}" for e in error.errors], errors_to)
+        return name, None
+
+
+def validate_files(args: argparse.Namespace) -> int:
+    """Every problem of every file goes to stdout, so one run shows all there is to fix."""
+    code = EXIT_OK
+    for path in args.files:
+        try:
+            policies = read_policy_file(path)
+        except ManifestError as error:
+            _print_lines(error.problems, sys.stdout)
+            code = EXIT_BAD_FILE
+            continue
+        for number, obj in enumerate(policies, start=1):
+            name, compiled = _compile(path, number, obj, sys.stdout)
+            if compiled is None:
+                code = max(code, EXIT_INVALID_POLICY)
+                continue
+            print(f"{path}: {name}: valid")
+            for legacy, current in compiled.aliases:
+                print(f"{path}: {name}: {legacy} is the legacy name of {current}")
+    return code
+
+
+def simulate_cluster(args: argparse.Namespace) -> int:
+    """Decisions go to stdout, problems to stderr, so ``-o json`` output is JSON or nothing."""
+    problems: list[str] = []
+    policies: list[dict[str, Any]] = []
+    try:
+        policies = read_policy_file(args.policy)
+    except ManifestError as error:
+        problems += error.problems
+    if len(policies) > 1:
+        problems.append(
+            f"{args.policy}: holds {len(policies)} SchedulingPolicies; "
+            "simulate takes a file with exactly one"
+        )
+    try:
+        cluster = load_cluster(args.cluster)
+    except ManifestError as error:
+        problems += error.problems
+    if problems:
+        _print_lines(problems, sys.stderr)
+        return EXIT_BAD_FILE
+    _, policy = _compile(args.policy, 1, policies[0], sys.stderr)
+    if policy is None:
+        return EXIT_INVALID_POLICY
+    decisions = simulate(policy.pipeline, policy.scheduler_name, cluster, args.seed)
+    if args.output == "json":
+        print(json.dumps([d.to_dict() for d in decisions], indent=2))
+    elif not decisions:
+        print(f"no pending pod has schedulerName {policy.scheduler_name}")
+    else:
+        weights = {ws.scorer.name: ws.weight for ws in policy.pipeline.scorers}
+        print("\n\n".join("\n".join(table(d, weights)) for d in decisions))
+    return EXIT_OK
+
+
+def table(decision: Decision, weights: dict[str, int]) -> list[str]:
+    """One decision for people: the placement, then one row per priority (with its weight) and
+    one column per top candidate, the chosen node first, then why the other nodes did not fit."""
+    if decision.node is None:
+        return [f"{decision.pod}: unschedulable: {decision.message}"]
+    rows = [["PRIORITY", "WEIGHT", *(c.node for c in decision.candidates)]]
+    rows += [
+        [name, str(weight), *(str(c.scores.get(name, "")) for c in decision.candidates)]
+        for name, weight in weights.items()
+    ]
+    rows.append(["total", "", *(f"{c.score:g}" for c in decision.candidates)])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [f"{decision.pod} -> {decision.node} ({decision.score:g})"]
+    lines += [
+        "  "
+        + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
+    if decision.reasons:
+        lines.append(f"  did not fit: {reason_counts(decision.reasons)}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"run": run_operator}
+    commands = {"run": run_operator, "validate": validate_files, "simulate": simulate_cluster}
     return commands[args.command](args)
 
 

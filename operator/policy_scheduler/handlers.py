@@ -22,13 +22,22 @@ from typing import Any
 import kopf
 
 from policy_scheduler.kube.client import GROUP, PLURAL, VERSION
+from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.scheduler import Scheduler
 
 TERMINAL_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
 
 
-def register(registry: kopf.OperatorRegistry, scheduler: Scheduler, in_cluster: bool) -> None:
-    """Attach the scheduler's handlers to ``registry``."""
+def register(
+    registry: kopf.OperatorRegistry,
+    scheduler: Scheduler,
+    *,
+    in_cluster: bool,
+    election: LeaderElection | None,
+    stop_flag: asyncio.Event,
+) -> None:
+    """Attach the scheduler's handlers to ``registry``; ``stop_flag`` is set when the Lease is
+    lost, so the process ends as kube-scheduler's does and its supervisor restarts it."""
     tasks: list[asyncio.Task[None]] = []
 
     @kopf.on.login(registry=registry)
@@ -42,17 +51,18 @@ def register(registry: kopf.OperatorRegistry, scheduler: Scheduler, in_cluster: 
     async def start(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.posting.enabled = False
         settings.watching.field_selectors["pods"] = TERMINAL_PHASES
-        loop = asyncio.get_running_loop()
-        tasks.append(loop.create_task(scheduler.run(), name="scheduling loop"))
-        tasks.append(loop.create_task(scheduler.status.run(), name="status writer"))
+        tasks.append(
+            asyncio.get_running_loop().create_task(
+                scheduler.serve(election, on_lost=stop_flag.set), name="scheduler"
+            )
+        )
 
     @kopf.on.cleanup(registry=registry)
     async def stop(**_: Any) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await scheduler.drain()
-        await scheduler.status.flush()
+        await scheduler.shutdown(election)
 
     @kopf.index("nodes", registry=registry)
     def node_seen(body: kopf.Body, **_: Any) -> dict[str, Any]:

@@ -80,8 +80,19 @@ def pool(cluster: Cluster, crd: None) -> Iterator[str]:
     cluster.kubectl("delete", "schedulingpolicies,nodes", "-l", f"pool={name}", "--wait=false")
 
 
+@pytest.fixture(scope="session")
+def lease_namespace(cluster: Cluster) -> str:
+    """Where the operators' leader-election Lease lives, as in deploy/."""
+    cluster.apply(
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-scheduler"}}
+    )
+    return "policy-scheduler"
+
+
 @pytest.fixture
-def operator(cluster: Cluster, crd: None, tmp_path: Path) -> Iterator[Operator]:
+def operator(
+    cluster: Cluster, crd: None, lease_namespace: str, tmp_path: Path
+) -> Iterator[Operator]:
     """An operator for the test to start (so a test can create pods before it starts); stopped
     afterwards, with its log printed, which pytest shows when the test failed."""
     process = Operator(cluster.kubeconfig, tmp_path / "operator.log")

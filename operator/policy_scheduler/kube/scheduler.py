@@ -21,6 +21,7 @@ from policy_scheduler.cache import Cache
 from policy_scheduler.kube.binder import Outcome, bind
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.events import NORMAL, WARNING, Recorder
+from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.status import Condition, StatusWriter
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision
@@ -281,8 +282,36 @@ class Scheduler:
             self.queue.delete(pod.uid)
         self._wake.set()
 
-    async def drain(self) -> None:
-        """Let running binds finish (on shutdown), so none is left half-reported."""
+    async def serve(self, election: LeaderElection | None, on_lost: Callable[[], None]) -> None:
+        """Decide and write status while this process leads (always, without an election).
+
+        Until then the watches keep the cache and the queue current, so a standby that takes
+        over starts deciding at once. Losing the Lease stops the work and calls ``on_lost``.
+        """
+        if election is not None:
+            await election.acquire()
+        loop = asyncio.get_running_loop()
+        work = [
+            loop.create_task(self.run(), name="scheduling loop"),
+            loop.create_task(self.status.run(), name="status writer"),
+        ]
+        try:
+            if election is None:
+                await asyncio.gather(*work)
+            else:
+                await election.hold()
+                on_lost()
+        finally:
+            for task in work:
+                task.cancel()
+            await asyncio.gather(*work, return_exceptions=True)
+
+    async def shutdown(self, election: LeaderElection | None) -> None:
+        """Let running binds finish and report, write the last status, give up the Lease."""
         if self._binds:
             await asyncio.gather(*self._binds, return_exceptions=True)
         await self.recorder.drain()
+        if election is None or election.leading:
+            await self.status.flush()
+        if election is not None:
+            await election.release()

@@ -1,0 +1,178 @@
+"""Lease-based leader election (coordination.k8s.io/v1), as kube-scheduler does it.
+
+Every replica keeps its cache warm from the watches; only the holder of the Lease decides, binds
+and writes policy status. The holder renews the Lease every ``retry_period``; a replica that could
+not renew for ``renew_deadline`` stops leading. Another replica takes the Lease over once it has
+seen the same holder and renew time, unchanged, for ``lease_duration`` by its *own* clock, so
+clock skew between machines does not matter (client-go's observed-time rule). On a clean stop
+the holder releases the Lease, so a successor need not wait for it to expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes.client import ApiException
+
+from policy_scheduler.kube.client import Kube, error_message
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTimings:
+    """kube-scheduler's defaults: 15 s lease, 10 s renew deadline, 2 s retry."""
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+
+def _micro_time() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def default_identity() -> str:
+    """Unique per process, readable per machine, as kube-scheduler's ``hostname_uuid``."""
+    return f"{socket.gethostname()}_{uuid.uuid4()}"
+
+
+class LeaderElection:
+    def __init__(
+        self,
+        kube: Kube,
+        namespace: str,
+        *,
+        name: str = "policy-scheduler",
+        identity: str | None = None,
+        timings: LeaseTimings = LeaseTimings(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._kube = kube
+        self.namespace = namespace
+        self.name = name
+        self.identity = identity or default_identity()
+        self._timings = timings
+        self._clock = clock
+        self._observed: tuple[Any, Any] | None = None
+        self._observed_at = 0.0
+        self.leading = False
+
+    async def acquire(self) -> None:
+        """Return once this process holds the Lease."""
+        while not await self._try_acquire_or_renew():
+            await asyncio.sleep(self._timings.retry_period)
+        self.leading = True
+        logger.info("leading: holding Lease %s/%s as %s", self.namespace, self.name, self.identity)
+
+    async def hold(self) -> None:
+        """Renew the Lease until a renewal has not succeeded for the renew deadline."""
+        renewed = self._clock()
+        while self._clock() - renewed < self._timings.renew_deadline:
+            await asyncio.sleep(self._timings.retry_period)
+            if await self._try_acquire_or_renew():
+                renewed = self._clock()
+        self.leading = False
+        logger.error(
+            "lost Lease %s/%s: not renewed for %.0f s",
+            self.namespace,
+            self.name,
+            self._timings.renew_deadline,
+        )
+
+    async def release(self) -> None:
+        """Give the Lease up (on a clean stop), so a standby takes over at once."""
+        if not self.leading:
+            return
+        self.leading = False
+        try:
+            lease = await self._read()
+            if lease is None or lease["spec"].get("holderIdentity") != self.identity:
+                return
+            lease["spec"].update(holderIdentity="", leaseDurationSeconds=1)
+            await self._write(lease)
+        except ApiException as error:
+            logger.warning("could not release the Lease: %s", error_message(error))
+
+    async def _read(self) -> dict[str, Any] | None:
+        try:
+            # Untyped: with _preload_content=False the client returns the raw HTTP response.
+            response: Any = await self._kube.call(
+                self._kube.coordination.read_namespaced_lease,
+                self.name,
+                self.namespace,
+                _preload_content=False,
+            )
+        except ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        lease: dict[str, Any] = json.loads(response.data)
+        lease.setdefault("spec", {})
+        return lease
+
+    async def _write(self, lease: dict[str, Any]) -> None:
+        await self._kube.call(
+            self._kube.coordination.replace_namespaced_lease,
+            self.name,
+            self.namespace,
+            lease,
+            _preload_content=False,
+        )
+
+    async def _try_acquire_or_renew(self) -> bool:
+        now = _micro_time()
+        duration = int(self._timings.lease_duration)
+        try:
+            lease = await self._read()
+            if lease is None:
+                await self._kube.call(
+                    self._kube.coordination.create_namespaced_lease,
+                    self.namespace,
+                    {
+                        "apiVersion": "coordination.k8s.io/v1",
+                        "kind": "Lease",
+                        "metadata": {"name": self.name, "namespace": self.namespace},
+                        "spec": {
+                            "holderIdentity": self.identity,
+                            "leaseDurationSeconds": duration,
+                            "acquireTime": now,
+                            "renewTime": now,
+                            "leaseTransitions": 0,
+                        },
+                    },
+                    _preload_content=False,
+                )
+                return True
+            spec = lease["spec"]
+            holder = spec.get("holderIdentity") or ""
+            record = (holder, spec.get("renewTime"))
+            if record != self._observed:
+                self._observed, self._observed_at = record, self._clock()
+            held_by_other = holder and holder != self.identity
+            expires = self._observed_at + float(spec.get("leaseDurationSeconds") or duration)
+            if held_by_other and self._clock() < expires:
+                return False
+            if holder != self.identity:
+                spec["acquireTime"] = now
+                spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+            spec.update(holderIdentity=self.identity, leaseDurationSeconds=duration, renewTime=now)
+            # The read's resourceVersion makes this a compare-and-swap: a rival's write wins, ours
+            # gets 409, and we look again next round.
+            await self._write(lease)
+        except ApiException as error:
+            if error.status != 409:
+                logger.warning("Lease %s/%s: %s", self.namespace, self.name, error_message(error))
+            return False
+        self._observed = (self.identity, now)
+        self._observed_at = self._clock()
+        return True

@@ -1,0 +1,383 @@
+"""``policy-scheduler validate`` and ``simulate``: exit codes, every error line, output shapes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from policy_scheduler.cli import main
+
+POLICY = """\
+apiVersion: policy-scheduler.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: %s}
+spec:
+  predicates: [{name: NodeResourcesFit}, {name: TaintToleration}]
+  priorities:
+    - {name: LeastAllocated, weight: 2}
+    - {name: NodeLabelPreference, weight: 1, args: {label: zone, values: [a]}}
+"""
+
+LEGACY = """\
+apiVersion: policy-scheduler.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: old}
+spec:
+  predicates: [{name: PodFitsResources}]
+  priorities: [{name: LeastRequestedPriority}]
+"""
+
+INVALID = """\
+apiVersion: policy-scheduler.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: bad}
+spec:
+  priorities: [{name: LeastAllocated, weight: 0}, {name: NodeLabelPreference}]
+"""
+
+RANDOM = """\
+apiVersion: policy-scheduler.dev/v1alpha1
+kind: SchedulingPolicy
+metadata: {name: spread}
+spec:
+  predicates: [{name: NodeResourcesFit}]
+  priorities: [{name: Random}]
+"""
+
+
+def node(name: str, cpu: str, zone: str = "a") -> str:
+    return f"""\
+- apiVersion: v1
+  kind: Node
+  metadata: {{name: {name}, labels: {{zone: {zone}}}}}
+  status: {{allocatable: {{cpu: "{cpu}", memory: 8Gi, pods: "110"}}}}
+"""
+
+
+def pod(name: str, cpu: str, scheduler: str = "spread", node_name: str = "") -> str:
+    return f"""\
+- apiVersion: v1
+  kind: Pod
+  metadata: {{name: {name}, namespace: ns, creationTimestamp: "2026-01-01T00:00:0{len(name)}Z"}}
+  spec:
+    schedulerName: {scheduler}
+    nodeName: "{node_name}"
+    containers: [{{name: c, resources: {{requests: {{cpu: "{cpu}", memory: 1Gi}}}}}}]
+"""
+
+
+# Two nodes; "busy" already runs 1 of its 2 CPUs. "web" fits both, "huge" neither; "other" is
+# another scheduler's and "placed" is bound already: neither is simulated.
+CLUSTER = (
+    "apiVersion: v1\nkind: List\nitems:\n"
+    + node("busy", "2")
+    + node("idle", "2", zone="b")
+    + pod("placed", "1", node_name="busy")
+    + pod("web", "500m")
+    + pod("huge", "3")
+    + pod("other", "1", scheduler="default-scheduler")
+)
+
+TABLE = """\
+ns/web -> busy (66.67)
+  PRIORITY             WEIGHT  busy   idle
+  LeastAllocated       2       50     81
+  NodeLabelPreference  1       100    0
+  total                        66.67  54
+
+ns/huge: unschedulable: 0/2 nodes are available: 2 Insufficient cpu.
+"""
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- validate ----------------------------------------------------------------------------------
+
+VALIDATE_CASES = [
+    pytest.param({"p": POLICY % "a"}, 0, ["{p}: a: valid"], id="valid"),
+    pytest.param(
+        {"p": POLICY % "a" + "---\n" + POLICY % "b"},
+        0,
+        ["{p}: a: valid", "{p}: b: valid"],
+        id="two-in-one-file",
+    ),
+    pytest.param(
+        {"p": LEGACY},
+        0,
+        [
+            "{p}: old: valid",
+            "{p}: old: PodFitsResources is the legacy name of NodeResourcesFit",
+            "{p}: old: LeastRequestedPriority is the legacy name of LeastAllocated",
+        ],
+        id="legacy-names",
+    ),
+    pytest.param(
+        {"p": INVALID},
+        1,
+        [
+            "{p}: bad: spec.priorities[0].weight: must be between 1 and 100",
+            "{p}: bad: spec.priorities[1].args.label: required: the label key to prefer nodes by",
+        ],
+        id="invalid",
+    ),
+    pytest.param(
+        {"p": (POLICY % "a").replace("metadata: {name: a}\n", "")},
+        1,
+        ["{p}: (unnamed policy 1): metadata.name: required"],
+        id="unnamed",
+    ),
+    pytest.param(
+        {"p": "kind: SchedulingPolicy\n  spec: {}\n"},
+        2,
+        ["{p}:2:7: not valid YAML: mapping values are not allowed here"],
+        id="not-yaml",
+    ),
+    pytest.param(
+        {"p": "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"},
+        2,
+        ["{p}: document 1: kind is 'Pod', expected SchedulingPolicy"],
+        id="wrong-kind",
+    ),
+    pytest.param(
+        {"a": INVALID, "b": "- x\n", "c": POLICY % "c"},
+        2,
+        [
+            "{a}: bad: spec.priorities[0].weight: must be between 1 and 100",
+            "{a}: bad: spec.priorities[1].args.label: required: the label key to prefer nodes by",
+            "{b}: document 1: expected a SchedulingPolicy (a mapping with apiVersion and "
+            "kind), got a list",
+            "{c}: c: valid",
+        ],
+        id="every-file-reported",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "code", "lines"), VALIDATE_CASES)
+def test_validate(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, str],
+    code: int,
+    lines: list[str],
+) -> None:
+    paths = {name: str(write(tmp_path, f"{name}.yaml", text)) for name, text in files.items()}
+    assert run(capsys, "validate", *paths.values()) == (
+        code,
+        "".join(line.format_map(paths) + "\n" for line in lines),
+        "",
+    )
+
+
+def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "nope.yaml"
+    assert run(capsys, "validate", str(path)) == (2, f"{path}: No such file or directory\n", "")
+
+
+# --- simulate: files that cannot be used, invalid policies ------------------------------------
+
+SIMULATE_ERROR_CASES = [
+    pytest.param(
+        {"policy": "kind: [\n", "cluster": CLUSTER},
+        2,
+        ["{policy}:2:1: not valid YAML: expected the node content, but found '<stream end>'"],
+        id="policy-not-yaml",
+    ),
+    pytest.param(
+        {"policy": POLICY % "a" + "---\n" + POLICY % "b", "cluster": CLUSTER},
+        2,
+        ["{policy}: holds 2 SchedulingPolicies; simulate takes a file with exactly one"],
+        id="two-policies",
+    ),
+    pytest.param(
+        {"policy": POLICY % "spread", "cluster": "nodes: [a, b\n"},
+        2,
+        ["{cluster}:2:1: not valid YAML: expected ',' or ']', but got '<stream end>'"],
+        id="cluster-not-yaml",
+    ),
+    pytest.param(
+        {
+            "policy": POLICY % "spread",
+            "cluster": CLUSTER + "- {apiVersion: v1, kind: Service, metadata: {name: s}}\n",
+        },
+        2,
+        ["{cluster}: document 1, items[6]: kind is 'Service', expected Node or Pod"],
+        id="cluster-wrong-kind",
+    ),
+    pytest.param(
+        {"policy": POLICY % "spread", "cluster": "just text\n---\n{metadata: {}}\n"},
+        2,
+        [
+            "{cluster}: document 1: expected a Node or a Pod, got a string",
+            "{cluster}: document 2: kind is missing, expected Node or Pod",
+        ],
+        id="cluster-not-objects",
+    ),
+    pytest.param(
+        {
+            "policy": POLICY % "spread",
+            "cluster": CLUSTER.replace('cpu: "3"', "cpu: lots").replace(
+                'cpu: "2", memory: 8Gi', 'cpu: "2", memory: 8Qi'
+            ),
+        },
+        2,
+        [
+            "{cluster}: document 1, items[0]: node busy: status.allocatable.memory: '8Qi' "
+            "is not a quantity (expected e.g. 500m, 2, 1.5Gi, 1e3)",
+            "{cluster}: document 1, items[1]: node idle: status.allocatable.memory: '8Qi' "
+            "is not a quantity (expected e.g. 500m, 2, 1.5Gi, 1e3)",
+            "{cluster}: document 1, items[4]: pod ns/huge: "
+            "spec.containers[0].resources.requests.cpu: 'lots' is not a quantity "
+            "(expected e.g. 500m, 2, 1.5Gi, 1e3)",
+        ],
+        id="broken-quantities",
+    ),
+    pytest.param(
+        {"policy": "kind: Pod\n", "cluster": "kind: List\nitems: {}\n"},
+        2,
+        [
+            "{policy}: document 1: kind is 'Pod', expected SchedulingPolicy",
+            "{cluster}: document 1: items must be a list of Node or Pod objects",
+        ],
+        id="both-files-bad",
+    ),
+    pytest.param(
+        {"policy": INVALID, "cluster": CLUSTER},
+        1,
+        [
+            "{policy}: bad: spec.priorities[0].weight: must be between 1 and 100",
+            "{policy}: bad: spec.priorities[1].args.label: required: the label key to "
+            "prefer nodes by",
+        ],
+        id="invalid-policy",
+    ),
+]
+
+
+@pytest.mark.parametrize(("files", "code", "lines"), SIMULATE_ERROR_CASES)
+def test_simulate_errors(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    files: dict[str, str],
+    code: int,
+    lines: list[str],
+) -> None:
+    paths = {name: str(write(tmp_path, f"{name}.yaml", text)) for name, text in files.items()}
+    argv = ["simulate", "--policy", paths["policy"], "--cluster", paths["cluster"]]
+    assert run(capsys, *argv, "-o", "json") == (
+        code,
+        "",
+        "".join(line.format_map(paths) + "\n" for line in lines),
+    )
+
+
+@pytest.mark.parametrize("missing", ["policy", "cluster"])
+def test_simulate_missing_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], missing: str
+) -> None:
+    paths = {
+        "policy": write(tmp_path, "policy.yaml", POLICY % "spread"),
+        "cluster": write(tmp_path, "cluster.yaml", CLUSTER),
+    }
+    paths[missing] = tmp_path / "nope.yaml"
+    argv = ["simulate", "--policy", str(paths["policy"]), "--cluster", str(paths["cluster"])]
+    assert run(capsys, *argv) == (2, "", f"{tmp_path / 'nope.yaml'}: No such file or directory\n")
+
+
+# --- simulate: output --------------------------------------------------------------------------
+
+
+def simulate(tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: str, *options: str) -> str:
+    argv = [
+        "simulate",
+        "--policy",
+        str(write(tmp_path, "policy.yaml", policy)),
+        "--cluster",
+        str(write(tmp_path, "cluster.yaml", CLUSTER)),
+        *options,
+    ]
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    return out
+
+
+def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    decisions: list[dict[str, Any]] = json.loads(
+        simulate(tmp_path, capsys, POLICY % "spread", "-o", "json")
+    )
+    assert decisions == [
+        {
+            "pod": "ns/web",
+            "node": "busy",
+            "score": 66.67,
+            "candidates": [
+                {
+                    "node": "busy",
+                    "score": 66.67,
+                    "scores": {"LeastAllocated": 50, "NodeLabelPreference": 100},
+                },
+                {
+                    "node": "idle",
+                    "score": 54.0,
+                    "scores": {"LeastAllocated": 81, "NodeLabelPreference": 0},
+                },
+            ],
+            "reasons": {},
+        },
+        {
+            "pod": "ns/huge",
+            "node": None,
+            "score": None,
+            "message": "0/2 nodes are available: 2 Insufficient cpu.",
+            "candidates": [],
+            "reasons": {"Insufficient cpu": 2},
+        },
+    ]
+
+
+def test_table_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert simulate(tmp_path, capsys, POLICY % "spread") == TABLE
+
+
+def test_table_names_the_nodes_that_did_not_fit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = (POLICY % "spread").replace(
+        "[{name: NodeResourcesFit}",
+        "[{name: NodeLabel, args: {present: [zone=b]}}, {name: NodeResourcesFit}",
+    )
+    out = simulate(tmp_path, capsys, policy)
+    assert out.splitlines()[:2] == ["ns/web -> idle (54)", "  PRIORITY             WEIGHT  idle"]
+    assert "  did not fit: 1 node(s) didn't have label zone=b\n" in out
+
+
+def test_no_pending_pods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        simulate(tmp_path, capsys, POLICY % "nobody") == "no pending pod has schedulerName nobody\n"
+    )
+    assert json.loads(simulate(tmp_path, capsys, POLICY % "nobody", "-o", "json")) == []
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_a_seed_makes_the_output_reproducible(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], output: str
+) -> None:
+    outputs = [
+        simulate(tmp_path, capsys, RANDOM, "--seed", str(seed), "-o", output)
+        for seed in (1, 1, 2, 3, 4)
+    ]
+    assert outputs[0] == outputs[1]
+    assert len(set(outputs)) > 1  # and the seed matters: the Random scores differ
