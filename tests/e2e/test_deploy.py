@@ -1,0 +1,312 @@
+"""deploy/ on the real API server: the manifests apply, the RBAC is what the operator needs and
+not a verb more, and the operator schedules pods under the service account's own token.
+
+The Deployment's pods cannot run here (there is no kubelet), so the operator runs as a process
+outside the cluster with the service account's kubeconfig: the same identity and permissions as
+in the cluster. deploy/'s namespace and ServiceAccount are left behind afterwards (deleting a
+namespace needs kube-controller-manager, which does not run here; neither grants anything), its
+roles and bindings are removed, so later tests see the service account without permissions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from harness import Cluster, Operator, items, node, pod, policy, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+DEPLOY = REPO / "deploy"
+NAMESPACE = "policy-scheduler"
+ACCOUNT = f"system:serviceaccount:{NAMESPACE}:policy-scheduler"
+APPLIED_FOR_REAL = {
+    "Namespace",
+    "ServiceAccount",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
+}
+ROLES = ("ClusterRoleBinding", "ClusterRole", "RoleBinding", "Role")
+POLICIES = "schedulingpolicies.policy-scheduler.dev"
+CRDS = "customresourcedefinitions.apiextensions.k8s.io"
+LEASES = "leases.coordination.k8s.io"
+
+
+def manifests(cluster: Cluster) -> list[dict[str, Any]]:
+    """What `kubectl apply -k deploy/` applies."""
+    built = cluster.kubectl("kustomize", str(DEPLOY)).stdout
+    return [obj for obj in yaml.safe_load_all(built) if obj]
+
+
+def can_i(cluster: Cluster, verb: str, resource: str, *scope: str) -> bool:
+    """`kubectl auth can-i`, asked by the admin on the service account's behalf."""
+    result = cluster.kubectl(
+        "auth", "can-i", verb, resource, f"--as={ACCOUNT}", *scope, check=False
+    )
+    answer = result.stdout.strip()
+    assert answer in ("yes", "no"), result.stdout + result.stderr
+    return answer == "yes"
+
+
+@pytest.fixture(scope="module")
+def rbac(cluster: Cluster, crd: None) -> Iterator[None]:
+    """deploy/'s namespace, ServiceAccount and RBAC, applied for real."""
+    objects = [obj for obj in manifests(cluster) if obj["kind"] in APPLIED_FOR_REAL]
+    assert {obj["kind"] for obj in objects} == APPLIED_FOR_REAL
+    cluster.apply(*objects)
+    wait_for("the ClusterRole to take effect", lambda: can_i(cluster, "list", "pods", "-A"))
+    wait_for(
+        "the Role to take effect",
+        lambda: can_i(cluster, "update", LEASES, "-n", NAMESPACE),
+    )
+    yield
+    for obj in sorted(objects, key=lambda o: ROLES.index(o["kind"]) if o["kind"] in ROLES else 9):
+        if obj["kind"] in ROLES:
+            scope = ("-n", obj["metadata"]["namespace"]) if obj["kind"].startswith("Role") else ()
+            cluster.kubectl(
+                "delete", obj["kind"], obj["metadata"]["name"], *scope, "--ignore-not-found"
+            )
+    wait_for(
+        "the RBAC to be gone",
+        lambda: (
+            not can_i(cluster, "list", "pods", "-A")
+            and not can_i(cluster, "update", LEASES, "-n", NAMESPACE)
+        ),
+    )
+
+
+def test_server_side_dry_run_accepts_every_manifest(cluster: Cluster, rbac: None) -> None:
+    # The namespace exists (rbac): a server-side dry run creates nothing, so the namespaced
+    # objects of a dry run on an empty cluster would be refused for want of their namespace.
+    result = cluster.kubectl("apply", "--dry-run=server", "-k", str(DEPLOY))
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == len(manifests(cluster))
+    assert all(line.endswith("(server dry run)") for line in lines), result.stdout
+
+
+def test_the_deployment_is_hardened_and_probed(cluster: Cluster) -> None:
+    (deployment,) = (obj for obj in manifests(cluster) if obj["kind"] == "Deployment")
+    spec = deployment["spec"]
+    assert spec["replicas"] == 2
+    pod_spec = spec["template"]["spec"]
+    assert pod_spec["serviceAccountName"] == "policy-scheduler"
+    assert pod_spec["automountServiceAccountToken"] is True
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "runAsGroup": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    (container,) = pod_spec["containers"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+    }
+    assert set(container["resources"]) == {"requests", "limits"}
+    probe = {"path": "/healthz", "port": "http-metrics"}
+    assert container["livenessProbe"]["httpGet"] == probe
+    assert container["readinessProbe"]["httpGet"] == probe
+    assert container["ports"] == [
+        {"name": "http-metrics", "containerPort": 8080, "protocol": "TCP"}
+    ]
+    (service,) = (obj for obj in manifests(cluster) if obj["kind"] == "Service")
+    assert service["spec"]["selector"] == spec["selector"]["matchLabels"]
+    assert service["spec"]["ports"][0]["name"] == "http-metrics"
+    assert service["spec"]["ports"][0]["targetPort"] == "http-metrics"
+
+
+def _bound(cluster: Cluster, namespace: str) -> dict[str, str]:
+    return {
+        p["metadata"]["name"]: p["spec"]["nodeName"]
+        for p in items(cluster, "pods", "-n", namespace)
+        if p["spec"].get("nodeName")
+    }
+
+
+def _events(cluster: Cluster, namespace: str, reason: str) -> list[dict[str, Any]]:
+    return [e for e in items(cluster, "events", "-n", namespace) if e["reason"] == reason]
+
+
+def _status(cluster: Cluster, name: str) -> dict[str, Any]:
+    (found,) = items(cluster, "schedulingpolicies", "--field-selector", f"metadata.name={name}")
+    status: dict[str, Any] = found.get("status") or {}
+    return status
+
+
+def _unschedulable_condition(cluster: Cluster, namespace: str, name: str) -> bool:
+    (found,) = items(cluster, "pods", "-n", namespace, "--field-selector", f"metadata.name={name}")
+    return any(
+        c["type"] == "PodScheduled" and c["status"] == "False" and c["reason"] == "Unschedulable"
+        for c in found["status"].get("conditions") or ()
+    )
+
+
+def test_the_operator_schedules_under_the_service_accounts_token(
+    cluster: Cluster, rbac: None, namespace: str, pool: str, tmp_path: Path
+) -> None:
+    cluster.apply(*(node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(2)))
+    cluster.apply(policy(pool, pool))
+    cluster.apply(
+        pod("web", pool), pod("huge", pool, cpu="64"), namespace=namespace
+    )  # one fits, one never does: every write the operator makes is exercised
+    operator = Operator(cluster.operator_kubeconfig, tmp_path / "operator.log")
+    operator.start()
+    try:
+        placed = wait_for("web bound", lambda: _bound(cluster, namespace).get("web"))
+        assert placed in {f"{pool}-0", f"{pool}-1"}
+        (scheduled,) = wait_for(
+            "the Scheduled event", lambda: _events(cluster, namespace, "Scheduled")
+        )
+        assert scheduled["message"].startswith(f"Successfully assigned {namespace}/web to {placed}")
+        (failed,) = wait_for(
+            "the FailedScheduling event", lambda: _events(cluster, namespace, "FailedScheduling")
+        )
+        assert failed["involvedObject"]["name"] == "huge"
+        wait_for(
+            "huge's PodScheduled=False condition",
+            lambda: _unschedulable_condition(cluster, namespace, "huge"),
+        )
+        status = wait_for(
+            "the policy's status",
+            lambda: (
+                (s := _status(cluster, pool)).get("scheduled") == 1
+                and s.get("unschedulable") == 1
+                and s
+            ),
+        )
+        assert status["lastDecision"]["node"] == placed
+        assert any(c["type"] == "Ready" and c["status"] == "True" for c in status["conditions"])
+        assert "huge" not in _bound(cluster, namespace)
+        # Nothing the operator (or Kopf for it) tried was refused.
+        assert not re.search(r"forbidden|\b403\b", operator.logs(), re.IGNORECASE)
+    finally:
+        operator.stop()
+        print(operator.logs()[-20000:])
+
+
+# (verb, resource, scope) the operator uses; see the comments of deploy/rbac.yaml.
+ALLOWED = [
+    ("list", "pods", "-A"),
+    ("watch", "pods", "-A"),
+    ("create", "pods/binding", "-n default"),
+    ("patch", "pods/status", "-n default"),
+    ("create", "events", "-n default"),
+    ("list", "nodes", ""),
+    ("watch", "nodes", ""),
+    ("list", POLICIES, ""),
+    ("watch", POLICIES, ""),
+    ("patch", f"{POLICIES}/status", ""),
+    ("list", CRDS, ""),
+    ("watch", CRDS, ""),
+    ("get", LEASES, f"-n {NAMESPACE}"),
+    ("create", LEASES, f"-n {NAMESPACE}"),
+    ("update", LEASES, f"-n {NAMESPACE}"),
+]
+
+REFUSED = [
+    ("get", "secrets", "-A"),
+    ("list", "secrets", "-A"),
+    ("get", "secrets", f"-n {NAMESPACE}"),
+    ("create", "pods", "-n default"),
+    ("delete", "pods", "-n default"),
+    ("update", "pods", "-n default"),
+    ("patch", "pods", "-n default"),
+    ("update", "pods/status", "-n default"),
+    ("create", "pods/eviction", "-n default"),
+    ("create", "pods/exec", "-n default"),
+    ("get", "pods/log", "-n default"),
+    ("get", "pods", "-n default"),
+    ("patch", "nodes", ""),
+    ("update", "nodes", ""),
+    ("delete", "nodes", ""),
+    ("create", "nodes", ""),
+    ("patch", "nodes/status", ""),
+    ("create", POLICIES, ""),
+    ("delete", POLICIES, ""),
+    ("update", POLICIES, ""),
+    ("patch", POLICIES, ""),
+    ("update", f"{POLICIES}/status", ""),
+    ("create", CRDS, ""),
+    ("update", CRDS, ""),
+    ("delete", CRDS, ""),
+    ("get", "configmaps", f"-n {NAMESPACE}"),
+    ("list", "configmaps", "-A"),
+    ("create", "configmaps", f"-n {NAMESPACE}"),
+    ("patch", "events", "-n default"),
+    ("delete", "events", "-n default"),
+    ("get", LEASES, "-n kube-system"),
+    ("update", LEASES, "-n kube-system"),
+    ("create", LEASES, "-n default"),
+    ("delete", LEASES, f"-n {NAMESPACE}"),
+    ("list", LEASES, "-A"),
+    ("create", "serviceaccounts/token", f"-n {NAMESPACE}"),
+    ("impersonate", "users", ""),
+    ("bind", "clusterroles.rbac.authorization.k8s.io", ""),
+    ("escalate", "clusterroles.rbac.authorization.k8s.io", ""),
+    ("*", "*", "-A"),
+    ("*", "*", f"-n {NAMESPACE}"),
+]
+
+
+@pytest.mark.parametrize(("verb", "resource", "scope"), ALLOWED)
+def test_the_service_account_may(
+    cluster: Cluster, rbac: None, verb: str, resource: str, scope: str
+) -> None:
+    resource, _, subresource = resource.partition("/")
+    extra = [f"--subresource={subresource}"] if subresource else []
+    assert can_i(cluster, verb, resource, *extra, *scope.split())
+
+
+@pytest.mark.parametrize(("verb", "resource", "scope"), REFUSED)
+def test_the_service_account_may_not(
+    cluster: Cluster, rbac: None, verb: str, resource: str, scope: str
+) -> None:
+    resource, _, subresource = resource.partition("/")
+    extra = [f"--subresource={subresource}"] if subresource else []
+    assert not can_i(cluster, verb, resource, *extra, *scope.split())
+
+
+# What every authenticated user may do; not granted by deploy/.
+SELF_REVIEWS = {
+    "selfsubjectreviews.authentication.k8s.io",
+    "selfsubjectaccessreviews.authorization.k8s.io",
+    "selfsubjectrulesreviews.authorization.k8s.io",
+}
+
+
+def _resource_rules(cluster: Cluster, namespace: str) -> dict[str, set[str]]:
+    """`kubectl auth can-i --list` for the account: resource -> verbs (non-resource URLs, which
+    are the public discovery and health endpoints, left out)."""
+    listed = cluster.kubectl("auth", "can-i", "--list", f"--as={ACCOUNT}", "-n", namespace)
+    rules: dict[str, set[str]] = {}
+    for line in listed.stdout.splitlines()[1:]:
+        match = re.match(r"^(\S+)\s+\[.*?\]\s+\[(.*?)\]\s+\[(.*)\]$", line)
+        if match and match[1] not in SELF_REVIEWS:
+            assert match[2] == "", f"unexpected resourceNames: {line}"
+            rules.setdefault(match[1], set()).update(match[3].split())
+    return rules
+
+
+def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: None) -> None:
+    cluster_wide = {
+        "pods": {"list", "watch"},
+        "pods/binding": {"create"},
+        "pods/status": {"patch"},
+        "events": {"create"},
+        "nodes": {"list", "watch"},
+        POLICIES: {"list", "watch"},
+        f"{POLICIES}/status": {"patch"},
+        CRDS: {"list", "watch"},
+    }
+    assert _resource_rules(cluster, "default") == cluster_wide
+    assert _resource_rules(cluster, NAMESPACE) == {
+        **cluster_wide,
+        LEASES: {"get", "create", "update"},
+    }
