@@ -6,13 +6,16 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pykube
 import pytest
+
+from policy_scheduler.model.objects import NodeView, PodView
 
 T = TypeVar("T")
 
@@ -96,7 +99,8 @@ class Operator:
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    def start(self, *, extra_args: Sequence[str] = ()) -> None:
+        """Start it; ``extra_args`` are more ``run`` flags (``--metrics URL``, ...)."""
         executable = Path(sys.executable).with_name("policy-scheduler")
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(
@@ -107,6 +111,7 @@ class Operator:
                     str(self.kubeconfig),
                     "--log-format",
                     "full",
+                    *extra_args,
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -178,3 +183,30 @@ def policy(name: str, pool: str, **spec: Any) -> dict[str, Any]:
             **spec,
         },
     }
+
+
+def bound(cluster: Cluster, namespace: str) -> dict[str, str]:
+    """Pod name -> node, for the bound pods of ``namespace``."""
+    return {
+        p["metadata"]["name"]: p["spec"]["nodeName"]
+        for p in items(cluster, "pods", "-n", namespace)
+        if p["spec"].get("nodeName")
+    }
+
+
+def events(cluster: Cluster, namespace: str, reason: str) -> list[dict[str, Any]]:
+    return [e for e in items(cluster, "events", "-n", namespace) if e["reason"] == reason]
+
+
+def assert_not_overcommitted(cluster: Cluster, pool: str) -> None:
+    """No node of the pool has pods requesting more than it can allocate."""
+    nodes = {
+        n["metadata"]["name"]: NodeView(n) for n in items(cluster, "nodes", "-l", f"pool={pool}")
+    }
+    requested: Counter[str] = Counter()
+    for raw in items(cluster, "pods", "-A"):
+        view = PodView(raw)
+        if view.node_name in nodes:
+            requested[view.node_name] += view.requests.get("cpu", 0)
+    for name, cpu in requested.items():
+        assert cpu <= nodes[name].allocatable["cpu"], f"{name} overcommitted: {cpu}m"

@@ -7,9 +7,18 @@ import time
 from collections import Counter
 from typing import Any, TypeVar
 
-from harness import Cluster, Operator, items, node, pod, policy, wait_for
-
-from policy_scheduler.model.objects import NodeView, PodView
+from harness import (
+    Cluster,
+    Operator,
+    assert_not_overcommitted,
+    bound,
+    events,
+    items,
+    node,
+    pod,
+    policy,
+    wait_for,
+)
 
 T = TypeVar("T")
 
@@ -17,19 +26,6 @@ T = TypeVar("T")
 def when(holds: bool, value: T) -> T | None:
     """``value`` once ``holds``: lets a wait_for probe return what it waited for."""
     return value if holds else None
-
-
-def bound(cluster: Cluster, namespace: str) -> dict[str, str]:
-    """Pod name -> node, for the bound pods of ``namespace``."""
-    return {
-        p["metadata"]["name"]: p["spec"]["nodeName"]
-        for p in items(cluster, "pods", "-n", namespace)
-        if p["spec"].get("nodeName")
-    }
-
-
-def events(cluster: Cluster, namespace: str, reason: str) -> list[dict[str, Any]]:
-    return [e for e in items(cluster, "events", "-n", namespace) if e["reason"] == reason]
 
 
 def status(cluster: Cluster, name: str) -> dict[str, Any]:
@@ -52,20 +48,6 @@ def condition(cluster: Cluster, name: str, type_: str) -> dict[str, Any] | None:
 def condition_status(cluster: Cluster, name: str, type_: str) -> str | None:
     found = condition(cluster, name, type_)
     return None if found is None else str(found["status"])
-
-
-def assert_not_overcommitted(cluster: Cluster, pool: str) -> None:
-    """No node of the pool has pods requesting more than it can allocate."""
-    nodes = {
-        n["metadata"]["name"]: NodeView(n) for n in items(cluster, "nodes", "-l", f"pool={pool}")
-    }
-    requested: Counter[str] = Counter()
-    for raw in items(cluster, "pods", "-A"):
-        view = PodView(raw)
-        if view.node_name in nodes:
-            requested[view.node_name] += view.requests.get("cpu", 0)
-    for name, cpu in requested.items():
-        assert cpu <= nodes[name].allocatable["cpu"], f"{name} overcommitted: {cpu}m"
 
 
 def test_pending_pods_are_bound_with_events_and_status(
