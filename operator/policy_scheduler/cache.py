@@ -43,19 +43,20 @@ class Cache:
     def set_node(self, raw: Mapping[str, Any]) -> NodeInfo:
         """A node was added or changed; its pods stay counted."""
         node = NodeView(raw)
-        info = self.snapshot.nodes.get(node.name)
+        info = self.snapshot.get(node.name)
         if info is None:
             info = NodeInfo(node, self._orphans.pop(node.name, {}).values())
-            self.snapshot.nodes[node.name] = info
+            self.snapshot.add_node(info)
             for uid in info.pods:
                 self._placed[uid] = node.name
         else:
-            info.node = node
+            # Through the snapshot, so that its indexes of images and labels follow the change.
+            self.snapshot.replace_node(info, node)
         return info
 
     def delete_node(self, name: str) -> None:
         """A node is gone; its pods wait aside until they are deleted or the node comes back."""
-        info = self.snapshot.nodes.pop(name, None)
+        info = self.snapshot.remove_node(name)
         if info is None:
             return
         for uid in info.pods:
@@ -88,7 +89,7 @@ class Cache:
             self._remove(uid)
 
     def _place(self, pod: PodView, node_name: str) -> None:
-        info = self.snapshot.nodes.get(node_name)
+        info = self.snapshot.get(node_name)
         if info is None:
             self._orphans.setdefault(node_name, {})[pod.uid] = pod
         else:

@@ -7,6 +7,8 @@ profile places pods as it does:
 - on large clusters only enough feasible nodes are looked for (``percentageOfNodesToScore``, with
   kube-scheduler's adaptive default), starting where the previous decision stopped so that every
   node gets its turn;
+- a plugin whose ``pre_filter``/``pre_score`` returns SKIP is left out for this pod, as
+  kube-scheduler skips it: every node passes the filter, the scorer adds 0 (shown as 0);
 - each scorer's scores are normalized to 0..100 and summed with the policy's weights;
 - the highest total wins, ties broken uniformly at random.
 
@@ -16,6 +18,8 @@ top few are reported) and, when nothing fits, the count of each reason.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,7 +28,7 @@ from typing import Any
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import LabelSelector
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Cycle, Filter, Scorer
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, SKIP, Cycle, Filter, Scorer
 
 # kube-scheduler's bounds for the adaptive percentageOfNodesToScore (pkg/scheduler/schedule_one.go).
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -112,6 +116,11 @@ class Pipeline:
     candidates_to_report: int = 3
     _next_start: int = field(default=0, init=False)
 
+    @property
+    def weight_sum(self) -> int:
+        """What weighted totals are divided by to lie in 0..100 (1 without priorities)."""
+        return sum(ws.weight for ws in self.scorers) or 1
+
     def decide(self, pod: PodView, snapshot: Snapshot, rng: random.Random) -> Decision:
         cycle = Cycle(pod, snapshot, rng)
         nodes = list(snapshot)
@@ -119,13 +128,18 @@ class Pipeline:
         feasible = self._find_feasible(cycle, nodes, reasons)
         if not feasible:
             return Decision(pod.key, None, None, (), reasons, len(nodes), 0)
-        totals, per_plugin = self._score(cycle, feasible)
+        totals, columns = self._score(cycle, feasible)
         chosen = _select(totals, rng)
-        weight_sum = sum(ws.weight for ws in self.scorers) or 1
-        ranked = sorted(range(len(feasible)), key=lambda i: (-totals[i], i != chosen))
+        weight_sum = self.weight_sum
+        # Only the reported candidates are ranked and get their per-plugin breakdown; nsmallest
+        # orders as sorted()[:k] would, for far less work than sorting every feasible node.
+        ranked = heapq.nsmallest(
+            self.candidates_to_report,
+            range(len(feasible)),
+            key=lambda i: (-totals[i], i != chosen),
+        )
         candidates = tuple(
-            Candidate(feasible[i].name, round(totals[i] / weight_sum, 2), per_plugin[i])
-            for i in ranked[: self.candidates_to_report]
+            _candidate(feasible[i].name, totals[i], weight_sum, columns, i) for i in ranked
         )
         return Decision(
             pod.key,
@@ -141,52 +155,77 @@ class Pipeline:
         self, cycle: Cycle, nodes: Sequence[NodeInfo], reasons: dict[str, int]
     ) -> list[NodeInfo]:
         pod = cycle.pod
-        states = [(f, f.pre_filter(cycle)) for f in self.filters]
-        wanted = feasible_nodes_to_find(len(nodes), self.percentage_of_nodes_to_score)
+        states = [
+            (f.filter, state) for f in self.filters if (state := f.pre_filter(cycle)) is not SKIP
+        ]
+        count = len(nodes)
+        wanted = feasible_nodes_to_find(count, self.percentage_of_nodes_to_score)
         pool = self.node_pool
         feasible: list[NodeInfo] = []
-        start = self._next_start % len(nodes) if nodes else 0
+        append = feasible.append
+        start = self._next_start % count if nodes else 0
         processed = 0
-        for offset in range(len(nodes)):
+        # The nodes in visiting order: from the rotating start to the end, then from the start.
+        for node in itertools.chain(
+            itertools.islice(nodes, start, None), itertools.islice(nodes, start)
+        ):
             if len(feasible) >= wanted:
                 break
-            node = nodes[(start + offset) % len(nodes)]
             processed += 1
             if pool is not None and not pool.matches(node.node.labels):
                 reasons[OUTSIDE_NODE_POOL] = reasons.get(OUTSIDE_NODE_POOL, 0) + 1
                 continue
-            for plugin, state in states:
-                rejected = plugin.filter(state, pod, node)
+            for run_filter, state in states:
+                rejected = run_filter(state, pod, node)
                 if rejected:
                     for reason in rejected:
                         reasons[reason] = reasons.get(reason, 0) + 1
                     break
             else:
-                feasible.append(node)
+                append(node)
         if nodes:
-            self._next_start = (start + processed) % len(nodes)
+            self._next_start = (start + processed) % count
         return feasible
 
     def _score(
         self, cycle: Cycle, feasible: Sequence[NodeInfo]
-    ) -> tuple[list[int], list[dict[str, int]]]:
+    ) -> tuple[list[int], list[tuple[str, list[int] | None]]]:
+        """Each node's weighted total, and per scorer (in policy order) its name and normalized
+        scores, None for a scorer that skipped this pod (it counts 0)."""
         totals = [0] * len(feasible)
-        per_plugin: list[dict[str, int]] = [{} for _ in feasible]
+        columns: list[tuple[str, list[int] | None]] = []
         pod = cycle.pod
         for weighted in self.scorers:
             scorer = weighted.scorer
             state = scorer.pre_score(cycle, feasible)
-            scores = [scorer.score(state, pod, node) for node in feasible]
+            if state is SKIP:
+                columns.append((scorer.name, None))
+                continue
+            score = scorer.score
+            scores = [score(state, pod, node) for node in feasible]
             scorer.normalize(state, scores)
-            for i, score in enumerate(scores):
-                if not 0 <= score <= MAX_NODE_SCORE:
-                    raise ValueError(
-                        f"plugin {scorer.name} scored node {feasible[i].name} {score}, "
-                        f"outside 0..{MAX_NODE_SCORE}"
-                    )
-                totals[i] += weighted.weight * score
-                per_plugin[i][scorer.name] = score
-        return totals, per_plugin
+            if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:
+                i = next(i for i, s in enumerate(scores) if not 0 <= s <= MAX_NODE_SCORE)
+                raise ValueError(
+                    f"plugin {scorer.name} scored node {feasible[i].name} {scores[i]}, "
+                    f"outside 0..{MAX_NODE_SCORE}"
+                )
+            weight = weighted.weight
+            totals = [total + weight * s for total, s in zip(totals, scores, strict=True)]
+            columns.append((scorer.name, scores))
+        return totals, columns
+
+
+def _candidate(
+    node: str, total: int, weight_sum: int, columns: Sequence[tuple[str, list[int] | None]], i: int
+) -> Candidate:
+    """The ``i``-th scored node's report: its weighted total and each scorer's score (0 for a
+    scorer that skipped the pod), from what :meth:`Pipeline._score` returned."""
+    return Candidate(
+        node,
+        round(total / weight_sum, 2),
+        {name: 0 if scores is None else scores[i] for name, scores in columns},
+    )
 
 
 def _select(totals: Sequence[int], rng: random.Random) -> int:
@@ -201,3 +240,106 @@ def _select(totals: Sequence[int], rng: random.Random) -> int:
             if rng.randrange(ties) == 0:
                 best = i
     return best
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    """One node's answer for a pod: the filter that rejected it and why, or its scores."""
+
+    node: str
+    rejected_by: str | None
+    """The first filter that failed (``nodeSelector`` for a node outside the policy's pool), or
+    None when the node is feasible."""
+    reasons: tuple[str, ...]
+    candidate: Candidate | None
+    """A feasible node's weighted total and per-plugin scores."""
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Every node's verdict for one pod, in snapshot order, and the plugins that skipped it."""
+
+    pod: str
+    verdicts: tuple[NodeVerdict, ...]
+    skipped: tuple[str, ...]
+    """"Filter X"/"Score X" for each plugin whose pre_filter/pre_score returned SKIP: the filter
+    passed every node, the scorer counted 0 everywhere."""
+
+    @property
+    def reasons(self) -> dict[str, int]:
+        """How many nodes each reason rejected, as a Decision counts them."""
+        counts: dict[str, int] = {}
+        for verdict in self.verdicts:
+            for reason in verdict.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        return counts
+
+    @property
+    def message(self) -> str:
+        """The FailedScheduling message, when no node is feasible."""
+        return failure_message(len(self.verdicts), self.reasons)
+
+    @property
+    def best(self) -> tuple[Candidate, ...]:
+        """The feasible nodes with the highest total: the pod goes to one of them, at random."""
+        candidates = [v.candidate for v in self.verdicts if v.candidate is not None]
+        top = max((c.score for c in candidates), default=None)
+        return tuple(c for c in candidates if c.score == top)
+
+
+NODE_POOL_FILTER = "nodeSelector"
+"""The name :func:`explain` gives the policy's node pool when it rejects a node."""
+
+
+def explain(
+    pipeline: Pipeline, pod: PodView, snapshot: Snapshot, rng: random.Random | None = None
+) -> Explanation:
+    """Every node's verdict for ``pod`` under ``pipeline``, with the evidence :meth:`decide`
+    does not keep: which filter rejected each node, and every feasible node's scores.
+
+    Unlike :meth:`decide`, every node is examined (no ``percentageOfNodesToScore``; on clusters of
+    100 nodes or more the scheduler may not look at all of them) and the rotating start index is
+    left alone. The plugins run under the same contract: ``pre_filter`` once and SKIP honoured,
+    the pool checked first and a node's first failing filter giving its reasons, and the scoring
+    is :meth:`Pipeline._score` itself. The per-node loop is not shared with ``_find_feasible``
+    because that one is the scheduler's hot path and keeps neither the filter nor every node.
+    """
+    cycle = Cycle(pod, snapshot, rng or random.Random())
+    skipped: list[str] = []
+    states: list[tuple[Filter[Any], Any]] = []
+    for plugin in pipeline.filters:
+        state = plugin.pre_filter(cycle)
+        if state is SKIP:
+            skipped.append(f"Filter {plugin.name}")
+        else:
+            states.append((plugin, state))
+    nodes = list(snapshot)
+    rejections: list[tuple[str, tuple[str, ...]] | None] = []
+    for node in nodes:
+        rejection: tuple[str, tuple[str, ...]] | None = None
+        if pipeline.node_pool is not None and not pipeline.node_pool.matches(node.node.labels):
+            rejection = (NODE_POOL_FILTER, (OUTSIDE_NODE_POOL,))
+        else:
+            for plugin, state in states:
+                rejected = plugin.filter(state, pod, node)
+                if rejected:
+                    rejection = (plugin.name, tuple(rejected))
+                    break
+        rejections.append(rejection)
+    feasible = [node for node, rejection in zip(nodes, rejections, strict=True) if not rejection]
+    candidates: dict[str, Candidate] = {}
+    if feasible:
+        totals, columns = pipeline._score(cycle, feasible)
+        skipped += [f"Score {name}" for name, scores in columns if scores is None]
+        weight_sum = pipeline.weight_sum
+        candidates = {
+            node.name: _candidate(node.name, totals[i], weight_sum, columns, i)
+            for i, node in enumerate(feasible)
+        }
+    verdicts = tuple(
+        NodeVerdict(node.name, None, (), candidates[node.name])
+        if rejection is None
+        else NodeVerdict(node.name, rejection[0], rejection[1], None)
+        for node, rejection in zip(nodes, rejections, strict=True)
+    )
+    return Explanation(pod.key, verdicts, tuple(skipped))

@@ -23,7 +23,7 @@ from policy_scheduler.pipeline import (
     failure_message,
     feasible_nodes_to_find,
 )
-from policy_scheduler.plugins.base import Scorer
+from policy_scheduler.plugins.base import SKIP, Cycle, Filter, Scorer, Skip
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
 from policy_scheduler.plugins.taint_toleration import UNTOLERATED
 
@@ -340,3 +340,48 @@ def test_a_pool_without_fitting_nodes_says_so() -> None:
 def test_no_nodes() -> None:
     decision = decide(pipeline(["NodeResourcesFit"]), [])
     assert (decision.node, decision.message) == (None, "0/0 nodes are available:")
+
+
+# --- Skip: kube-scheduler's PreFilter/PreScore Skip status ----------------------------------
+
+
+class _SkippingFilter(Filter[None]):
+    """Skips every pod; its filter would reject every node if it ran."""
+
+    name = "Skipping"
+
+    def pre_filter(self, cycle: Cycle) -> Skip:
+        return SKIP
+
+    def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        raise AssertionError("filter of a skipped plugin was run")
+
+
+class _SkippingScorer(Scorer[None]):
+    """Skips every pod; its score would be out of range if it ran."""
+
+    name = "SkippingScorer"
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Skip:
+        return SKIP
+
+    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
+        raise AssertionError("score of a skipped plugin was run")
+
+
+def test_a_skipped_filter_lets_every_node_pass() -> None:
+    p = Pipeline([_SkippingFilter()], [])
+    decision = decide(p, [node("a"), node("b")])
+    assert (decision.feasible_nodes, decision.reasons) == (2, {})
+
+
+def test_a_skipped_scorer_counts_0_in_the_total_and_the_breakdown() -> None:
+    nodes = [node("a", "4", {ZONE: "zone-a"}), node("b", "8", {ZONE: "zone-b"})]
+    scorers = pipeline(priorities=[PREFER_ZONE_A]).scorers
+    p = Pipeline([], [WeightedScorer(_SkippingScorer(), 2), *scorers])
+    decision = decide(p, nodes)
+    # Its weight still divides: (2 * 0 + 3 * 100) / 5.
+    assert [(c.node, c.score, dict(c.scores)) for c in decision.candidates] == [
+        ("a", 60.0, {"SkippingScorer": 0, "NodeLabelPreference": 100}),
+        ("b", 0.0, {"SkippingScorer": 0, "NodeLabelPreference": 0}),
+    ]

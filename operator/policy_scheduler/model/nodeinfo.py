@@ -3,6 +3,13 @@ cluster snapshot that one scheduling decision reads.
 
 This mirrors kube-scheduler's ``framework.NodeInfo``: the cache keeps one per node and updates it
 as pods are assumed, bound and deleted; plugins only read it.
+
+The snapshot also keeps cluster-wide indexes (pods per label group, pods with affinity terms per
+affinity group, nodes per image and per label value), updated on every change, so that a
+decision's work grows with what the pod asks for rather than with the cluster. Every change must
+therefore go through :meth:`NodeInfo.add_pod`/:meth:`NodeInfo.remove_pod` and the snapshot's
+``add_node``/``replace_node``/``remove_node``: a NodeInfo reports its pod changes to the snapshot
+it was last added to.
 """
 
 from __future__ import annotations
@@ -10,7 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from policy_scheduler.model.objects import HostPort, NodeView, PodView, Resources, add_into
+from policy_scheduler.model.objects import (
+    AffinityGroup,
+    HostPort,
+    NodeView,
+    PodView,
+    Resources,
+    add_into,
+)
 from policy_scheduler.model.quantity import CPU, MEMORY
 
 LabelGroup = tuple[str, bool, frozenset[tuple[str, str]]]
@@ -25,25 +39,24 @@ class NodeInfo:
     """A node and the pods on it (assumed or bound), with their summed requests."""
 
     __slots__ = (
-        "affinity_pods",
         "label_groups",
         "node",
         "nonzero_requested",
         "pods",
         "requested",
+        "snapshot",
         "used_ports",
     )
 
     def __init__(self, node: NodeView, pods: Iterable[PodView] = ()) -> None:
         self.node = node
+        # The snapshot whose indexes count this node's pods (the last one it was added to).
+        self.snapshot: Snapshot | None = None
         self.pods: dict[str, PodView] = {}
         self.requested: Resources = {}
         # Only CPU and memory have scoring defaults; the other resources score as requested.
         self.nonzero_requested: Resources = {CPU: 0, MEMORY: 0}
         self.used_ports: list[HostPort] = []
-        # The pods with pod (anti-)affinity terms: InterPodAffinity reads only these unless the
-        # incoming pod has terms of its own, and they are few next to all pods.
-        self.affinity_pods: dict[str, PodView] = {}
         # The pods per PodView.label_group, as [one of them, how many]: selectors are matched
         # once per group instead of once per pod (a node's pods mostly share a few label sets).
         self.label_groups: dict[LabelGroup, list[Any]] = {}
@@ -66,13 +79,13 @@ class NodeInfo:
         self.nonzero_requested[CPU] += nonzero.get(CPU, 0)
         self.nonzero_requested[MEMORY] += nonzero.get(MEMORY, 0)
         self.used_ports.extend(pod.host_ports)
-        if pod.has_pod_affinity:
-            self.affinity_pods[pod.uid] = pod
         group = self.label_groups.get(pod.label_group)
         if group is None:
             self.label_groups[pod.label_group] = [pod, 1]
         else:
             group[1] += 1
+        if self.snapshot is not None:
+            self.snapshot._count_pod(self, pod, 1)
 
     def remove_pod(self, uid: str) -> PodView | None:
         pod = self.pods.pop(uid, None)
@@ -84,12 +97,39 @@ class NodeInfo:
         self.nonzero_requested[MEMORY] -= nonzero.get(MEMORY, 0)
         for port in pod.host_ports:
             self.used_ports.remove(port)
-        self.affinity_pods.pop(uid, None)
         group = self.label_groups[pod.label_group]
         group[1] -= 1
         if not group[1]:
             del self.label_groups[pod.label_group]
+        if self.snapshot is not None:
+            self.snapshot._count_pod(self, pod, -1)
         return pod
+
+
+class PodGroup:
+    """Pods that every selector (or every affinity term) treats alike: one of them, to match
+    against, and how many of them run on each node."""
+
+    __slots__ = ("nodes", "pod")
+
+    def __init__(self, pod: PodView) -> None:
+        self.pod = pod
+        self.nodes: dict[NodeInfo, int] = {}
+
+
+def _count(
+    groups: dict[Any, PodGroup], key: object, pod: PodView, info: NodeInfo, delta: int
+) -> None:
+    group = groups.get(key)
+    if group is None:
+        group = groups[key] = PodGroup(pod)
+    count = group.nodes.get(info, 0) + delta
+    if count:
+        group.nodes[info] = count
+    else:
+        del group.nodes[info]
+        if not group.nodes:
+            del groups[key]
 
 
 class Snapshot:
@@ -97,8 +137,14 @@ class Snapshot:
 
     def __init__(self, nodes: Iterable[NodeInfo] = ()) -> None:
         self.nodes: dict[str, NodeInfo] = {}
+        self.label_groups: dict[LabelGroup, PodGroup] = {}
+        self.affinity_groups: dict[AffinityGroup, PodGroup] = {}
+        # Image name -> each node listing it, with the size that node reports.
+        self.images: dict[str, dict[NodeInfo, int]] = {}
+        # Label key -> value -> how many nodes carry it (the topology domains that exist).
+        self.label_values: dict[str, dict[str, int]] = {}
         for info in nodes:
-            self.nodes[info.name] = info
+            self.add_node(info)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -109,28 +155,78 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         return self.nodes.get(name)
 
+    def add_node(self, info: NodeInfo) -> None:
+        """Add a node with its pods (a node of that name already here is replaced)."""
+        old = self.nodes.get(info.name)
+        if old is not None:
+            self.remove_node(old.name)
+        self.nodes[info.name] = info
+        info.snapshot = self
+        self._count_node(info, 1)
+        for pod in info.pods.values():
+            self._count_pod(info, pod, 1)
+
+    def remove_node(self, name: str) -> NodeInfo | None:
+        """Take a node and its pods out; the NodeInfo is returned, no longer indexed here."""
+        info = self.nodes.pop(name, None)
+        if info is None:
+            return None
+        self._count_node(info, -1)
+        for pod in info.pods.values():
+            self._count_pod(info, pod, -1)
+        info.snapshot = None
+        return info
+
+    def replace_node(self, info: NodeInfo, node: NodeView) -> None:
+        """The Node object of ``info`` changed (labels, images, taints, ...); its pods stay, and
+        so does its place in the snapshot's order."""
+        self._count_node(info, -1)
+        info.node = node
+        self._count_node(info, 1)
+
+    def _count_node(self, info: NodeInfo, delta: int) -> None:
+        for image, size in info.node.image_sizes.items():
+            holders = self.images.setdefault(image, {})
+            if delta > 0:
+                holders[info] = size
+            else:
+                del holders[info]
+                if not holders:
+                    del self.images[image]
+        for key, value in info.node.labels.items():
+            values = self.label_values.setdefault(key, {})
+            count = values.get(value, 0) + delta
+            if count:
+                values[value] = count
+            else:
+                del values[value]
+                if not values:
+                    del self.label_values[key]
+
+    def _count_pod(self, info: NodeInfo, pod: PodView, delta: int) -> None:
+        _count(self.label_groups, pod.label_group, pod, info, delta)
+        if pod.has_pod_affinity:
+            _count(self.affinity_groups, pod.affinity_group, pod, info, delta)
+
     def count_matching(self, matches: Callable[[PodView], bool]) -> Iterator[tuple[NodeInfo, int]]:
-        """Each node with how many of its pods ``matches`` accepts (nodes with none left out).
+        """Nodes with how many of their pods ``matches`` accepts, once per matching label group
+        (a node may come more than once; nodes with none are left out).
 
         ``matches`` must depend only on what ``PodView.label_group`` holds (a label or namespace
         selector): it is asked once per group in the whole snapshot, not once per pod.
         """
-        memo: dict[LabelGroup, bool] = {}
-        for info in self.nodes.values():
-            total = 0
-            for key, (pod, count) in info.label_groups.items():
-                hit = memo.get(key)
-                if hit is None:
-                    hit = memo[key] = matches(pod)
-                if hit:
-                    total += count
-            if total:
-                yield info, total
+        for group in self.label_groups.values():
+            if matches(group.pod):
+                yield from group.nodes.items()
 
-    def affinity_pods(self) -> Iterator[tuple[NodeInfo, PodView]]:
-        """The pods with pod (anti-)affinity terms (``PodView.has_pod_affinity``), with their
-        node: all InterPodAffinity reads pod by pod; other pods it counts per label group."""
-        for info in self.nodes.values():
-            if info.affinity_pods:
-                for pod in info.affinity_pods.values():
-                    yield info, pod
+    def image_size(self, image: str) -> int:
+        """The size of ``image`` as the first node in snapshot order that lists it reports it,
+        as kube-scheduler's image state keeps the first size it sees; 0 when no node lists it."""
+        holders = self.images.get(image)
+        if not holders:
+            return 0
+        sizes = set(holders.values())
+        if len(sizes) == 1:
+            return sizes.pop()
+        # Nodes disagree (rare): take the first in snapshot order.
+        return next(holders[info] for info in self.nodes.values() if info in holders)

@@ -7,6 +7,7 @@ malformed quantity raises :class:`ObjectError` naming the object and the field.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +18,7 @@ from policy_scheduler.model.selectors import RequiredNodeAffinity
 
 Raw = Mapping[str, Any]
 Resources = dict[str, int]
+AffinityGroup = tuple[str, frozenset[tuple[str, str]], str]
 
 # kube-scheduler scores a container that requests no CPU or memory as if it asked for these
 # (pkg/scheduler/util: DefaultMilliCPURequest, DefaultMemoryRequest), so that empty pods still
@@ -229,11 +231,21 @@ class PodView:
     @cached_property
     def has_pod_affinity(self) -> bool:
         """Whether ``spec.affinity`` holds ``podAffinity`` or ``podAntiAffinity`` (as objects),
-        the only pods whose terms InterPodAffinity must read on the nodes; NodeInfo indexes them."""
+        the only pods whose terms InterPodAffinity must read; the snapshot indexes them."""
         return any(
             isinstance(self.affinity.get(kind), Mapping)
             for kind in ("podAffinity", "podAntiAffinity")
         )
+
+    @cached_property
+    def affinity_group(self) -> AffinityGroup:
+        """Namespace, labels and the pod (anti-)affinity as canonical JSON: everything the parsed
+        terms depend on (the namespace and labels through the default namespace and
+        ``matchLabelKeys``), so pods of one group have the same terms and the snapshot counts
+        them per group. Only meaningful for pods with ``has_pod_affinity``."""
+        terms = {kind: self.affinity.get(kind) for kind in ("podAffinity", "podAntiAffinity")}
+        raw = json.dumps(terms, sort_keys=True, default=str)
+        return (self.namespace, frozenset(self.labels.items()), raw)
 
     @cached_property
     def required_node_affinity(self) -> RequiredNodeAffinity:

@@ -5,6 +5,13 @@ each scorer's ``pre_score`` once over the feasible nodes, ``score`` per node and
 all of them. Whatever ``pre_*`` returns is handed back to the per-node calls, so the per-pod work
 (parsing the pod's affinity, counting pods per topology domain) happens once per cycle.
 
+A ``pre_filter`` or ``pre_score`` may return :data:`SKIP`, as kube-scheduler's PreFilter and
+PreScore return a Skip status: the plugin has nothing to say about this pod, so its ``filter``
+(every node passes it) or its ``score`` and ``normalize`` are not run in this cycle. A skipped
+scorer adds nothing to a node's total and shows as 0 in the per-plugin breakdown, which is what
+its scores would have been: plugins return SKIP only where kube-scheduler does, and there every
+node would score the same 0.
+
 Plugins read the snapshot and never change it. A filter says why a node does not fit with one or
 more reason strings, the texts kube-scheduler uses, which the pipeline counts into messages such as
 "0/5 nodes are available: 3 Insufficient cpu.".
@@ -12,11 +19,12 @@ more reason strings, the texts kube-scheduler uses, which the pipeline counts in
 
 from __future__ import annotations
 
+import enum
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
@@ -26,6 +34,15 @@ MAX_NODE_SCORE = 100
 
 FITS: tuple[str, ...] = ()
 """What ``filter`` returns for a node that passes."""
+
+
+class _Skip(enum.Enum):
+    SKIP = "skip"
+
+
+SKIP: Final = _Skip.SKIP
+"""What ``pre_filter``/``pre_score`` return to skip the plugin's per-node work for this pod."""
+Skip = Literal[_Skip.SKIP]
 
 State = TypeVar("State")
 Args = Mapping[str, Any]
@@ -64,8 +81,9 @@ class Filter(ABC, Generic[State]):
 
     name: str
 
-    def pre_filter(self, cycle: Cycle) -> State:
-        """Per-pod preparation; its result is passed to every ``filter`` call of this cycle."""
+    def pre_filter(self, cycle: Cycle) -> State | Skip:
+        """Per-pod preparation; its result is passed to every ``filter`` call of this cycle, or
+        SKIP when every node passes."""
         return None  # type: ignore[return-value]
 
     @abstractmethod
@@ -78,8 +96,9 @@ class Scorer(ABC, Generic[State]):
 
     name: str
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> State:
-        """Per-pod preparation over the feasible ``nodes``; given to ``score`` and ``normalize``."""
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> State | Skip:
+        """Per-pod preparation over the feasible ``nodes``; given to ``score`` and ``normalize``,
+        or SKIP when the plugin does not score this pod."""
         return None  # type: ignore[return-value]
 
     @abstractmethod

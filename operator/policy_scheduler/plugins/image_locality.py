@@ -46,8 +46,10 @@ def pod_images(pod: PodView) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class _State:
-    sums: Mapping[str, int]
-    """Per node holding any of the pod's images: the sum of their spread-scaled sizes."""
+    scaled: Mapping[str, int]
+    """Per image of the pod that some node lists: its size scaled by the share of such nodes."""
+    images: tuple[str, ...]
+    """The pod's normalized images, repeats kept (each adds to the sum)."""
     max_threshold: int
 
 
@@ -55,33 +57,28 @@ class _ImageLocalityScorer(Scorer[_State]):
     name = NAME
 
     def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State:
-        images = pod_images(cycle.pod)
-        wanted = set(images)
-        sizes: dict[str, int] = {}
-        spread: dict[str, int] = {}
-        holders: dict[str, set[str]] = {}
-        for info in cycle.snapshot:
-            listed = info.node.image_sizes
-            if not listed:
-                continue
-            held = wanted.intersection(listed)
-            for name in held:
-                sizes.setdefault(name, listed[name])
-                spread[name] = spread.get(name, 0) + 1
-            if held:
-                holders[info.name] = held
-        total = len(cycle.snapshot)
-        scaled = {name: int(float(sizes[name]) * (spread[name] / total)) for name in spread}
-        sums = {
-            node: sum(scaled[image] for image in images if image in held)
-            for node, held in holders.items()
-        }
+        snapshot = cycle.snapshot
+        total = len(snapshot)
+        # The snapshot indexes the nodes listing each image, so this is per image, not per node.
+        images = tuple(pod_images(cycle.pod))
+        scaled: dict[str, int] = {}
+        for image in set(images):
+            holders = snapshot.images.get(image)
+            if holders:
+                spread = len(holders) / total
+                scaled[image] = int(float(snapshot.image_size(image)) * spread)
         # Image volumes add to the sum but not to the threshold, as in kube-scheduler v1.34.
         containers = len(cycle.pod.init_containers) + len(cycle.pod.containers)
-        return _State(sums, MAX_CONTAINER_THRESHOLD * containers)
+        return _State(scaled, images, MAX_CONTAINER_THRESHOLD * containers)
 
     def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
-        total = state.sums.get(node.name, 0)
+        listed = node.node.image_sizes
+        total = 0
+        if listed:
+            scaled = state.scaled
+            for image in state.images:
+                if image in scaled and image in listed:
+                    total += scaled[image]
         if total < MIN_THRESHOLD:
             total = MIN_THRESHOLD
         elif total > state.max_threshold:

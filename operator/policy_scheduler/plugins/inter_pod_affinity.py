@@ -26,6 +26,11 @@ the incoming pod matches. A node's raw score sums its domains' values; then
 With ``ignorePreferredTermsOfExistingPods`` and no preferred terms on the incoming pod, every node
 scores 0.
 
+As in kube-scheduler, the filter is skipped when the pod has no required terms and no existing
+pod's required anti-affinity matches it, and the scorer when that option applies or no term
+matches anywhere. Existing pods are read per ``PodView.affinity_group`` (pods with the same terms,
+as the snapshot indexes them), so each of their terms is matched once per decision.
+
 Namespaces: a term without ``namespaces`` and ``namespaceSelector`` means the owning pod's
 namespace. The scheduler has no Namespace objects, so a ``namespaceSelector`` is matched against
 the one label every namespace carries, ``kubernetes.io/metadata.name: <name>``: ``{}`` and
@@ -40,7 +45,7 @@ doing it again is a no-op for such pods and gives raw pods the same meaning.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,12 +55,14 @@ from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
     FITS,
     MAX_NODE_SCORE,
+    SKIP,
     Args,
     ArgsError,
     Cycle,
     FieldError,
     Filter,
     Scorer,
+    Skip,
     no_args,
 )
 
@@ -204,6 +211,26 @@ def _add(counts: dict[TopologyPair, int], labels: Mapping[str, str], key: str, n
         counts[pair] = counts.get(pair, 0) + n
 
 
+# Per topology key, the summed weight of each of its values.
+_TopologyScores = dict[str, dict[str, int]]
+
+
+def _add_weight(
+    scores: _TopologyScores,
+    term: AffinityTerm,
+    counts: Iterable[tuple[NodeInfo, int]],
+    weight: int,
+) -> None:
+    """Add ``weight`` per counted pod to the domain of ``term`` of each node (nodes without the
+    term's topology label add nothing)."""
+    key = term.topology_key
+    for info, count in counts:
+        value = info.node.labels.get(key)
+        if value is not None:
+            values = scores.setdefault(key, {})
+            values[value] = values.get(value, 0) + weight * count
+
+
 @dataclass(frozen=True, slots=True)
 class _FilterState:
     affinity: tuple[AffinityTerm, ...]
@@ -218,22 +245,27 @@ class _FilterState:
     first_of_group: bool
 
 
-class _InterPodAffinityFilter(Filter[_FilterState | None]):
+class _InterPodAffinityFilter(Filter[_FilterState]):
     name = NAME
 
-    def pre_filter(self, cycle: Cycle) -> _FilterState | None:
+    def pre_filter(self, cycle: Cycle) -> _FilterState | Skip:
         incoming = cycle.pod
         own = pod_terms(incoming)
         affinity, anti_affinity = own.required_affinity, own.required_anti_affinity
         affinity_counts: dict[TopologyPair, int] = {}
         anti_affinity_counts: dict[TopologyPair, int] = {}
         existing: dict[TopologyPair, int] = {}
-        scan_all = bool(affinity or anti_affinity)
         snapshot = cycle.snapshot
-        for info, pod in snapshot.affinity_pods():
-            for term in pod_terms(pod).required_anti_affinity:
+        # Pods of one affinity group have the same terms: each term is matched once per group.
+        for group in snapshot.affinity_groups.values():
+            for term in pod_terms(group.pod).required_anti_affinity:
                 if term.matches(incoming):
-                    _add(existing, info.node.labels, term.topology_key, 1)
+                    for info, count in group.nodes.items():
+                        _add(existing, info.node.labels, term.topology_key, count)
+        # As kube-scheduler's PreFilter: nothing to check when neither the pod nor any existing
+        # pod's required anti-affinity constrains where it goes.
+        if not existing and not affinity and not anti_affinity:
+            return SKIP
         # The pod's own terms select pods by labels and namespace only: counted per label group.
         if affinity:
             for info, count in snapshot.count_matching(
@@ -244,8 +276,6 @@ class _InterPodAffinityFilter(Filter[_FilterState | None]):
         for term in anti_affinity:
             for info, count in snapshot.count_matching(term.matches):
                 _add(anti_affinity_counts, info.node.labels, term.topology_key, count)
-        if not existing and not scan_all:
-            return None
         first_of_group = (
             bool(affinity)
             and not affinity_counts
@@ -261,9 +291,7 @@ class _InterPodAffinityFilter(Filter[_FilterState | None]):
             first_of_group,
         )
 
-    def filter(self, state: _FilterState | None, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        if state is None:
-            return FITS
+    def filter(self, state: _FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         labels = node.node.labels
         missing_pods = False
         for term in state.affinity:
@@ -286,24 +314,6 @@ class _InterPodAffinityFilter(Filter[_FilterState | None]):
         return FITS
 
 
-# Per topology key, the summed weight of each of its values.
-_TopologyScores = dict[str, dict[str, int]]
-
-
-def _add_weights(
-    scores: _TopologyScores,
-    terms: Iterable[tuple[AffinityTerm, int]],
-    pod: PodView,
-    labels: Mapping[str, str],
-    sign: int,
-) -> None:
-    for term, weight in terms:
-        value = labels.get(term.topology_key)
-        if value is not None and term.matches(pod):
-            values = scores.setdefault(term.topology_key, {})
-            values[value] = values.get(value, 0) + sign * weight
-
-
 class _InterPodAffinityScorer(Scorer[_TopologyScores]):
     name = NAME
 
@@ -311,39 +321,35 @@ class _InterPodAffinityScorer(Scorer[_TopologyScores]):
         self.hard_pod_affinity_weight = hard_pod_affinity_weight
         self.ignore_existing_preferred = ignore_existing_preferred
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _TopologyScores:
+    def _existing_terms(self, pod: PodView) -> Iterator[tuple[AffinityTerm, int]]:
+        """An existing pod's terms that score the incoming pod, with their signed weights."""
+        theirs = pod_terms(pod)
+        if self.hard_pod_affinity_weight > 0:
+            for term in theirs.required_affinity:
+                yield term, self.hard_pod_affinity_weight
+        yield from theirs.preferred_affinity
+        for term, weight in theirs.preferred_anti_affinity:
+            yield term, -weight
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _TopologyScores | Skip:
         incoming = cycle.pod
         own = pod_terms(incoming)
         has_preferred = bool(own.preferred_affinity or own.preferred_anti_affinity)
-        scores: _TopologyScores = {}
         if self.ignore_existing_preferred and not has_preferred:
-            return scores
+            return SKIP
+        scores: _TopologyScores = {}
         snapshot = cycle.snapshot
         # The pod's own terms select pods by labels and namespace only: counted per label group.
         for terms, sign in ((own.preferred_affinity, 1), (own.preferred_anti_affinity, -1)):
             for term, weight in terms:
-                key = term.topology_key
-                for info, count in snapshot.count_matching(term.matches):
-                    value = info.node.labels.get(key)
-                    if value is not None:
-                        values = scores.setdefault(key, {})
-                        values[value] = values.get(value, 0) + sign * weight * count
-        for info, pod in snapshot.affinity_pods():
-            labels = info.node.labels
-            if not labels:
-                continue
-            theirs = pod_terms(pod)
-            if self.hard_pod_affinity_weight > 0 and theirs.required_affinity:
-                _add_weights(
-                    scores,
-                    ((term, self.hard_pod_affinity_weight) for term in theirs.required_affinity),
-                    incoming,
-                    labels,
-                    1,
-                )
-            _add_weights(scores, theirs.preferred_affinity, incoming, labels, 1)
-            _add_weights(scores, theirs.preferred_anti_affinity, incoming, labels, -1)
-        return scores
+                _add_weight(scores, term, snapshot.count_matching(term.matches), sign * weight)
+        # Pods of one affinity group have the same terms: each term is matched once per group.
+        for group in snapshot.affinity_groups.values():
+            for term, weight in self._existing_terms(group.pod):
+                if term.matches(incoming):
+                    _add_weight(scores, term, group.nodes.items(), weight)
+        # As kube-scheduler's PreScore: no term applies anywhere, so every node would score 0.
+        return scores if scores else SKIP
 
     def score(self, state: _TopologyScores, pod: PodView, node: NodeInfo) -> int:
         labels = node.node.labels
@@ -355,15 +361,13 @@ class _InterPodAffinityScorer(Scorer[_TopologyScores]):
         return total
 
     def normalize(self, state: _TopologyScores, scores: list[int]) -> None:
-        if not state or not scores:
-            return
-        lowest, highest = min(scores), max(scores)
+        lowest, highest = min(scores, default=0), max(scores, default=0)
         spread = highest - lowest
         for i, score in enumerate(scores):
             scores[i] = int(MAX_NODE_SCORE * ((score - lowest) / spread)) if spread > 0 else 0
 
 
-def new_filter(args: Args, path: str) -> Filter[_FilterState | None]:
+def new_filter(args: Args, path: str) -> Filter[_FilterState]:
     no_args(NAME, args, path)
     return _InterPodAffinityFilter()
 

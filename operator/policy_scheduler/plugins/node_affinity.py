@@ -40,12 +40,14 @@ from policy_scheduler.model.selectors import (
 )
 from policy_scheduler.plugins.base import (
     FITS,
+    SKIP,
     Args,
     ArgsError,
     Cycle,
     FieldError,
     Filter,
     Scorer,
+    Skip,
     normalize_to_max,
     unknown_fields,
 )
@@ -168,7 +170,12 @@ class _AffinityFilter(Filter[FilterState]):
     def __init__(self, added: NodeSelector | None) -> None:
         self._added = added
 
-    def pre_filter(self, cycle: Cycle) -> FilterState:
+    def pre_filter(self, cycle: Cycle) -> FilterState | Skip:
+        affinity = cycle.pod.required_node_affinity
+        # As kube-scheduler's PreFilter: nothing to check without a nodeSelector, a required
+        # node affinity or a scheduler-enforced one.
+        if affinity.required is None and not affinity.node_selector and self._added is None:
+            return SKIP
         return _filter_state(cycle.pod)
 
     def filter(self, state: FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
@@ -191,13 +198,17 @@ class _AffinityScorer(Scorer[Weighted]):
     def __init__(self, added: Weighted) -> None:
         self._added = added
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Weighted:
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Weighted | Skip:
         raw = _pod_node_affinity(cycle.pod, PREFERRED)
-        if raw is None:
-            return self._added
-        terms, errors = _compile_preferred(raw, f"{_POD_PATH}.{PREFERRED}")
-        # kube-scheduler fails the whole cycle here; no preference at all is the gentler reading.
-        return self._added if errors else self._added + terms
+        terms: Weighted = ()
+        if raw is not None:
+            terms, errors = _compile_preferred(raw, f"{_POD_PATH}.{PREFERRED}")
+            # kube-scheduler fails the whole cycle here; no preference at all is the gentler
+            # reading.
+            if errors:
+                terms = ()
+        # As kube-scheduler's PreScore, skipped without preferred terms: every node would score 0.
+        return self._added + terms or SKIP
 
     def score(self, state: Weighted, pod: PodView, node: NodeInfo) -> int:
         name, labels = node.name, node.node.labels

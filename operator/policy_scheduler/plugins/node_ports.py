@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import HostPort, PodView
-from policy_scheduler.plugins.base import FITS, Args, Cycle, Filter, no_args
+from policy_scheduler.plugins.base import FITS, SKIP, Args, Cycle, Filter, Skip, no_args
 
 NAME = "NodePorts"
 
@@ -25,8 +25,9 @@ class _NodePortsFilter(Filter[tuple[HostPort, ...]]):
 
     name = NAME
 
-    def pre_filter(self, cycle: Cycle) -> tuple[HostPort, ...]:
-        return cycle.pod.host_ports
+    def pre_filter(self, cycle: Cycle) -> tuple[HostPort, ...] | Skip:
+        # As kube-scheduler's PreFilter: a pod without host ports fits every node.
+        return cycle.pod.host_ports or SKIP
 
     def filter(self, state: tuple[HostPort, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         for wanted in state:

@@ -25,7 +25,15 @@ from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from policy_scheduler.model.selectors import label_key_problem
-from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Filter, unknown_fields
+from policy_scheduler.plugins.base import (
+    FITS,
+    Args,
+    ArgsError,
+    Cycle,
+    FieldError,
+    Filter,
+    unknown_fields,
+)
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
 
 NAME = "NodeResourcesFit"
@@ -68,11 +76,11 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         allocatable = node.node.allocatable
         requested = node.requested
-        reasons = tuple(
-            reason
-            for name, amount, reason in state
-            if amount > allocatable.get(name, 0) - requested.get(name, 0)
-        )
+        # A plain loop: most nodes fit, and this runs for every node visited.
+        reasons = FITS
+        for name, amount, reason in state:
+            if amount > allocatable.get(name, 0) - requested.get(name, 0):
+                reasons = (*reasons, reason)
         if len(node.pods) >= node.node.allowed_pods:
             return (TOO_MANY_PODS, *reasons)
         return reasons

@@ -32,12 +32,16 @@ defaults like kube-scheduler's PodTopologySpreadArgs; their pods are those of th
 controller (its ``controller`` ownerReference of kind ReplicaSet, ReplicationController or
 StatefulSet), which is what that controller's selector selects. A pod without such a controller
 gets no default constraints, as in kube-scheduler when no selector is found.
+
+A pod without constraints (of the kind) skips the filter (the scorer), as in kube-scheduler.
+Pods are counted per label group from the snapshot's index, except for default constraints,
+whose controller is not part of a pod's label group.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,12 +51,14 @@ from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
     FITS,
     MAX_NODE_SCORE,
+    SKIP,
     Args,
     ArgsError,
     Cycle,
     FieldError,
     Filter,
     Scorer,
+    Skip,
 )
 from policy_scheduler.plugins.inter_pod_affinity import merge_label_keys
 from policy_scheduler.plugins.taint_toleration import (
@@ -97,17 +103,30 @@ class Constraint:
     honor_node_affinity: bool
     honor_node_taints: bool
     selects: Callable[[PodView], bool]
+    # Whether ``selects`` reads only what PodView.label_group holds (a label selector, not the
+    # controller of default constraints), so pods can be counted per label group.
+    by_label_group: bool
     counts_pods: bool  # False for a selector without requirements: kube-scheduler counts none
     self_match: bool
 
+    def _counts(self, pod: PodView, namespace: str) -> bool:
+        return not pod.deleting and pod.namespace == namespace and self.selects(pod)
+
     def count(self, node: NodeInfo, namespace: str) -> int:
+        """The matching pods on ``node``."""
         if not self.counts_pods:
             return 0
-        return sum(
-            1
-            for pod in node.pods.values()
-            if not pod.deleting and pod.namespace == namespace and self.selects(pod)
-        )
+        if self.by_label_group:
+            return sum(n for pod, n in node.label_groups.values() if self._counts(pod, namespace))
+        return sum(1 for pod in node.pods.values() if self._counts(pod, namespace))
+
+    def matching(self, snapshot: Snapshot, namespace: str) -> Iterable[tuple[NodeInfo, int]]:
+        """Nodes holding matching pods, with how many (a node may come more than once)."""
+        if not self.counts_pods:
+            return ()
+        if self.by_label_group:
+            return snapshot.count_matching(lambda pod: self._counts(pod, namespace))
+        return ((info, n) for info in snapshot if (n := self.count(info, namespace)))
 
 
 def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
@@ -124,6 +143,7 @@ def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
         honor_node_affinity=raw.get("nodeAffinityPolicy", HONOR) != IGNORE,
         honor_node_taints=raw.get("nodeTaintsPolicy", IGNORE) == HONOR,
         selects=lambda other: selector.matches(other.labels),
+        by_label_group=True,
         counts_pods=not selector.empty,
         self_match=selector.matches(pod.labels),
     )
@@ -148,6 +168,7 @@ class DefaultConstraint:
             self.honor_node_affinity,
             self.honor_node_taints,
             selects=lambda other: _controller_uid(other) == controller,
+            by_label_group=False,
             counts_pods=True,
             self_match=True,
         )
@@ -175,10 +196,19 @@ class _Eligibility:
 
     def __init__(self, pod: PodView, constraints: Sequence[Constraint]) -> None:
         self.keys = tuple({c.topology_key for c in constraints})
+        affinity = pod.required_node_affinity
+        # None also when the pod's affinity admits every node: no per-node check needed.
         self.affinity = (
-            pod.required_node_affinity if any(c.honor_node_affinity for c in constraints) else None
+            affinity
+            if any(c.honor_node_affinity for c in constraints)
+            and (affinity.node_selector or affinity.required is not None)
+            else None
         )
         self.tolerations = parse_tolerations(pod.tolerations)
+        # Whether every node with the keys is admitted, so the domains are the keys' values.
+        self.everywhere = self.affinity is None and not any(
+            c.honor_node_taints for c in constraints
+        )
 
     def has_keys(self, node: NodeView) -> bool:
         labels = node.labels
@@ -210,28 +240,37 @@ def _count_domains(
 ) -> tuple[dict[str, int], ...]:
     eligibility = _Eligibility(pod, constraints)
     counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
-    for info in snapshot:
-        node = info.node
-        if not eligibility.has_keys(node):
-            continue
-        for constraint, domains in zip(constraints, counts, strict=True):
-            if eligibility.admits(constraint, node):
-                value = node.labels[constraint.topology_key]
-                domains[value] = domains.get(value, 0) + constraint.count(info, pod.namespace)
+    # Every eligible domain counts, also without matching pods: the minimum may be 0.
+    if eligibility.everywhere and len(eligibility.keys) == 1:
+        values = snapshot.label_values.get(eligibility.keys[0], {})
+        for domains in counts:
+            domains.update(dict.fromkeys(values, 0))
+    else:
+        for info in snapshot:
+            node = info.node
+            if eligibility.has_keys(node):
+                for constraint, domains in zip(constraints, counts, strict=True):
+                    if eligibility.admits(constraint, node):
+                        domains.setdefault(node.labels[constraint.topology_key], 0)
+    for constraint, domains in zip(constraints, counts, strict=True):
+        for info, count in constraint.matching(snapshot, pod.namespace):
+            node = info.node
+            if eligibility.has_keys(node) and eligibility.admits(constraint, node):
+                domains[node.labels[constraint.topology_key]] += count
     return counts
 
 
-class _SpreadFilter(Filter[_FilterState | None]):
+class _SpreadFilter(Filter[_FilterState]):
     name = NAME
 
     def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
         self.defaults = defaults
 
-    def pre_filter(self, cycle: Cycle) -> _FilterState | None:
+    def pre_filter(self, cycle: Cycle) -> _FilterState | Skip:
         pod = cycle.pod
         constraints = _constraints(pod, self.defaults, DO_NOT_SCHEDULE)
         if not constraints:
-            return None
+            return SKIP  # as kube-scheduler's PreFilter
         counts = _count_domains(cycle.snapshot, pod, constraints)
         minimums = tuple(
             min(domains.values()) if len(domains) >= c.min_domains else 0
@@ -239,9 +278,7 @@ class _SpreadFilter(Filter[_FilterState | None]):
         )
         return _FilterState(constraints, counts, minimums)
 
-    def filter(self, state: _FilterState | None, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        if state is None:
-            return FITS
+    def filter(self, state: _FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         labels = node.node.labels
         for constraint, domains, minimum in zip(
             state.constraints, state.counts, state.minimums, strict=True
@@ -270,17 +307,17 @@ def _round(value: float) -> int:
     return whole + 1 if value - whole >= 0.5 else whole
 
 
-class _SpreadScorer(Scorer[_ScoreState | None]):
+class _SpreadScorer(Scorer[_ScoreState]):
     name = NAME
 
     def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
         self.defaults = defaults
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _ScoreState | None:
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _ScoreState | Skip:
         pod = cycle.pod
         constraints = _constraints(pod, self.defaults, SCHEDULE_ANYWAY)
         if not constraints:
-            return None
+            return SKIP  # as kube-scheduler's PreScore
         eligibility = _Eligibility(pod, constraints)
         scored = [info.node for info in nodes if eligibility.has_keys(info.node)]
         # Domains come from the feasible nodes; pods are counted on every node of those domains.
@@ -292,19 +329,21 @@ class _SpreadScorer(Scorer[_ScoreState | None]):
             math.log((len(scored) if c.topology_key == HOSTNAME else len(domains)) + 2)
             for c, domains in zip(constraints, counts, strict=True)
         )
-        for info in cycle.snapshot:
-            node = info.node
-            if not eligibility.has_keys(node):
+        for constraint, domains in zip(constraints, counts, strict=True):
+            if not domains:  # hostname (counted per node in score), or no feasible domain
                 continue
-            for constraint, domains in zip(constraints, counts, strict=True):
-                value = node.labels[constraint.topology_key]
-                if value in domains and eligibility.admits(constraint, node):
-                    domains[value] += constraint.count(info, pod.namespace)
+            for info, count in constraint.matching(cycle.snapshot, pod.namespace):
+                node = info.node
+                value = node.labels.get(constraint.topology_key)
+                if (
+                    value in domains
+                    and eligibility.has_keys(node)
+                    and eligibility.admits(constraint, node)
+                ):
+                    domains[value] += count
         return _ScoreState(constraints, eligibility.keys, counts, weights, pod.namespace)
 
-    def score(self, state: _ScoreState | None, pod: PodView, node: NodeInfo) -> int:
-        if state is None:
-            return 0
+    def score(self, state: _ScoreState, pod: PodView, node: NodeInfo) -> int:
         labels = node.node.labels
         if not all(key in labels for key in state.keys):
             return _IGNORED
@@ -319,9 +358,7 @@ class _SpreadScorer(Scorer[_ScoreState | None]):
             total += count * weight + constraint.max_skew - 1
         return _round(total)
 
-    def normalize(self, state: _ScoreState | None, scores: list[int]) -> None:
-        if state is None:
-            return
+    def normalize(self, state: _ScoreState, scores: list[int]) -> None:
         valid = [s for s in scores if s != _IGNORED]
         if not valid:
             scores[:] = [0] * len(scores)
@@ -445,9 +482,9 @@ def _parse_default(raw: Any, where: str, errors: list[FieldError]) -> DefaultCon
     )
 
 
-def new_filter(args: Args, path: str) -> Filter[_FilterState | None]:
+def new_filter(args: Args, path: str) -> Filter[_FilterState]:
     return _SpreadFilter(_parse_defaults(args, path))
 
 
-def new_scorer(args: Args, path: str) -> Scorer[_ScoreState | None]:
+def new_scorer(args: Args, path: str) -> Scorer[_ScoreState]:
     return _SpreadScorer(_parse_defaults(args, path))

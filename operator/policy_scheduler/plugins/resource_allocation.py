@@ -21,7 +21,16 @@ from dataclasses import dataclass
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
-from policy_scheduler.plugins.base import Args, ArgsError, Cycle, FieldError, Scorer, unknown_fields
+from policy_scheduler.plugins.base import (
+    SKIP,
+    Args,
+    ArgsError,
+    Cycle,
+    FieldError,
+    Scorer,
+    Skip,
+    unknown_fields,
+)
 
 MAX_RESOURCE_WEIGHT = 100
 
@@ -34,8 +43,8 @@ Combine = Callable[[Sequence[Amount]], int]
 _Entry = tuple[str, bool, int, int]
 """Per pod and resource: (name, whether the node's non-zero requests apply, pod request, weight)."""
 
-_State = tuple[_Entry, ...] | None
-"""The resources that can count for the pod, or None when the pod is not scored at all."""
+_State = tuple[_Entry, ...]
+"""The resources that can count for the pod."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +147,7 @@ class ResourceAllocationScorer(Scorer[_State]):
     """Scores a node by ``combine`` over the amounts of the configured resources.
 
     ``use_requested`` selects plain requests for CPU and memory instead of the non-zero ones;
-    ``skip_best_effort`` gives every node 0 when the pod requests none of the resources.
+    ``skip_best_effort`` skips the pod when it requests none of the resources (every node 0).
     """
 
     def __init__(
@@ -156,11 +165,11 @@ class ResourceAllocationScorer(Scorer[_State]):
         self._use_requested = use_requested
         self._skip_best_effort = skip_best_effort
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State:
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State | Skip:
         pod_requests = cycle.pod.requests if self._use_requested else cycle.pod.nonzero_requests
         requests = [pod_requests.get(spec.name, 0) for spec in self.resources]
         if self._skip_best_effort and not any(requests):
-            return None
+            return SKIP
         entries = []
         for spec, request in zip(self.resources, requests, strict=True):
             if spec.name in (CPU, MEMORY):
@@ -170,13 +179,12 @@ class ResourceAllocationScorer(Scorer[_State]):
         return tuple(entries)
 
     def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
-        if state is None:
-            return 0
         allocatable = node.node.allocatable
+        nonzero_requested, requested = node.nonzero_requested, node.requested
         amounts = []
         for name, nonzero, request, weight in state:
             capacity = allocatable.get(name, 0)
             if capacity:
-                used = (node.nonzero_requested if nonzero else node.requested).get(name, 0)
+                used = (nonzero_requested if nonzero else requested).get(name, 0)
                 amounts.append((used + request, capacity, weight))
         return self._combine(amounts)

@@ -1,7 +1,9 @@
 """What the plugin tests share: Pod and Node builders and the framework's call sequence.
 
 A plugin is run as the pipeline runs it: ``pre_filter`` once per pod, then ``filter`` per node;
-``pre_score`` once over the feasible nodes, ``score`` per node, then ``normalize``. The snapshot
+``pre_score`` once over the feasible nodes, ``score`` per node, then ``normalize``. A ``pre_*`` that
+returns SKIP is honoured as the pipeline honours it: every node passes the filter, every node
+scores 0. The snapshot
 holds every node given, so that per-cycle counting sees the whole cluster even when only some
 nodes are feasible. (pyproject.toml puts this folder on pytest's and mypy's paths.)
 """
@@ -14,7 +16,7 @@ from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.plugins.base import Cycle, Filter, Scorer
+from policy_scheduler.plugins.base import FITS, SKIP, Cycle, Filter, Scorer
 
 
 def make_pod(
@@ -61,6 +63,8 @@ def filter_nodes(
 ) -> list[tuple[str, ...]]:
     """Each node's reasons (``FITS`` when it passes), after one ``pre_filter``."""
     state = plugin.pre_filter(_cycle(pod, nodes, rng))
+    if state is SKIP:
+        return [FITS for _ in nodes]
     return [tuple(plugin.filter(state, pod, info)) for info in nodes]
 
 
@@ -77,9 +81,11 @@ def raw_scores(
     rng: random.Random | None = None,
 ) -> tuple[Any, list[int]]:
     """The pre-score state and the scores before ``normalize``, over the feasible nodes
-    (default: all)."""
+    (default: all); SKIP and zeros when the plugin skips the pod."""
     chosen = nodes if feasible is None else feasible
     state = plugin.pre_score(_cycle(pod, nodes, rng), chosen)
+    if state is SKIP:
+        return state, [0 for _ in chosen]
     return state, [plugin.score(state, pod, info) for info in chosen]
 
 
@@ -92,7 +98,8 @@ def score_nodes(
 ) -> list[int]:
     """The normalized scores of the feasible nodes (default: all)."""
     state, scores = raw_scores(plugin, pod, nodes, feasible, rng)
-    plugin.normalize(state, scores)
+    if state is not SKIP:
+        plugin.normalize(state, scores)
     return scores
 
 
@@ -102,5 +109,6 @@ def raw_and_normalized(
     """The raw and the normalized scores of every node."""
     state, raw = raw_scores(plugin, pod, nodes)
     scores = list(raw)
-    plugin.normalize(state, scores)
+    if state is not SKIP:
+        plugin.normalize(state, scores)
     return raw, scores
