@@ -1,10 +1,13 @@
 """The ``policy-scheduler`` command line: ``run`` the operator, ``validate`` policies,
-``simulate`` a policy on a cluster dump.
+``simulate`` a policy on a cluster dump, ``explain`` a pod's placement on a live cluster,
+``convert`` a legacy kube-scheduler Policy file.
 
 ``validate`` and ``simulate`` need no cluster. Their exit codes: 0 all is well, 1 a policy is
 invalid (every error is printed, kubectl-style: ``FILE: POLICY: FIELD: message``), 2 a file cannot
 be used (unreadable, not YAML, the wrong kinds, a broken quantity): one line per problem, naming the
-file and the object, never a traceback.
+file and the object, never a traceback. ``convert`` exits as they do (1: the converted policy does
+not compile). ``explain`` exits 0 when it explained the pod, 1 when no valid SchedulingPolicy
+serves the pod, 2 when the cluster cannot be read (no such pod, no access, a bad kubeconfig).
 """
 
 from __future__ import annotations
@@ -20,15 +23,25 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import kopf
+import yaml
 
 from policy_scheduler import __version__
+from policy_scheduler.explain import (
+    ExplainError,
+    NotServedError,
+    connect,
+    default_namespace,
+    explain_pod,
+)
 from policy_scheduler.handlers import register
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.leader import LeaderElection, LeaseTimings
 from policy_scheduler.kube.scheduler import Scheduler
-from policy_scheduler.manifests import ManifestError
+from policy_scheduler.manifests import ManifestError, read_objects
+from policy_scheduler.metrics import Endpoint
 from policy_scheduler.pipeline import Decision, reason_counts
 from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compile_policy
+from policy_scheduler.policy.convert import LegacyPolicyError, convert, default_name, parse_legacy
 from policy_scheduler.policy.load import read_policy_file
 from policy_scheduler.simulate import load_cluster, simulate
 
@@ -63,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--liveness",
         metavar="URL",
         help="serve Kopf's liveness probe here, e.g. http://0.0.0.0:8080/healthz",
+    )
+    run.add_argument(
+        "--metrics",
+        metavar="URL",
+        type=_endpoint,
+        help="serve Prometheus metrics here, e.g. http://0.0.0.0:8081/metrics "
+        "(a port of its own: Kopf's liveness server takes no other path)",
     )
     run.add_argument("--log-format", choices=LOG_FORMATS, default="plain")
     run.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -127,7 +147,44 @@ def build_parser() -> argparse.ArgumentParser:
         "--seed", type=int, help="seed tie-breaking and Random plugins, for reproducible output"
     )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table")
+
+    why = commands.add_parser(
+        "explain",
+        help="why a pod is on its node, or still pending, on a live cluster",
+        description="Run the policy serving the pod's schedulerName against the cluster as it is "
+        "now (read-only) and print every node's verdict: the filter that rejects it and why, or "
+        "each priority's score and the weighted total; then where the pod would go, or why it "
+        "fits nowhere. A bound pod is decided as if it were scheduled now. Exit 0 when explained, "
+        "1 when no valid SchedulingPolicy serves the pod, 2 when the cluster cannot be read.",
+    )
+    why.add_argument("pod", metavar="POD")
+    why.add_argument("-n", "--namespace", help="default: the kubeconfig context's namespace")
+    why.add_argument(
+        "--kubeconfig",
+        help="kubeconfig to use (default: $KUBECONFIG or ~/.kube/config, else the in-cluster "
+        "service account)",
+    )
+    why.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table")
+
+    conv = commands.add_parser(
+        "convert",
+        help="turn a legacy kube-scheduler Policy file into a SchedulingPolicy",
+        description="Convert a kube-scheduler Policy file (kind: Policy, apiVersion: v1; JSON or "
+        "YAML) into the equivalent SchedulingPolicy, printed on stdout; what could not be carried "
+        "over is said on stderr, one line each. Exit 0 when converted, 1 when the result does not "
+        "compile, 2 when the file cannot be read.",
+    )
+    conv.add_argument("file", type=Path, metavar="FILE")
+    conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    conv.add_argument("--name", help="the SchedulingPolicy's name (default: from the file name)")
     return parser
+
+
+def _endpoint(text: str) -> Endpoint:
+    try:
+        return Endpoint.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _boolean(text: str) -> bool:
@@ -192,6 +249,8 @@ def run_operator(args: argparse.Namespace) -> int:
     kube = Kube(kubeconfig)
     election = _election(args, kube)
     scheduler = Scheduler(kube, seed=args.seed)
+    if election is not None:
+        scheduler.metrics.read_lease(election.name, lambda: election.leading)
     registry = kopf.OperatorRegistry()
     lost_lease = asyncio.Event()
     register(
@@ -200,6 +259,7 @@ def run_operator(args: argparse.Namespace) -> int:
         in_cluster=kubeconfig is None,
         election=election,
         stop_flag=lost_lease,
+        metrics=args.metrics,
     )
     kopf.run(
         registry=registry,
@@ -310,9 +370,58 @@ def table(decision: Decision, weights: dict[str, int]) -> list[str]:
     return lines
 
 
+def explain_command(args: argparse.Namespace) -> int:
+    """The report goes to stdout; a pod that cannot be explained is one line on stderr."""
+    try:
+        api = connect(args.kubeconfig)
+        report = explain_pod(api, args.pod, args.namespace or default_namespace(api))
+    except ExplainError as error:
+        print(f"policy-scheduler explain: {error}", file=sys.stderr)
+        return EXIT_BAD_FILE
+    except NotServedError as error:
+        print(f"policy-scheduler explain: {error}", file=sys.stderr)
+        return EXIT_INVALID_POLICY
+    if args.output == "json":
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        _print_lines(report.lines(), sys.stdout)
+    return EXIT_OK
+
+
+def convert_file(args: argparse.Namespace) -> int:
+    """The SchedulingPolicy goes to stdout, and only when it compiles; notes go to stderr."""
+    path: Path = args.file
+    try:
+        legacy, *more = read_objects(path, "kube-scheduler Policy", parse_legacy)
+        if more:
+            raise ManifestError([f"{path}: holds {len(more) + 1} Policies; convert takes one"])
+        conversion = convert(legacy, args.name or default_name(path.stem))
+    except ManifestError as error:
+        _print_lines(error.problems, sys.stderr)
+        return EXIT_BAD_FILE
+    except LegacyPolicyError as error:
+        print(f"{path}: {error}", file=sys.stderr)
+        return EXIT_BAD_FILE
+    _print_lines([f"{path}: {note}" for note in conversion.notes], sys.stderr)
+    _, compiled = _compile(path, 1, conversion.policy, sys.stderr)
+    if compiled is None:
+        return EXIT_INVALID_POLICY
+    if args.output == "json":
+        print(json.dumps(conversion.policy, indent=2))
+    else:
+        print(yaml.safe_dump(conversion.policy, sort_keys=False), end="")
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    commands = {"run": run_operator, "validate": validate_files, "simulate": simulate_cluster}
+    commands = {
+        "run": run_operator,
+        "validate": validate_files,
+        "simulate": simulate_cluster,
+        "explain": explain_command,
+        "convert": convert_file,
+    }
     return commands[args.command](args)
 
 

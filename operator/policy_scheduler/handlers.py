@@ -24,6 +24,7 @@ import kopf
 from policy_scheduler.kube.client import GROUP, PLURAL, VERSION
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.scheduler import Scheduler
+from policy_scheduler.metrics import Endpoint, MetricsServer
 
 TERMINAL_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
 
@@ -35,10 +36,13 @@ def register(
     in_cluster: bool,
     election: LeaderElection | None,
     stop_flag: asyncio.Event,
+    metrics: Endpoint | None = None,
 ) -> None:
     """Attach the scheduler's handlers to ``registry``; ``stop_flag`` is set when the Lease is
-    lost, so the process ends as kube-scheduler's does and its supervisor restarts it."""
+    lost, so the process ends as kube-scheduler's does and its supervisor restarts it. With
+    ``metrics``, every replica, leading or not, serves the scheduler's metrics there."""
     tasks: list[asyncio.Task[None]] = []
+    server = MetricsServer(scheduler.metrics.registry, metrics) if metrics else None
 
     @kopf.on.login(registry=registry)
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
@@ -51,6 +55,12 @@ def register(
     async def start(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.posting.enabled = False
         settings.watching.field_selectors["pods"] = TERMINAL_PHASES
+        if server is not None:
+            try:
+                await server.start()
+            except OSError as error:
+                # Not worth retrying: the operator stops, and says why.
+                raise kopf.PermanentError(f"cannot serve metrics on {metrics}: {error}") from None
         tasks.append(
             asyncio.get_running_loop().create_task(
                 scheduler.serve(election, on_lost=stop_flag.set), name="scheduler"
@@ -63,6 +73,8 @@ def register(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await scheduler.shutdown(election)
+        if server is not None:
+            await server.stop()
 
     @kopf.index("nodes", registry=registry)
     def node_seen(body: kopf.Body, **_: Any) -> dict[str, Any]:

@@ -110,11 +110,12 @@ def test_the_deployment_is_hardened_and_probed(cluster: Cluster) -> None:
         "capabilities": {"drop": ["ALL"]},
     }
     assert set(container["resources"]) == {"requests", "limits"}
-    probe = {"path": "/healthz", "port": "http-metrics"}
+    probe = {"path": "/healthz", "port": "healthz"}
     assert container["livenessProbe"]["httpGet"] == probe
     assert container["readinessProbe"]["httpGet"] == probe
     assert container["ports"] == [
-        {"name": "http-metrics", "containerPort": 8080, "protocol": "TCP"}
+        {"name": "healthz", "containerPort": 8080, "protocol": "TCP"},
+        {"name": "http-metrics", "containerPort": 8081, "protocol": "TCP"},
     ]
     (service,) = (obj for obj in manifests(cluster) if obj["kind"] == "Service")
     assert service["spec"]["selector"] == spec["selector"]["matchLabels"]

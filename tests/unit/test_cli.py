@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from policy_scheduler.cli import main
+from policy_scheduler.explain import Report
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.pipeline import Candidate, Pipeline, WeightedScorer, explain
+from policy_scheduler.plugins.base import SKIP, Cycle, Filter, Scorer, Skip
+from policy_scheduler.policy.compiler import compile_policy
+from policy_scheduler.simulate import load_cluster, snapshot_of
 
 POLICY = """\
 apiVersion: policy-scheduler.dev/v1alpha1
@@ -381,3 +392,131 @@ def test_a_seed_makes_the_output_reproducible(
     ]
     assert outputs[0] == outputs[1]
     assert len(set(outputs)) > 1  # and the seed matters: the Random scores differ
+
+
+# --- explain (the live cluster is in tests/e2e/test_explain.py) -------------------------------
+
+
+def explained(tmp_path: Path, policy_text: str, pod_name: str) -> Report:
+    """What ``explain`` reports for a pending pod of CLUSTER, read as simulate reads it."""
+    policy = compile_policy(yaml.safe_load(policy_text))
+    cluster = load_cluster(write(tmp_path, "cluster.yaml", CLUSTER))
+    (pod,) = [p for p in cluster.pods if p.name == pod_name]
+    return Report(pod, policy, explain(policy.pipeline, pod, snapshot_of(cluster)), None, None)
+
+
+def test_explain_agrees_with_the_decision(tmp_path: Path) -> None:
+    report = explained(tmp_path, POLICY % "spread", "web")
+    verdicts = {v.node: v for v in report.explanation.verdicts}
+    # The same totals and per-plugin scores as simulate's candidates (test_json_output).
+    assert verdicts["busy"].candidate == Candidate(
+        "busy", 66.67, {"LeastAllocated": 50, "NodeLabelPreference": 100}
+    )
+    assert verdicts["idle"].candidate == Candidate(
+        "idle", 54.0, {"LeastAllocated": 81, "NodeLabelPreference": 0}
+    )
+    assert report.best == ("busy",)
+    assert report.to_dict()["verdict"] == {"nodes": ["busy"], "score": 66.67}
+    assert report.lines() == [
+        "pod ns/web: pending; schedulerName spread is served by SchedulingPolicy spread (Enforce)",
+        "feasible nodes: 2 of 2",
+        "  NODE  TOTAL  LeastAllocated (x2)  NodeLabelPreference (x1)",
+        "  busy  66.67  50                   100",
+        "  idle  54     81                   0",
+        "verdict: it would go to busy (score 66.67)",
+        "it is pending although a node fits: the scheduler has not placed it yet "
+        "(is policy-scheduler running?)",
+    ]
+
+
+def test_explain_names_the_filter_that_rejected_each_node(tmp_path: Path) -> None:
+    policy = (POLICY % "spread").replace(
+        "[{name: NodeResourcesFit}",
+        "[{name: NodeLabel, args: {present: [zone=b]}}, {name: NodeResourcesFit}",
+    )
+    report = explained(tmp_path, policy, "huge")
+    assert [(v.node, v.rejected_by, v.reasons) for v in report.explanation.verdicts] == [
+        ("busy", "NodeLabel", ("node(s) didn't have label zone=b",)),
+        ("idle", "NodeResourcesFit", ("Insufficient cpu",)),
+    ]
+    message = "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) didn't have label zone=b."
+    assert report.explanation.message == message
+    assert report.to_dict()["nodes"] == [
+        {
+            "node": "busy",
+            "feasible": False,
+            "filter": "NodeLabel",
+            "reasons": ["node(s) didn't have label zone=b"],
+        },
+        {
+            "node": "idle",
+            "feasible": False,
+            "filter": "NodeResourcesFit",
+            "reasons": ["Insufficient cpu"],
+        },
+    ]
+    assert report.lines()[1:] == [
+        "feasible nodes: 0 of 2",
+        "rejected nodes:",
+        "  busy  NodeLabel: node(s) didn't have label zone=b",
+        "  idle  NodeResourcesFit: Insufficient cpu",
+        f"verdict: it fits nowhere: {message}",
+    ]
+
+
+class _Skipping(Filter[None], Scorer[None]):
+    """A plugin with nothing to say about any pod."""
+
+    name = "Skipping"
+
+    def pre_filter(self, cycle: Cycle) -> Skip:
+        return SKIP
+
+    def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        raise AssertionError("a skipped filter is not run")
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Skip:
+        return SKIP
+
+    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
+        raise AssertionError("a skipped scorer is not run")
+
+
+def test_explain_honours_skip(tmp_path: Path) -> None:
+    compiled = compile_policy(yaml.safe_load(POLICY % "spread"))
+    skipping = _Skipping()
+    pipeline = Pipeline(
+        [skipping, *compiled.pipeline.filters],
+        [WeightedScorer(skipping, 1), *compiled.pipeline.scorers],
+    )
+    policy = dataclasses.replace(compiled, pipeline=pipeline)
+    cluster = load_cluster(write(tmp_path, "cluster.yaml", CLUSTER))
+    (pod,) = [p for p in cluster.pods if p.name == "web"]
+    explanation = explain(pipeline, pod, snapshot_of(cluster))
+    assert explanation.skipped == ("Filter Skipping", "Score Skipping")
+    busy = next(v.candidate for v in explanation.verdicts if v.node == "busy")
+    # Skipped, the scorer counts 0 but its weight still divides: as decide() reports it.
+    decision = pipeline.decide(pod, snapshot_of(cluster), random.Random(1))
+    assert busy == decision.candidates[0]
+    assert busy is not None and busy.scores["Skipping"] == 0
+    assert (
+        "skipped for this pod: Filter Skipping, Score Skipping"
+        in Report(pod, policy, explanation, None, None).lines()
+    )
+
+
+def test_explain_without_a_usable_kubeconfig(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "none"
+    code, out, err = run(capsys, "explain", "web", "--kubeconfig", str(missing))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"policy-scheduler explain: cannot use the kubeconfig: Configuration file {missing} "
+        "not found\n"
+    )
+    broken = write(tmp_path, "broken", "clusters: 3\n")
+    code, out, err = run(capsys, "explain", "web", "--kubeconfig", str(broken))
+    assert (code, out) == (2, "")
+    assert err.startswith("policy-scheduler explain: cannot use the kubeconfig: ")
+    assert len(err.splitlines()) == 1

@@ -1,5 +1,5 @@
 """The Dockerfile, without a container engine: hadolint's verdict, what the build context lets
-through, the pins it installs, and that it agrees with deploy/ on the user and the port.
+through, the pins it installs, and that it agrees with deploy/ on the user and the ports.
 
 The build stage's install steps are replayed into a clean virtual environment by
 tests/e2e/test_image.py (it needs the package registry, so it is not a unit test)."""
@@ -23,7 +23,8 @@ from packaging.utils import NormalizedName, canonicalize_name
 REPO = Path(__file__).resolve().parents[2]
 DOCKERFILE = REPO / "Dockerfile"
 UID = 65532
-PORT = 8080
+LIVENESS_PORT = 8080
+METRICS_PORT = 8081
 
 
 def instructions(text: str) -> list[tuple[str, str]]:
@@ -129,13 +130,17 @@ def test_the_final_stage_runs_as_the_deployments_non_root_user_without_write_acc
     assert pod["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
 
 
-def test_entrypoint_runs_the_operator_and_the_probe_port_is_exposed() -> None:
+def test_entrypoint_runs_the_operator_and_the_probe_and_metrics_ports_are_exposed() -> None:
     final = dict(stages(DOCKERFILE.read_text())[-1][1:])
     assert final["ENTRYPOINT"] == '["policy-scheduler", "run"]'
-    assert final["EXPOSE"] == str(PORT)
+    assert final["EXPOSE"] == f"{LIVENESS_PORT} {METRICS_PORT}"
+    liveness = f"--liveness=http://0.0.0.0:{LIVENESS_PORT}/healthz"
+    metrics = f"--metrics=http://0.0.0.0:{METRICS_PORT}/metrics"
+    assert final["CMD"] == f'["{liveness}", "{metrics}"]'
     container = _deployment()["spec"]["template"]["spec"]["containers"][0]
-    assert [p["containerPort"] for p in container["ports"]] == [PORT]
-    assert f"--liveness=http://0.0.0.0:{PORT}/healthz" in container["args"]
+    assert [p["containerPort"] for p in container["ports"]] == [LIVENESS_PORT, METRICS_PORT]
+    assert liveness in container["args"]
+    assert metrics in container["args"]
 
 
 def _deployment() -> dict[str, Any]:

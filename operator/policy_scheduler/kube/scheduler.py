@@ -23,6 +23,7 @@ from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.events import NORMAL, WARNING, Recorder
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.status import Condition, StatusWriter
+from policy_scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics, SchedulerState
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.policy.compiler import CompiledPolicy, Mode
@@ -45,12 +46,15 @@ class Scheduler:
         kube: Kube,
         seed: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        metrics: Metrics | None = None,
     ) -> None:
         self.cache = Cache()
         self.queue = SchedulingQueue()
         self.policies = PolicyTable()
         self.recorder = Recorder(kube)
-        self.status = StatusWriter(kube, self.unschedulable_counts)
+        self.metrics = metrics if metrics is not None else Metrics()
+        self.metrics.read_state(self._metrics_state)
+        self.status = StatusWriter(kube, self.unschedulable_counts, metrics=self.metrics)
         self._kube = kube
         self._rng = random.Random(seed)
         self._clock = clock
@@ -176,6 +180,15 @@ class Scheduler:
                 counts[owner.name] = counts.get(owner.name, 0) + 1
         return counts
 
+    def _metrics_state(self) -> SchedulerState:
+        return SchedulerState(
+            pending_pods=self.queue.counts(),
+            binds_in_flight=len(self._binds),
+            nodes=len(self.cache.snapshot),
+            pods=self.cache.pod_count,
+            policies_valid={entry.name: entry.compiled is not None for entry in self.policies},
+        )
+
     # --- the scheduling loop ------------------------------------------------------------------
 
     async def run(self) -> None:
@@ -205,17 +218,22 @@ class Scheduler:
                 self._wait(entry, route.waiting, now, reason="NoSchedulingPolicy", decision=None)
             return
         policy = route.policy
+        started = self._clock()
         try:
             decision = policy.pipeline.decide(pod, self.cache.snapshot, self._rng)
         except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
+            self.metrics.algorithm(self._clock() - started)
             logger.exception("policy %s failed on pod %s", policy.name, pod.key)
             self.queue.retry_later(pod.uid, now)
             self.recorder.event(
                 pod, WARNING, "FailedScheduling", f"internal error: {error}", "Scheduling"
             )
+            self.metrics.attempt(ERROR, policy.name, self._clock() - started)
             return
+        self.metrics.algorithm(self._clock() - started)
         if decision.node is None:
             self._wait(entry, decision.message, now, "FailedScheduling", (policy, decision))
+            self.metrics.attempt(UNSCHEDULABLE, policy.name, self._clock() - started)
         elif policy.mode is Mode.DRY_RUN:
             self.queue.delete(pod.uid)
             self._dry_run_done.add(pod.uid)
@@ -230,7 +248,9 @@ class Scheduler:
             )
         else:
             self.cache.assume(pod, decision.node)
-            task = asyncio.get_running_loop().create_task(self._bind(pod, decision, policy))
+            task = asyncio.get_running_loop().create_task(
+                self._bind(pod, decision, policy, entry.attempts, started)
+            )
             self._binds.add(task)
             task.add_done_callback(self._binds.discard)
 
@@ -253,11 +273,23 @@ class Scheduler:
             self.recorder.unschedulable(entry.pod, message)
             self.status.record(policy.name, result, dry_run=policy.mode is Mode.DRY_RUN)
 
-    async def _bind(self, pod: PodView, decision: Decision, policy: CompiledPolicy) -> None:
+    async def _bind(
+        self,
+        pod: PodView,
+        decision: Decision,
+        policy: CompiledPolicy,
+        attempts: int,
+        started: float,
+    ) -> None:
+        """Bind and report; ``attempts`` and ``started`` (the attempt's start) are for metrics."""
         node = str(decision.node)
         async with self._bind_slots:
+            called = self._clock()
             result = await bind(self._kube, pod, node)
+            self.metrics.bind(result.outcome.value, self._clock() - called)
         if result.outcome is Outcome.BOUND:
+            self.metrics.attempt(SCHEDULED, policy.name, self._clock() - started)
+            self.metrics.pod_scheduled(attempts)
             self.queue.delete(pod.uid)
             self.status.record(policy.name, decision, dry_run=False)
             self.recorder.event(
@@ -275,11 +307,14 @@ class Scheduler:
             self.recorder.event(
                 pod, WARNING, "FailedScheduling", f"Binding rejected: {result.message}", "Binding"
             )
+            self.metrics.attempt(ERROR, policy.name, self._clock() - started)
         else:
             # Bound by someone else, or deleted: the watch brings the truth; nothing to retry.
             logger.info("not binding %s: %s", pod.key, result.message)
             self.cache.forget(pod.uid)
             self.queue.delete(pod.uid)
+            # Not a failure of ours, but not a schedule either: kube-scheduler's error too.
+            self.metrics.attempt(ERROR, policy.name, self._clock() - started)
         self._wake.set()
 
     async def serve(self, election: LeaderElection | None, on_lost: Callable[[], None]) -> None:

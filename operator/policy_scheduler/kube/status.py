@@ -21,7 +21,9 @@ from kubernetes.client import ApiException
 
 from policy_scheduler.kube.client import GROUP, PLURAL, VERSION, Kube, error_message
 from policy_scheduler.kube.events import now_rfc3339
+from policy_scheduler.metrics import SCHEDULED, UNSCHEDULABLE, Metrics
 from policy_scheduler.pipeline import Decision
+from policy_scheduler.policy.compiler import Mode
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +69,12 @@ class StatusWriter:
         kube: Kube,
         unschedulable_counts: Callable[[], Mapping[str, int]],
         clock: Callable[[], float] = time.monotonic,
+        metrics: Metrics | None = None,
     ) -> None:
         self._kube = kube
         self._unschedulable_counts = unschedulable_counts
         self._clock = clock
+        self._metrics = metrics if metrics is not None else Metrics()
         self._policies: dict[str, _PolicyStatus] = {}
         self._written_unschedulable: dict[str, int] = {}
 
@@ -148,6 +152,11 @@ class StatusWriter:
         if entry.history:
             entry.decisions.appendleft(record)
         entry.dirty = True
+        self._metrics.decision_recorded(
+            name,
+            Mode.DRY_RUN if dry_run else Mode.ENFORCE,
+            UNSCHEDULABLE if decision.node is None else SCHEDULED,
+        )
 
     def body(self, name: str, unschedulable: int) -> dict[str, Any]:
         entry = self._policies[name]
@@ -188,10 +197,14 @@ class StatusWriter:
                 )
             except ApiException as error:
                 if error.status == 404:
+                    self._metrics.status_write("not_found")
                     self.forget(name)
                     continue
+                self._metrics.status_write("error")
                 entry.dirty = True
                 logger.warning("could not write the status of %s: %s", name, error_message(error))
+            else:
+                self._metrics.status_write("success")
 
     async def run(self) -> None:
         while True:

@@ -1,0 +1,287 @@
+"""Prometheus metrics: kube-scheduler's names where we measure the same thing, ours otherwise.
+
+Each :class:`Metrics` keeps its own :class:`~prometheus_client.CollectorRegistry` (never the
+process-wide default one), so tests can make several and only what is registered here is served.
+:class:`MetricsServer` serves a registry on the operator's event loop (``run --metrics URL``):
+Kopf's liveness server takes no extra routes, and a scrape reads the scheduler's queue and cache,
+which only that loop may touch, so a server thread would race the scheduler.
+
+kube-scheduler v1.34's metrics, with their names, labels, buckets and meaning (``profile`` is the
+SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
+
+- ``scheduler_schedule_attempts_total{result, profile}`` counter: attempts to schedule a pod.
+  ``scheduled`` is counted when the bind succeeded, ``unschedulable`` when no node fit, ``error``
+  when a plugin raised or the bind did not go through (rejected, the pod bound by someone else or
+  deleted meanwhile: kube-scheduler counts a failed binding cycle as an error too). A DryRun
+  policy binds nothing, so its decisions that found a node are not ``scheduled`` attempts; they
+  are counted by ``policy_scheduler_decisions_recorded_total{mode="DryRun"}``. Pods waiting for a
+  policy that does not compile make no attempt, as pods of an unknown profile in kube-scheduler.
+- ``scheduler_scheduling_attempt_duration_seconds{result, profile}`` histogram: from the start
+  of an attempt to its result above, the bind included for ``scheduled``.
+- ``scheduler_scheduling_algorithm_duration_seconds`` histogram: the policy's filter and score
+  pipeline alone, for every decision (DryRun ones too).
+- ``scheduler_pod_scheduling_attempts`` histogram: attempts a pod took, observed when it is bound.
+- ``scheduler_pending_pods{queue}`` gauge: pods waiting in the ``active``, ``backoff`` and
+  ``unschedulable`` queues (there is no ``gated`` queue: scheduling gates are not supported).
+  Popped pods are not pending, as in kube-scheduler; those being bound are
+  ``policy_scheduler_binds_in_flight``.
+- ``scheduler_cache_size{type}`` gauge: ``nodes`` and ``pods`` (assumed pods included) in the
+  cache. kube-scheduler's third type, ``assumed_pods``, is not exported.
+- ``leader_election_master_status{name}`` gauge: 1 while this process holds the Lease ``name``,
+  0 while it stands by; absent without leader election.
+- ``process_*``: the process's CPU, memory, file descriptors and start time.
+
+Not exported, because we do not measure the same thing:
+
+- ``scheduler_pod_scheduling_sli_duration_seconds``: it needs the time of a pod's first
+  attempt, which the queue does not keep;
+- ``scheduler_framework_extension_point_duration_seconds``,
+  ``scheduler_plugin_execution_duration_seconds``: the pipeline is timed as a whole;
+- ``scheduler_unschedulable_pods{plugin}``: failures are counted by message, not by plugin;
+- preemption metrics (there is no preemption), ``scheduler_queue_incoming_pods_total``,
+  ``scheduler_goroutines``.
+
+Ours:
+
+- ``policy_scheduler_binds_in_flight`` gauge: binds started and not finished (waiting for one of
+  the concurrent bind slots, or calling the API server).
+- ``policy_scheduler_bind_duration_seconds{result}`` histogram: one ``pods/binding`` call, by
+  outcome: ``bound``, ``taken`` (409: already bound), ``gone`` (404: deleted), ``failed``.
+- ``policy_scheduler_status_writes_total{result}`` counter: policy status PATCHes, ``success``,
+  ``not_found`` (the policy was deleted) or ``error``.
+- ``policy_scheduler_decisions_recorded_total{policy, mode, result}`` counter: decisions the
+  policy's status took in (its counts, ``lastDecision`` and, up to ``spec.history``,
+  ``decisions``); ``mode`` is ``Enforce`` or ``DryRun``, ``result`` is ``scheduled`` (a node was
+  chosen; bound, in Enforce) or ``unschedulable`` (recorded once per distinct message).
+- ``policy_scheduler_policy_valid{policy}`` gauge: 1 when the policy compiles, else 0.
+
+Gauges of what the scheduler holds are read when scraped, not updated on every event: the
+scheduling loop pays nothing for them.
+"""
+
+from __future__ import annotations
+
+import logging
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+logger = logging.getLogger(__name__)
+
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+
+PENDING_QUEUES = ("active", "backoff", "unschedulable")
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
+    """Histogram bucket bounds as client_golang's ``ExponentialBuckets``: ``count`` bounds, the
+    first ``start``, each next ``factor`` times the one before."""
+    if start <= 0 or factor <= 1 or count < 1:
+        raise ValueError("exponential buckets need start > 0, factor > 1 and count >= 1")
+    return tuple(start * factor**i for i in range(count))
+
+
+# kube-scheduler's buckets: 1 ms up to about 16 s, for attempts and bind calls alike.
+LATENCY_BUCKETS = exponential_buckets(0.001, 2, 15)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerState:
+    """What the scheduler holds when a scrape asks."""
+
+    pending_pods: Mapping[str, int]  # queue name -> pods in it
+    binds_in_flight: int
+    nodes: int
+    pods: int
+    policies_valid: Mapping[str, bool]  # policy name -> compiles
+
+
+class _StateCollector(Collector):
+    def __init__(self, read: Callable[[], SchedulerState]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        state = self._read()
+        pending = GaugeMetricFamily(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type: active, backoff, unschedulable.",
+            labels=["queue"],
+        )
+        for queue in PENDING_QUEUES:
+            pending.add_metric([queue], state.pending_pods.get(queue, 0))
+        yield pending
+        cache = GaugeMetricFamily(
+            "scheduler_cache_size",
+            "Number of nodes and pods (assumed pods included) in the scheduler cache.",
+            labels=["type"],
+        )
+        cache.add_metric(["nodes"], state.nodes)
+        cache.add_metric(["pods"], state.pods)
+        yield cache
+        yield GaugeMetricFamily(
+            "policy_scheduler_binds_in_flight",
+            "Binds started and not finished (waiting for a bind slot or calling the API server).",
+            value=state.binds_in_flight,
+        )
+        valid = GaugeMetricFamily(
+            "policy_scheduler_policy_valid",
+            "1 when the SchedulingPolicy compiles, else 0.",
+            labels=["policy"],
+        )
+        for policy, ok in sorted(state.policies_valid.items()):
+            valid.add_metric([policy], 1 if ok else 0)
+        yield valid
+
+
+class Metrics:
+    """One scheduler's metrics, in a registry of their own."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        ProcessCollector(registry=self.registry)
+        self._attempts = Counter(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=self.registry,
+        )
+        self._attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "Scheduling algorithm latency in seconds",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._pod_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5),
+            registry=self.registry,
+        )
+        self._bind_duration = Histogram(
+            "policy_scheduler_bind_duration_seconds",
+            "Latency of one pods/binding call in seconds, by outcome: bound, taken, gone, failed.",
+            ["result"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._status_writes = Counter(
+            "policy_scheduler_status_writes",
+            "SchedulingPolicy status writes, by result: success, not_found, error.",
+            ["result"],
+            registry=self.registry,
+        )
+        self._decisions = Counter(
+            "policy_scheduler_decisions_recorded",
+            "Decisions added to a SchedulingPolicy's status, by mode and result.",
+            ["policy", "mode", "result"],
+            registry=self.registry,
+        )
+        self._leader = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            ["name"],
+            registry=self.registry,
+        )
+
+    def read_state(self, read: Callable[[], SchedulerState]) -> None:
+        """Report what ``read`` returns at each scrape."""
+        self.registry.register(_StateCollector(read))
+
+    def read_lease(self, name: str, leading: Callable[[], bool]) -> None:
+        """Report at each scrape whether this process holds the Lease ``name``."""
+        self._leader.labels(name).set_function(lambda: 1.0 if leading() else 0.0)
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        self._attempts.labels(result, profile).inc()
+        self._attempt_duration.labels(result, profile).observe(seconds)
+
+    def algorithm(self, seconds: float) -> None:
+        self._algorithm_duration.observe(seconds)
+
+    def pod_scheduled(self, attempts: int) -> None:
+        self._pod_attempts.observe(attempts)
+
+    def bind(self, result: str, seconds: float) -> None:
+        self._bind_duration.labels(result).observe(seconds)
+
+    def status_write(self, result: str) -> None:
+        self._status_writes.labels(result).inc()
+
+    def decision_recorded(self, policy: str, mode: str, result: str) -> None:
+        self._decisions.labels(policy, mode, result).inc()
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where to serve metrics: an ``http://HOST:PORT/PATH`` URL, as Kopf's ``--liveness``."""
+
+    host: str
+    port: int
+    path: str
+
+    @classmethod
+    def parse(cls, url: str) -> Endpoint:
+        """Host defaults to localhost, port to 80, path to /metrics (Kopf's defaults, but the
+        path)."""
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme != "http" or parts.query or parts.fragment:
+            raise ValueError(f"{url!r} is not an http://HOST:PORT/PATH URL")
+        try:
+            port = parts.port or 80
+        except ValueError:
+            raise ValueError(f"{url!r} has an invalid port") from None
+        return cls(parts.hostname or "localhost", port, parts.path or "/metrics")
+
+    def __str__(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{self.path}"
+
+
+class MetricsServer:
+    """Serves a registry over HTTP on the running event loop, until stopped."""
+
+    def __init__(self, registry: CollectorRegistry, endpoint: Endpoint) -> None:
+        self._registry = registry
+        self._endpoint = endpoint
+        self._runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        """Listen; an address that cannot be bound raises :class:`OSError` here."""
+        app = web.Application()
+        app.router.add_get(self._endpoint.path, self._scrape)
+        runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        await runner.setup()
+        try:
+            await web.TCPSite(runner, self._endpoint.host, self._endpoint.port).start()
+        except OSError:
+            await runner.cleanup()
+            raise
+        self._runner = runner
+        logger.info("serving metrics at %s", self._endpoint)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _scrape(self, request: web.Request) -> web.Response:
+        # The text format, or OpenMetrics when the scraper asks for it (Prometheus does).
+        encode, content_type = choose_encoder(request.headers.get("Accept", ""))
+        return web.Response(body=encode(self._registry), headers={"Content-Type": content_type})

@@ -1,0 +1,198 @@
+"""``policy-scheduler explain`` on the real control plane: a bound pod and an unschedulable one,
+every node's verdict with the filter that rejected it, the scores, the verdict, ``-o json``, and
+one clear line with exit code 1 or 2 for what cannot be explained."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from harness import Cluster, Operator, node, pod, policy, wait_for
+
+EXECUTABLE = Path(sys.executable).with_name("policy-scheduler")
+UNTOLERATED = "node(s) had untolerated taint(s)"
+OUTSIDE = "node(s) didn't match the policy's nodeSelector"
+
+
+def explain(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(EXECUTABLE), "explain", "--kubeconfig", str(kubeconfig), *args],
+        capture_output=True,
+        check=False,
+        text=True,
+        timeout=60,
+    )
+
+
+def explained(cluster: Cluster, *args: str) -> dict[str, Any]:
+    result = explain(cluster.kubeconfig, *args, "-o", "json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    report: dict[str, Any] = json.loads(result.stdout)
+    return report
+
+
+def pod_state(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(
+        cluster.kubectl("get", "pod", name, "-n", namespace, "-o", "json").stdout
+    )
+    return result
+
+
+def unschedulable_message(cluster: Cluster, namespace: str, name: str) -> str | None:
+    for condition in pod_state(cluster, namespace, name)["status"].get("conditions", []):
+        if condition["type"] == "PodScheduled" and condition["status"] == "False":
+            return str(condition["message"])
+    return None
+
+
+def test_explain_a_bound_and_an_unschedulable_pod(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    labels = {"pool": pool}
+    small, big, tainted = f"{pool}-small", f"{pool}-big", f"{pool}-gpu"
+    cluster.apply(
+        node(small, cpu="1", labels=labels),
+        node(big, cpu="4", labels={**labels, "zone": "a"}),
+        node(
+            tainted,
+            cpu="4",
+            labels=labels,
+            taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+        ),
+        policy(
+            pool,
+            pool,
+            predicates=[{"name": "TaintToleration"}, {"name": "NodeResourcesFit"}],
+            priorities=[
+                {"name": "LeastAllocated", "weight": 1},
+                {"name": "NodeLabelPreference", "weight": 2, "args": {"label": "zone"}},
+            ],
+        ),
+    )
+    cluster.apply(pod("web", pool, cpu="500m"), pod("huge", pool, cpu="8"), namespace=namespace)
+    operator.start()
+    wait_for("web bound", lambda: pod_state(cluster, namespace, "web")["spec"].get("nodeName"))
+    failed = wait_for(
+        "huge unschedulable", lambda: unschedulable_message(cluster, namespace, "huge")
+    )
+
+    # The bound pod, decided as if it were scheduled now: its own requests are not counted.
+    report = explained(cluster, "web", "-n", namespace)
+    assert report["pod"] == f"{namespace}/web"
+    assert (report["schedulerName"], report["policy"], report["mode"]) == (pool, pool, "Enforce")
+    assert report["boundTo"] == big
+    assert report["weights"] == {"LeastAllocated": 1, "NodeLabelPreference": 2}
+    nodes = {n["node"]: n for n in report["nodes"]}
+    # LeastAllocated averages the free shares of cpu and memory: on 4 CPUs and 8Gi, 500m and
+    # 64Mi leave 87 and 99 (93); on 1 CPU, 50 and 99 (74). Zone a is preferred with weight 2.
+    assert nodes[big] == {
+        "node": big,
+        "feasible": True,
+        "score": 97.67,
+        "scores": {"LeastAllocated": 93, "NodeLabelPreference": 100},
+    }
+    assert nodes[small] == {
+        "node": small,
+        "feasible": True,
+        "score": 24.67,
+        "scores": {"LeastAllocated": 74, "NodeLabelPreference": 0},
+    }
+    assert nodes[tainted] == {
+        "node": tainted,
+        "feasible": False,
+        "filter": "TaintToleration",
+        "reasons": [UNTOLERATED],
+    }
+    # Every node of the cluster has its verdict; other tests' nodes are outside the pool.
+    listed = json.loads(cluster.kubectl("get", "nodes", "-o", "json").stdout)["items"]
+    assert sorted(nodes) == sorted(n["metadata"]["name"] for n in listed)
+    for name, verdict in nodes.items():
+        if not name.startswith(pool):
+            assert (verdict["filter"], verdict["reasons"]) == ("nodeSelector", [OUTSIDE])
+    assert report["nodes"][0]["node"] == big  # feasible nodes first, best first
+    assert report["verdict"] == {"nodes": [big], "score": 97.67, "matches": True}
+
+    # The unschedulable pod: why it is pending, in the words the operator posted.
+    report = explained(cluster, "huge", "-n", namespace)
+    assert report["boundTo"] is None
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert nodes[small]["filter"] == nodes[big]["filter"] == "NodeResourcesFit"
+    assert nodes[small]["reasons"] == nodes[big]["reasons"] == ["Insufficient cpu"]
+    assert nodes[tainted]["filter"] == "TaintToleration"
+    message = report["verdict"]["message"]
+    assert report["verdict"]["nodes"] == []
+    assert report["verdict"]["score"] is None
+    assert message.startswith(f"0/{len(nodes)} nodes are available: ")
+    assert f"1 {UNTOLERATED}" in message
+    assert "2 Insufficient cpu" in message
+    assert report["lastMessage"] == failed == message
+
+    # The table says the same for people.
+    table = explain(cluster.kubeconfig, "huge", "-n", namespace)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0] == (
+        f"pod {namespace}/huge: pending; schedulerName {pool} is served by SchedulingPolicy "
+        f"{pool} (Enforce)"
+    )
+    assert f"feasible nodes: 0 of {len(nodes)}" in lines
+    assert [small, "NodeResourcesFit:", "Insufficient", "cpu"] in [line.split() for line in lines]
+    assert f"verdict: it fits nowhere: {message}" in lines
+    assert f"last scheduling attempt: {failed}" in lines
+
+    table = explain(cluster.kubeconfig, "web", "-n", namespace)
+    lines = table.stdout.splitlines()
+    assert lines[0].startswith(f"pod {namespace}/web: bound to {big}; ")
+    header = lines[2].split()
+    assert header == ["NODE", "TOTAL", "LeastAllocated", "(x1)", "NodeLabelPreference", "(x2)"]
+    assert lines[3].split() == [big, "97.67", "93", "100"]
+    assert lines[4].split() == [small, "24.67", "74", "0"]
+    assert f"verdict: if it were scheduled now, it would go to {big} (score 97.67)" in lines
+    assert f"it is on {big}, which matches" in lines
+
+
+def test_what_cannot_be_explained(
+    cluster: Cluster, namespace: str, pool: str, tmp_path: Path
+) -> None:
+    # The API server accepts it; only the plugin knows that NodeLabelPreference needs a label.
+    cluster.apply(policy(pool, pool, priorities=[{"name": "NodeLabelPreference"}]))
+    cluster.apply(
+        pod("theirs", "default-scheduler-nobody-runs"), pod("ours", pool), namespace=namespace
+    )
+    cases = [
+        (
+            ("theirs",),
+            1,
+            "no SchedulingPolicy serves schedulerName 'default-scheduler-nobody-runs'",
+        ),
+        (("ours",), 1, f"SchedulingPolicy {pool} is invalid: spec.priorities[0].args.label: "),
+        (("missing",), 2, f'pod "missing" not found in namespace "{namespace}"'),
+    ]
+    for args, code, message in cases:
+        result = explain(cluster.kubeconfig, *args, "-n", namespace)
+        assert (result.returncode, result.stdout) == (code, ""), result.stderr
+        assert result.stderr.startswith(f"policy-scheduler explain: {message}"), result.stderr
+        assert len(result.stderr.splitlines()) == 1
+    # An identity the API server does not know: refused, in one line.
+    config = yaml.safe_load(cluster.kubeconfig.read_text())
+    config["users"][0]["user"] = {"token": "nobody-has-this-token"}
+    stranger = tmp_path / "stranger"
+    stranger.write_text(yaml.safe_dump(config))
+    result = explain(stranger, "ours", "-n", namespace)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("policy-scheduler explain: cannot read the cluster: ")
+    assert "(HTTP 401)" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
+    for bad, text in [(tmp_path / "none", "not found"), (tmp_path / "garbage", "kubeconfig")]:
+        if bad.name == "garbage":
+            bad.write_text("[")
+        result = explain(bad, "ours", "-n", namespace)
+        assert result.returncode == 2
+        assert result.stderr.startswith("policy-scheduler explain: cannot use the kubeconfig: ")
+        assert text in result.stderr
+        assert len(result.stderr.splitlines()) == 1
