@@ -35,6 +35,8 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 
 OUTSIDE_NODE_POOL = "node(s) didn't match the policy's nodeSelector"
+NODE_POOL_FILTER = "nodeSelector"
+"""The name :func:`explain` gives the policy's node pool when it rejects a node."""
 
 
 def feasible_nodes_to_find(all_nodes: int, percentage: int) -> int:
@@ -105,6 +107,37 @@ class Decision:
         return record
 
 
+FilterStates = list[tuple[Filter[Any], Any]]
+_OUTSIDE_NODE_POOL_REASONS = (OUTSIDE_NODE_POOL,)
+
+
+def _pre_filter(filters: Sequence[Filter[Any]], cycle: Cycle) -> tuple[FilterStates, list[str]]:
+    """Each filter's per-pod state, and the names of the filters that skip this pod."""
+    states: FilterStates = []
+    skipped: list[str] = []
+    for plugin in filters:
+        state = plugin.pre_filter(cycle)
+        if state is SKIP:
+            skipped.append(plugin.name)
+        else:
+            states.append((plugin, state))
+    return states, skipped
+
+
+def _first_rejection(
+    pool: LabelSelector | None, states: FilterStates, pod: PodView, node: NodeInfo
+) -> tuple[str, Sequence[str]] | None:
+    """The first filter that rejects ``node`` and its reasons, or None when the node fits.
+    The policy's node pool counts as the first filter."""
+    if pool is not None and not pool.matches(node.node.labels):
+        return NODE_POOL_FILTER, _OUTSIDE_NODE_POOL_REASONS
+    for plugin, state in states:
+        rejected = plugin.filter(state, pod, node)
+        if rejected:
+            return plugin.name, rejected
+    return None
+
+
 @dataclass(slots=True)
 class Pipeline:
     """A compiled policy's decision procedure. Holds the rotating start index between decisions."""
@@ -155,9 +188,7 @@ class Pipeline:
         self, cycle: Cycle, nodes: Sequence[NodeInfo], reasons: dict[str, int]
     ) -> list[NodeInfo]:
         pod = cycle.pod
-        states = [
-            (f.filter, state) for f in self.filters if (state := f.pre_filter(cycle)) is not SKIP
-        ]
+        states, _ = _pre_filter(self.filters, cycle)
         count = len(nodes)
         wanted = feasible_nodes_to_find(count, self.percentage_of_nodes_to_score)
         pool = self.node_pool
@@ -172,17 +203,12 @@ class Pipeline:
             if len(feasible) >= wanted:
                 break
             processed += 1
-            if pool is not None and not pool.matches(node.node.labels):
-                reasons[OUTSIDE_NODE_POOL] = reasons.get(OUTSIDE_NODE_POOL, 0) + 1
-                continue
-            for run_filter, state in states:
-                rejected = run_filter(state, pod, node)
-                if rejected:
-                    for reason in rejected:
-                        reasons[reason] = reasons.get(reason, 0) + 1
-                    break
-            else:
+            rejection = _first_rejection(pool, states, pod, node)
+            if rejection is None:
                 append(node)
+            else:
+                for reason in rejection[1]:
+                    reasons[reason] = reasons.get(reason, 0) + 1
         if nodes:
             self._next_start = (start + processed) % count
         return feasible
@@ -287,10 +313,6 @@ class Explanation:
         return tuple(c for c in candidates if c.score == top)
 
 
-NODE_POOL_FILTER = "nodeSelector"
-"""The name :func:`explain` gives the policy's node pool when it rejects a node."""
-
-
 def explain(
     pipeline: Pipeline, pod: PodView, snapshot: Snapshot, rng: random.Random | None = None
 ) -> Explanation:
@@ -301,31 +323,13 @@ def explain(
     100 nodes or more the scheduler may not look at all of them) and the rotating start index is
     left alone. The plugins run under the same contract: ``pre_filter`` once and SKIP honoured,
     the pool checked first and a node's first failing filter giving its reasons, and the scoring
-    is :meth:`Pipeline._score` itself. The per-node loop is not shared with ``_find_feasible``
-    because that one is the scheduler's hot path and keeps neither the filter nor every node.
+    is :meth:`Pipeline._score` itself.
     """
     cycle = Cycle(pod, snapshot, rng or random.Random())
-    skipped: list[str] = []
-    states: list[tuple[Filter[Any], Any]] = []
-    for plugin in pipeline.filters:
-        state = plugin.pre_filter(cycle)
-        if state is SKIP:
-            skipped.append(f"Filter {plugin.name}")
-        else:
-            states.append((plugin, state))
+    states, skipped_filters = _pre_filter(pipeline.filters, cycle)
+    skipped = [f"Filter {name}" for name in skipped_filters]
     nodes = list(snapshot)
-    rejections: list[tuple[str, tuple[str, ...]] | None] = []
-    for node in nodes:
-        rejection: tuple[str, tuple[str, ...]] | None = None
-        if pipeline.node_pool is not None and not pipeline.node_pool.matches(node.node.labels):
-            rejection = (NODE_POOL_FILTER, (OUTSIDE_NODE_POOL,))
-        else:
-            for plugin, state in states:
-                rejected = plugin.filter(state, pod, node)
-                if rejected:
-                    rejection = (plugin.name, tuple(rejected))
-                    break
-        rejections.append(rejection)
+    rejections = [_first_rejection(pipeline.node_pool, states, pod, node) for node in nodes]
     feasible = [node for node, rejection in zip(nodes, rejections, strict=True) if not rejection]
     candidates: dict[str, Candidate] = {}
     if feasible:
@@ -339,7 +343,7 @@ def explain(
     verdicts = tuple(
         NodeVerdict(node.name, None, (), candidates[node.name])
         if rejection is None
-        else NodeVerdict(node.name, rejection[0], rejection[1], None)
+        else NodeVerdict(node.name, rejection[0], tuple(rejection[1]), None)
         for node, rejection in zip(nodes, rejections, strict=True)
     )
     return Explanation(pod.key, verdicts, tuple(skipped))
