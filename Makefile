@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLUSTER_DIR := .local/cluster
 
-.PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean
+.PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean bench bench-quick
 
 # The virtualenv is rebuilt whenever pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -41,6 +41,14 @@ cluster-down:
 
 demo: $(BIN)/.installed controlplane
 	hack/demo --dir $(CLUSTER_DIR)
+
+# policy-scheduler, kube-scheduler and the raw bind limit on identical fresh control planes;
+# results in bench/results/ (see bench/README.md). bench-quick finishes in under five minutes.
+bench: $(BIN)/.installed controlplane
+	$(BIN)/python bench/bench_scheduling.py
+
+bench-quick: $(BIN)/.installed controlplane
+	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 500 --steady-rate 50 --steady-seconds 10
 
 clean: cluster-down
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

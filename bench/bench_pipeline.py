@@ -24,6 +24,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
@@ -31,6 +32,7 @@ from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Pipeline, WeightedScorer
 from policy_scheduler.plugins.base import Cycle, Filter, Scorer
 from policy_scheduler.policy.compiler import compile_policy
+from policy_scheduler.policy.load import read_policy_file
 
 PODS_PER_NODE = 10
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d")
@@ -44,38 +46,9 @@ HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 
 # kube-scheduler's default profile, as a SchedulingPolicy.
-POLICY: dict[str, Any] = {
-    "apiVersion": "policy-scheduler.dev/v1alpha1",
-    "kind": "SchedulingPolicy",
-    "metadata": {"name": "bench"},
-    "spec": {
-        "predicates": [
-            {"name": name}
-            for name in (
-                "NodeUnschedulable",
-                "NodeName",
-                "TaintToleration",
-                "NodeAffinity",
-                "NodePorts",
-                "NodeResourcesFit",
-                "PodTopologySpread",
-                "InterPodAffinity",
-            )
-        ],
-        "priorities": [
-            {"name": name, "weight": weight}
-            for name, weight in (
-                ("TaintToleration", 3),
-                ("NodeAffinity", 2),
-                ("LeastAllocated", 1),
-                ("PodTopologySpread", 2),
-                ("InterPodAffinity", 2),
-                ("BalancedAllocation", 1),
-                ("ImageLocality", 1),
-            )
-        ],
-    },
-}
+# The example policy that mirrors kube-scheduler's default profile: one definition for the
+# examples, the parity test and this benchmark.
+POLICY_FILE = Path(__file__).resolve().parents[1] / "examples" / "policies" / "default-profile.yaml"
 
 
 def _node(i: int, rng: random.Random) -> dict[str, Any]:
@@ -212,7 +185,7 @@ def pending_pods(count: int, seed: int) -> list[PodView]:
 
 
 def new_pipeline() -> Pipeline:
-    return compile_policy(POLICY).pipeline
+    return compile_policy(read_policy_file(POLICY_FILE)[0]).pipeline
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,7 @@ from harness import Cluster, items, node, wait_for
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision, Pipeline
 from policy_scheduler.policy.compiler import compile_policy
+from policy_scheduler.policy.load import read_policy_file
 from policy_scheduler.simulate import ClusterDump, snapshot_of
 
 SCENARIO_LABEL = "parity.policy-scheduler.dev/scenario"
@@ -53,27 +55,9 @@ SCORE_WEIGHTS: Mapping[str, int] = {
     "BalancedAllocation": 1,
     "ImageLocality": 1,
 }
-DEFAULT_PROFILE: Mapping[str, Any] = {
-    "apiVersion": "policy-scheduler.dev/v1alpha1",
-    "kind": "SchedulingPolicy",
-    "metadata": {"name": "default-profile"},
-    "spec": {
-        "predicates": [
-            {"name": name}
-            for name in (
-                "NodeUnschedulable",
-                "NodeName",
-                "TaintToleration",
-                "NodeAffinity",
-                "NodePorts",
-                "NodeResourcesFit",
-                "PodTopologySpread",
-                "InterPodAffinity",
-            )
-        ],
-        "priorities": [{"name": name, "weight": weight} for name, weight in SCORE_WEIGHTS.items()],
-    },
-}
+# examples/policies/default-profile.yaml mirrors kube-scheduler's default profile (its filters in
+# its order, its scorers with its weights); the parity test is what keeps that claim true.
+DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
 
 UNSCHEDULABLE = "<unschedulable>"
 ANY = "<any feasible node>"
@@ -153,7 +137,8 @@ def make_pod(
 
 
 def default_profile() -> Pipeline:
-    pipeline = compile_policy(DEFAULT_PROFILE).pipeline
+    pipeline = compile_policy(read_policy_file(DEFAULT_PROFILE)[0]).pipeline
+    assert {ws.scorer.name: ws.weight for ws in pipeline.scorers} == SCORE_WEIGHTS
     # Every feasible node's breakdown, to find all the nodes sharing the top total.
     pipeline.candidates_to_report = 1_000_000
     return pipeline

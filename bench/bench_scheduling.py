@@ -1,0 +1,827 @@
+"""policy-scheduler against kube-scheduler and the raw bind limit, on the same local control plane.
+
+For each node count, three runs one after another, each on a fresh control plane
+(``hack/controlplane/down`` + ``up``, so every run starts from identical, empty state):
+
+- ``policy-scheduler``: ``policy-scheduler run`` with examples/policies/default-profile.yaml,
+  under the operator's service account and deploy/rbac.yaml; pods say ``schedulerName:
+  default-profile``;
+- ``kube-scheduler``: the binary hack/controlplane built, default profile, leader election off,
+  started here with a KubeSchedulerConfiguration whose client QPS/burst are raised (``--kube-qps``)
+  so that its client-side rate limit, 50/100 by default, does not hold it back: our client has
+  none; pods say ``schedulerName: default-scheduler``;
+- ``raw``: bench/raw_binder.py, which binds each pod round-robin onto the nodes with the same
+  concurrency as our binder (16), deciding nothing; pods name a scheduler nobody serves.
+
+Each run creates N nodes (with allocatable large enough that even round-robin placement of every
+pod of the run fits), starts the scheduler, waits until it has bound a warm-up pod pinned to the
+last node (so its node cache is filled), then measures two phases:
+
+- burst: M pods with a mix of requests, created as fast as ``--create-threads`` concurrent POSTs
+  go, while the scheduler runs. Throughput is bound pods / (last bound - first created).
+- steady: pods created at ``--steady-rate`` per second for ``--steady-seconds``: latency under load.
+
+Definitions:
+
+- created: this process's clock when the pod's POST is sent (creationTimestamp has one-second
+  resolution, too coarse for these latencies); bound: this process's clock when its watch of the
+  namespace (field selector ``spec.nodeName!=``) first delivers the pod with a node. Latency is
+  bound - created, reported as p50/p90/p99; the watch delay is in every scheduler's figure alike.
+- CPU: the scheduler process's utime + stime (/proc/PID/stat) over the phase, from just before
+  the first pod is created until all are bound plus one second (events and status writes that
+  follow the binds belong to the phase). Peak RSS: VmHWM (/proc/PID/status) at the end of the run.
+- API requests: apiserver_flowcontrol_dispatched_requests_total of the scheduler's own flow
+  schema, from kube-apiserver's /metrics before and after the phase. API Priority and Fairness
+  classifies by identity: kube-scheduler's user has the ``kube-scheduler`` flow schema, the
+  operator's service account (used by policy-scheduler and the raw binder) ``service-accounts``,
+  and this harness, an admin, ``exempt``; so the count is the scheduler's requests and none of the
+  harness's. The JSON also keeps apiserver_request_total's change by verb/resource/subresource
+  (that one counts every client, the harness's pod creates and its watch included).
+
+Every run ends by checking correctness: every pod has a node, no node's summed requests (cpu,
+memory, pod count) exceed its allocatable, and no pod has more than one ``Scheduled`` event.
+
+Results go to ``--out`` (default bench/results/): scheduling.json, scheduling.md (tables and
+ratios against kube-scheduler and the raw limit), scheduling.png (throughput and p99 against node
+count), and each scheduler's log under logs/. The exit status is 1 when a run did not bind all
+its pods or failed a correctness check.
+
+    python bench/bench_scheduling.py [--nodes 100 1000 5000] [--pods 5000]
+        [--steady-rate 100] [--steady-seconds 30] [--schedulers policy-scheduler kube-scheduler raw]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kube_http import Api, ApiError
+from kubernetes.utils import parse_quantity
+from scheduling_report import write_reports
+
+REPO = Path(__file__).resolve().parents[1]
+CONTROLPLANE = REPO / "hack" / "controlplane"
+NAMESPACE = "bench"
+SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw")
+SCHEDULER_NAMES = {
+    "policy-scheduler": "default-profile",
+    "kube-scheduler": "default-scheduler",
+    "raw": "bench-unserved",
+}
+FLOW_SCHEMAS = {
+    "policy-scheduler": "service-accounts",
+    "kube-scheduler": "kube-scheduler",
+    "raw": "service-accounts",
+}
+# The mix of pod requests (millicores, MiB), cycled through: small and large, cpu- and
+# memory-heavy, so that the resource scorers have something to tell apart.
+REQUESTS = ((100, 128), (250, 256), (500, 512), (1000, 1024), (50, 64), (200, 2048))
+ZONES = ("zone-a", "zone-b", "zone-c")
+HOSTNAME = "kubernetes.io/hostname"
+# After the last bind: the Scheduled events and status writes that follow it are the phase's.
+SETTLE_SECONDS = 1.0
+PROGRESS_SECONDS = 2.0
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+_start = time.monotonic()
+
+
+def log(message: str) -> None:
+    print(f"[{time.monotonic() - _start:7.1f}s] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Config:
+    nodes: tuple[int, ...]
+    pods: int
+    steady_rate: float
+    steady_seconds: float
+    schedulers: tuple[str, ...]
+    concurrency: int
+    create_threads: int
+    kube_qps: int
+    timeout: float
+    state_dir: Path
+    out: Path
+
+    @property
+    def steady_pods(self) -> int:
+        return round(self.steady_rate * self.steady_seconds)
+
+
+# --- the control plane ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ControlPlane:
+    """A control plane started by hack/controlplane/up in ``dir``."""
+
+    dir: Path
+
+    @classmethod
+    def fresh(cls, state_dir: Path) -> ControlPlane:
+        """Whatever ran in ``state_dir`` stopped and removed, then a new one started."""
+        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state_dir)], check=True)
+        subprocess.run(
+            [str(CONTROLPLANE / "up"), "--dir", str(state_dir)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        return cls(state_dir.resolve())
+
+    @property
+    def admin(self) -> Path:
+        return self.dir / "kubeconfig"
+
+    @property
+    def bin(self) -> Path:
+        return Path((self.dir / "bin").read_text().strip())
+
+    def kubectl(self, *args: str) -> None:
+        subprocess.run(
+            [str(self.bin / "kubectl"), "--kubeconfig", str(self.admin), *args],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=120,
+        )
+
+    def down(self) -> None:
+        subprocess.run(
+            [str(CONTROLPLANE / "down"), "--dir", str(self.dir)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+
+def prepare(plane: ControlPlane, scheduler: str) -> None:
+    """The objects a scheduler needs before it starts: the operator's RBAC (which the raw binder
+    uses too: it binds as the operator's service account) and, for ours, the CRD and the policy."""
+    plane.kubectl("create", "namespace", NAMESPACE)
+    if scheduler == "kube-scheduler":
+        return  # the API server's bootstrap RBAC already grants system:kube-scheduler all it needs
+    if scheduler == "policy-scheduler":
+        plane.kubectl("apply", "-f", str(REPO / "crds"))
+        plane.kubectl(
+            "wait", "--for=condition=Established", "crd/schedulingpolicies.policy-scheduler.dev"
+        )
+        plane.kubectl("apply", "-f", str(REPO / "examples" / "policies" / "default-profile.yaml"))
+    plane.kubectl(
+        "apply",
+        "-f",
+        str(REPO / "deploy" / "namespace.yaml"),
+        "-f",
+        str(REPO / "deploy" / "rbac.yaml"),
+    )
+
+
+# --- the workload -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeSize:
+    cpu: int  # cores
+    memory: int  # GiB
+    pods: int
+
+
+def node_size(nodes: int, pods: int) -> NodeSize:
+    """Room for ``pods`` spread round-robin even if every pod were the largest of the mix: the
+    raw binder places blindly, and its runs must pass the overcommit check like the others."""
+    per_node = math.ceil(pods / nodes)
+    cpu = max(4, math.ceil(per_node * max(c for c, _ in REQUESTS) / 1000))
+    memory = max(16, math.ceil(per_node * max(m for _, m in REQUESTS) / 1024))
+    return NodeSize(cpu, memory, max(110, per_node))
+
+
+def node_names(count: int) -> list[str]:
+    # Zero-padded, so the API server lists them (in key order) in creation order.
+    width = len(str(count - 1))
+    return [f"node-{i:0{width}d}" for i in range(count)]
+
+
+def node_body(index: int, name: str, size: NodeSize) -> bytes:
+    capacity = {"cpu": str(size.cpu), "memory": f"{size.memory}Gi", "pods": str(size.pods)}
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": name,
+                "labels": {HOSTNAME: name, "topology.kubernetes.io/zone": ZONES[index % 3]},
+            },
+            "status": {
+                "capacity": capacity,
+                "allocatable": capacity,
+                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+            },
+        }
+    ).encode()
+
+
+def pod_body(
+    name: str, scheduler_name: str, index: int, node_selector: dict[str, str] | None = None
+) -> bytes:
+    cpu, memory = REQUESTS[index % len(REQUESTS)]
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler_name,
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}},
+            }
+        ],
+    }
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": f"bench-{index % 10}"}},
+            "spec": spec,
+        }
+    ).encode()
+
+
+def workload(prefix: str, count: int, scheduler_name: str) -> list[tuple[str, bytes]]:
+    """``count`` pods named ``prefix-NNNNN``, cycling through the mix of requests."""
+    names = [f"{prefix}-{i:05d}" for i in range(count)]
+    return [(name, pod_body(name, scheduler_name, i)) for i, name in enumerate(names)]
+
+
+def create_nodes(api: Api, names: Sequence[str], size: NodeSize, threads: int) -> None:
+    started = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        list(
+            pool.map(
+                lambda item: api.post(
+                    "/api/v1/nodes", node_body(item[0], item[1], size), exists_ok=True
+                ),
+                enumerate(names),
+            )
+        )
+    seconds = time.monotonic() - started
+    log(f"  nodes: {len(names)} created in {seconds:.1f} s ({size.cpu} cpu, {size.memory}Gi)")
+
+
+# --- the schedulers under test ----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class SchedulerProcess:
+    """One scheduler under test, as a child process, and what it costs."""
+
+    def __init__(self, kind: str, plane: ControlPlane, config: Config, nodes_file: Path) -> None:
+        self.kind = kind
+        self.log_path = config.out / "logs" / f"{kind}-{nodes_file.stem}.log"
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        operator_kubeconfig = str(plane.dir / "operator.kubeconfig")
+        stdin: int | None = None
+        if kind == "policy-scheduler":
+            command = [
+                str(Path(sys.executable).with_name("policy-scheduler")),
+                "run",
+                "--kubeconfig",
+                operator_kubeconfig,
+                "--leader-elect=false",
+            ]
+        elif kind == "kube-scheduler":
+            command = self._kube_scheduler(plane, config)
+        else:
+            command = [
+                sys.executable,
+                str(Path(__file__).with_name("raw_binder.py")),
+                "--kubeconfig",
+                operator_kubeconfig,
+                "--namespace",
+                NAMESPACE,
+                "--nodes",
+                str(nodes_file),
+                "--concurrency",
+                str(config.concurrency),
+            ]
+            stdin = subprocess.PIPE
+        with self.log_path.open("wb") as log_file:
+            self.process = subprocess.Popen(
+                command, stdin=stdin, stdout=log_file, stderr=subprocess.STDOUT
+            )
+        self._stdin_lock = threading.Lock()
+
+    @staticmethod
+    def _kube_scheduler(plane: ControlPlane, config: Config) -> list[str]:
+        kubeconfig = str(plane.dir / "scheduler.kubeconfig")
+        config_file = plane.dir / "kube-scheduler-config.yaml"
+        # JSON is YAML: the configuration written without a YAML writer's quoting rules.
+        config_file.write_text(
+            json.dumps(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "clientConnection": {
+                        "kubeconfig": kubeconfig,
+                        "qps": config.kube_qps,
+                        "burst": config.kube_qps,
+                    },
+                    "leaderElection": {"leaderElect": False},
+                    "profiles": [{"schedulerName": SCHEDULER_NAMES["kube-scheduler"]}],
+                },
+                indent=2,
+            )
+        )
+        return [
+            str(plane.bin / "kube-scheduler"),
+            "--config",
+            str(config_file),
+            "--authentication-kubeconfig",
+            kubeconfig,
+            "--authorization-kubeconfig",
+            kubeconfig,
+            "--bind-address",
+            "127.0.0.1",
+            "--secure-port",
+            str(free_port()),
+        ]
+
+    def created(self, pod: str) -> None:
+        """The raw binder learns of each pod from us, as soon as it exists."""
+        if self.process.stdin is not None:
+            with self._stdin_lock:
+                self.process.stdin.write(f"{pod}\n".encode())
+                self.process.stdin.flush()
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            raise RuntimeError(
+                f"{self.kind} exited with {self.process.returncode}; see {self.log_path}"
+            )
+
+    def cpu_seconds(self) -> float:
+        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
+        # Fields after the command name, which is in parentheses and may hold spaces.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+    def peak_rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmHWM in /proc/PID/status")
+
+    def stop(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        else:
+            self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+# --- measuring --------------------------------------------------------------------------------
+
+
+class BindWatch:
+    """When each pod of the namespace is first seen bound, by this process's clock."""
+
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+        self.bound: dict[str, float] = {}
+        self._changed = threading.Condition()
+        self._stop = threading.Event()
+        self._resource_version = self._list()
+        self._thread = threading.Thread(target=self._run, name="bind-watch")
+        self._thread.start()
+
+    def _record(self, names: Iterator[str]) -> None:
+        now = time.monotonic()
+        with self._changed:
+            for name in names:
+                self.bound.setdefault(name, now)
+            self._changed.notify_all()
+
+    def _list(self) -> str:
+        page = self.api.get(self.path, fieldSelector="spec.nodeName!=")
+        self._record(item["metadata"]["name"] for item in page["items"])
+        version: str = page["metadata"]["resourceVersion"]
+        return version
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                # A short server-side timeout, so that the thread sees ``close`` soon; each
+                # reconnection resumes from the last resourceVersion and misses nothing.
+                for event in self.api.watch(
+                    self.path,
+                    self._resource_version,
+                    fieldSelector="spec.nodeName!=",
+                    allowWatchBookmarks="true",
+                    timeoutSeconds="5",
+                ):
+                    obj = event["object"]
+                    if event["type"] == "ERROR":
+                        raise ApiError(obj.get("code", 0), obj.get("message", ""))
+                    self._resource_version = obj["metadata"]["resourceVersion"]
+                    if event["type"] in ("ADDED", "MODIFIED"):
+                        self._record(iter([obj["metadata"]["name"]]))
+            except (ApiError, OSError, ValueError) as error:
+                if self._stop.is_set():
+                    return
+                log(f"  watch broke ({error}); listing again")
+                time.sleep(0.5)
+                # Pods bound while the watch was down get the time of the list: late, never early.
+                with contextlib.suppress(ApiError, OSError, ValueError):
+                    self._resource_version = self._list()
+
+    def wait(
+        self,
+        names: Sequence[str],
+        timeout: float,
+        progress: Callable[[int], str],
+        alive: Callable[[], None],
+    ) -> bool:
+        """Until every pod in ``names`` is bound (True) or ``timeout`` passes (False), saying
+        ``progress(bound)`` every few seconds."""
+        deadline = time.monotonic() + timeout
+        next_progress = time.monotonic() + PROGRESS_SECONDS
+        with self._changed:
+            while True:
+                bound = sum(1 for name in names if name in self.bound)
+                if bound == len(names):
+                    return True
+                now = time.monotonic()
+                if now > deadline:
+                    log(f"  timed out after {timeout:.0f} s: {progress(bound)}")
+                    return False
+                if now >= next_progress:
+                    alive()
+                    log(f"  {progress(bound)}")
+                    next_progress = now + PROGRESS_SECONDS
+                self._changed.wait(min(next_progress, deadline) - now)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.api.session.close()
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Nearest-rank percentile: a latency that some pod really had."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+_SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+)$")
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+def api_counts(text: str, flow_schema: str) -> tuple[float, Counter[str]]:
+    """From /metrics: the requests dispatched for ``flow_schema``, and every request by
+    verb/resource/subresource."""
+    dispatched = 0.0
+    by_kind: Counter[str] = Counter()
+    for line in text.splitlines():
+        match = _SAMPLE.match(line)
+        if match is None:
+            continue
+        name, labels_text, value = match.groups()
+        if name == "apiserver_flowcontrol_dispatched_requests_total":
+            if f'flow_schema="{flow_schema}"' in labels_text:
+                dispatched += float(value)
+        elif name == "apiserver_request_total":
+            labels = dict(_LABEL.findall(labels_text))
+            kind = "/".join(filter(None, (labels["resource"], labels["subresource"])))
+            by_kind[f"{labels['verb']} {kind}"] += round(float(value))
+    return dispatched, by_kind
+
+
+@dataclass
+class Creator:
+    """Creates pods from a thread pool, recording when each POST was sent."""
+
+    api: Api
+    threads: int
+    on_created: Callable[[str], None]
+    created: dict[str, float] = field(default_factory=dict)
+    done: float = 0.0
+
+    def create(self, name: str, body: bytes) -> None:
+        sent = time.monotonic()
+        try:
+            self.api.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body, exists_ok=True)
+        except (ApiError, OSError) as error:
+            # The pod stays missing: the wait for it times out and the run is reported failed.
+            log(f"  creating {name} failed: {error}")
+            return
+        self.created[name] = sent
+        self.on_created(name)
+
+    @contextmanager
+    def running(self, pods: Sequence[tuple[str, bytes]], rate: float | None) -> Iterator[None]:
+        """Creating ``pods`` in the background (all at once, or ``rate`` a second) while the
+        body runs; the body's end waits for the creation to finish."""
+
+        def create_all() -> None:
+            started = time.monotonic()
+            with ThreadPoolExecutor(self.threads) as pool:
+                for index, (name, body) in enumerate(pods):
+                    if rate is not None:
+                        time.sleep(max(0.0, started + index / rate - time.monotonic()))
+                    pool.submit(self.create, name, body)
+            self.done = time.monotonic()
+
+        thread = threading.Thread(target=create_all, name="creator")
+        thread.start()
+        try:
+            yield
+        finally:
+            thread.join()
+
+
+@dataclass(frozen=True)
+class Run:
+    """One scheduler's run: the admin's client, the watch, the scheduler, the settings."""
+
+    admin: Api
+    watch: BindWatch
+    scheduler: SchedulerProcess
+    config: Config
+
+
+def measure(
+    phase: str, pods: Sequence[tuple[str, bytes]], rate: float | None, run: Run
+) -> dict[str, Any]:
+    """One phase: create ``pods``, wait for all to be bound, and what it took."""
+    admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
+    flow_schema = FLOW_SCHEMAS[scheduler.kind]
+    requests_before, kinds_before = api_counts(admin.metrics(), flow_schema)
+    cpu_before = scheduler.cpu_seconds()
+    creator = Creator(admin, config.create_threads, scheduler.created)
+    names = [name for name, _ in pods]
+    with creator.running(pods, rate):
+        complete = watch.wait(
+            names,
+            config.timeout,
+            lambda bound: (
+                f"{phase}: {len(creator.created)}/{len(names)} created, {bound}/{len(names)} bound"
+            ),
+            scheduler.check_alive,
+        )
+    time.sleep(SETTLE_SECONDS)
+    cpu = scheduler.cpu_seconds() - cpu_before
+    requests_after, kinds_after = api_counts(admin.metrics(), flow_schema)
+    kinds_after.subtract(kinds_before)
+    latencies = [
+        (watch.bound[name] - creator.created[name]) * 1000
+        for name in names
+        if name in watch.bound and name in creator.created
+    ]
+    if not creator.created:
+        raise RuntimeError(f"{phase}: no pod could be created")
+    first_created = min(creator.created.values())
+    last_bound = max((watch.bound[n] for n in names if n in watch.bound), default=first_created)
+    seconds = last_bound - first_created
+    result: dict[str, Any] = {
+        "pods": len(names),
+        "bound": len(latencies),
+        "complete": complete,
+        "seconds": round(seconds, 3),
+        "throughput": round(len(latencies) / seconds, 2) if seconds > 0 else 0.0,
+        "create_rate": round(len(creator.created) / max(creator.done - first_created, 1e-9), 2),
+        "latency_ms": {
+            f"p{p}": round(percentile(latencies, p), 1) if latencies else None
+            for p in (50, 90, 99, 100)
+        },
+        "cpu_seconds": round(cpu, 2),
+        "cpu_ms_per_pod": round(cpu * 1000 / len(names), 3),
+        "api_requests": round(requests_after - requests_before),
+        "api_requests_per_pod": round((requests_after - requests_before) / len(names), 3),
+        "api_requests_all_clients": {k: v for k, v in sorted(kinds_after.items()) if v > 0},
+    }
+    log(
+        f"  {phase}: {result['bound']}/{len(names)} bound in {seconds:.1f} s, "
+        f"{result['throughput']} pods/s, p99 {result['latency_ms']['p99']} ms, "
+        f"{result['cpu_ms_per_pod']} CPU ms/pod, {result['api_requests_per_pod']} requests/pod"
+    )
+    return result
+
+
+# --- correctness ------------------------------------------------------------------------------
+
+
+def verify(admin: Api, expected: set[str], kind: str) -> dict[str, Any]:
+    """Every pod bound, no node overcommitted, no pod told Scheduled twice."""
+    nodes = admin.list_items("/api/v1/nodes")
+    pods = admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
+    events = admin.list_items(
+        f"/api/v1/namespaces/{NAMESPACE}/events", fieldSelector="reason=Scheduled"
+    )
+    names = {pod["metadata"]["name"] for pod in pods}
+    unbound = sorted(pod["metadata"]["name"] for pod in pods if not pod["spec"].get("nodeName"))
+    used: dict[str, Counter[str]] = defaultdict(Counter)
+    for pod in pods:
+        node = pod["spec"].get("nodeName")
+        if not node:
+            continue
+        used[node]["pods"] += 1
+        for container in pod["spec"]["containers"]:
+            for resource, quantity in (
+                container.get("resources", {}).get("requests") or {}
+            ).items():
+                used[node][resource] += parse_quantity(quantity)
+    overcommitted = sorted(
+        f"{node['metadata']['name']}: {resource}"
+        for node in nodes
+        for resource, quantity in node["status"]["allocatable"].items()
+        if used[node["metadata"]["name"]][resource] > parse_quantity(quantity)
+    )
+    scheduled: Counter[str] = Counter()
+    for event in events:
+        scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
+    twice = sorted(name for name, count in scheduled.items() if count > 1)
+    result = {
+        "pods": len(pods),
+        "missing": sorted(expected - names)[:10],
+        "unbound": unbound[:10],
+        "unbound_count": len(unbound),
+        "overcommitted": overcommitted[:10],
+        "scheduled_events": sum(scheduled.values()),
+        "scheduled_more_than_once": twice[:10],
+    }
+    result["ok"] = not (result["missing"] or unbound or overcommitted or twice)
+    verdict = "ok" if result["ok"] else "FAILED"
+    log(
+        f"  check {verdict}: {len(pods) - len(unbound)}/{len(pods)} pods bound, "
+        f"{len(overcommitted)} resources overcommitted, {len(twice)} pods Scheduled twice, "
+        f"{result['scheduled_events']} Scheduled events ({kind})"
+    )
+    return result
+
+
+# --- one run ----------------------------------------------------------------------------------
+
+
+def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
+    log(f"{kind}, {node_count} nodes: fresh control plane")
+    plane = ControlPlane.fresh(config.state_dir)
+    try:
+        admin = Api(plane.admin, pool=config.create_threads)
+        prepare(plane, kind)
+        nodes = node_names(node_count)
+        total_pods = 1 + config.pods + config.steady_pods
+        create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
+        nodes_file = plane.dir / f"nodes-{node_count}.txt"
+        nodes_file.write_text("\n".join(nodes) + "\n")
+        result: dict[str, Any] = {"scheduler": kind, "nodes": node_count}
+        scheduler_name = SCHEDULER_NAMES[kind]
+        # Stopped in reverse order, whatever fails: the scheduler, then the watch.
+        with contextlib.ExitStack() as running:
+            # Watching before the scheduler starts, so that no bind goes unseen.
+            watch = BindWatch(Api(plane.admin, pool=1))
+            running.callback(watch.close)
+            scheduler = SchedulerProcess(kind, plane, config, nodes_file)
+            running.callback(scheduler.stop)
+            started = time.monotonic()
+            # Pinned to the last node listed: once it is bound the scheduler has seen every node.
+            warm_up = pod_body("warm-up", scheduler_name, 4, {HOSTNAME: nodes[-1]})
+            Creator(admin, 1, scheduler.created).create("warm-up", warm_up)
+            if not watch.wait(
+                ["warm-up"],
+                config.timeout,
+                lambda _: f"{kind} starting: warm-up pod not bound yet",
+                scheduler.check_alive,
+            ):
+                raise RuntimeError(f"{kind} did not bind the warm-up pod; see {scheduler.log_path}")
+            result["ready_seconds"] = round(time.monotonic() - started, 2)
+            log(f"  {kind} ready (warm-up pod bound) after {result['ready_seconds']} s")
+            run = Run(admin, watch, scheduler, config)
+            burst = workload("burst", config.pods, scheduler_name)
+            result["burst"] = measure("burst", burst, None, run)
+            if config.steady_pods and result["burst"]["complete"]:
+                steady = workload("steady", config.steady_pods, scheduler_name)
+                result["steady"] = measure("steady", steady, config.steady_rate, run)
+            result["cpu_seconds_total"] = round(scheduler.cpu_seconds(), 2)
+            result["peak_rss_mib"] = round(scheduler.peak_rss_mib(), 1)
+        expected = {"warm-up", *(name for name, _ in burst)}
+        if "steady" in result:
+            expected.update(name for name, _ in steady)
+        result["correctness"] = verify(admin, expected, kind)
+        return result
+    finally:
+        plane.down()
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> Config:
+    parser = argparse.ArgumentParser(
+        description="policy-scheduler vs kube-scheduler vs the raw bind limit, on a local "
+        "control plane; see the module docstring for what is measured and how."
+    )
+    parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000, 5000])
+    parser.add_argument("--pods", type=int, default=5000, help="pods of the burst phase")
+    parser.add_argument("--steady-rate", type=float, default=100.0, help="pods per second")
+    parser.add_argument("--steady-seconds", type=float, default=30.0, help="0 skips the phase")
+    parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
+    parser.add_argument(
+        "--concurrency", type=int, default=16, help="the raw binder's (policy-scheduler's: 16)"
+    )
+    parser.add_argument("--create-threads", type=int, default=32, help="concurrent POSTs")
+    parser.add_argument(
+        "--kube-qps", type=int, default=5000, help="kube-scheduler's client QPS and burst"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds a phase may take to bind its pods"
+    )
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=REPO / ".local" / "bench",
+        help="the control plane's state directory (wiped before every run)",
+    )
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    args = parser.parse_args(argv)
+    return Config(
+        nodes=tuple(args.nodes),
+        pods=args.pods,
+        steady_rate=args.steady_rate,
+        steady_seconds=args.steady_seconds,
+        schedulers=tuple(args.schedulers),
+        concurrency=args.concurrency,
+        create_threads=args.create_threads,
+        kube_qps=args.kube_qps,
+        timeout=args.timeout,
+        state_dir=args.dir,
+        out=args.out,
+    )
+
+
+def passed(case: dict[str, Any]) -> bool:
+    phases = [case[p] for p in ("burst", "steady") if p in case]
+    return bool(phases) and all(p["complete"] for p in phases) and case["correctness"]["ok"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config = parse_args(argv)
+    config.out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {
+        "config": {
+            "nodes": list(config.nodes),
+            "pods": config.pods,
+            "steady_rate": config.steady_rate,
+            "steady_seconds": config.steady_seconds,
+            "concurrency": config.concurrency,
+            "create_threads": config.create_threads,
+            "kube_qps": config.kube_qps,
+        },
+        "machine": {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()},
+        "cases": [],
+    }
+    written: list[Path] = []
+    # Node count outermost, so the three schedulers of one size run close together in time and
+    # share whatever else the machine is doing.
+    for node_count in config.nodes:
+        for kind in config.schedulers:
+            try:
+                case = run_case(config, kind, node_count)
+            except (RuntimeError, ApiError, OSError, subprocess.SubprocessError) as error:
+                log(f"  {kind} at {node_count} nodes failed: {error}")
+                case = {"scheduler": kind, "nodes": node_count, "error": str(error)}
+            results["cases"].append(case)
+            # After every run, so that an interrupted benchmark still leaves what it measured.
+            written = write_reports(results, config.out)
+    log("results: " + ", ".join(str(path) for path in written))
+    failed = [f"{c['scheduler']}@{c['nodes']}" for c in results["cases"] if not passed(c)]
+    if failed:
+        log(f"FAILED (incomplete or incorrect): {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

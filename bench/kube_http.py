@@ -1,0 +1,111 @@
+"""A minimal Kubernetes API client for the benchmark harness and the raw binder.
+
+Plain ``requests`` over one pooled session, with the token and CA of a kubeconfig as
+``hack/controlplane/up`` writes them. The generated ``kubernetes`` client would build and parse
+model objects for every call; here the client must cost the harness (and the raw binder, whose CPU
+is measured) as little as possible, so bodies are bytes or plain dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import requests
+import yaml
+from requests.adapters import HTTPAdapter
+
+# Answers worth trying again: the server was busy (APF's 429) or restarting a connection.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+ATTEMPTS = 5
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        super().__init__(f"{status}: {text[:300]}")
+        self.status = status
+
+
+class Api:
+    """One identity (a kubeconfig's token) on one API server, with ``pool`` keep-alive sockets."""
+
+    def __init__(self, kubeconfig: Path, pool: int = 16) -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        self.server: str = cluster["server"]
+        self.session = requests.Session()
+        # Nothing from the environment: a REQUESTS_CA_BUNDLE would replace the cluster's CA, and
+        # a proxy has no business between us and 127.0.0.1.
+        self.session.trust_env = False
+        self.session.verify = cluster["certificate-authority"]
+        self.session.headers["Authorization"] = f"Bearer {config['users'][0]['user']['token']}"
+        self.session.headers["Content-Type"] = "application/json"
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=pool)
+        self.session.mount("https://", adapter)
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: bytes | Mapping[str, Any] | None = None,
+        params: Mapping[str, str] | None = None,
+        ok: frozenset[int] = frozenset(),
+    ) -> requests.Response:
+        """The response of a 2xx answer or of a status in ``ok``; retried on 429 and 5xx."""
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        for attempt in range(ATTEMPTS):
+            try:
+                response = self.session.request(
+                    method, self.server + path, data=data, params=params, timeout=60
+                )
+            except requests.ConnectionError:
+                if attempt == ATTEMPTS - 1:
+                    raise
+            else:
+                if response.ok or response.status_code in ok:
+                    return response
+                if response.status_code not in RETRY_STATUSES or attempt == ATTEMPTS - 1:
+                    raise ApiError(response.status_code, response.text)
+            time.sleep(0.2 * 2**attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def get(self, path: str, **params: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.request("GET", path, params=params).json()
+        return result
+
+    def post(self, path: str, body: bytes | Mapping[str, Any], exists_ok: bool = False) -> int:
+        """POST and return the status; 409 (already there) counts as done when ``exists_ok``,
+        since a create retried after a lost answer may find its own object."""
+        ok = frozenset({409}) if exists_ok else frozenset()
+        return self.request("POST", path, body, ok=ok).status_code
+
+    def list_items(self, path: str, **params: str) -> list[dict[str, Any]]:
+        """Every item of a list, page by page (the server caps what one answer holds)."""
+        items: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            page = self.get(path, limit="1000", **({"continue": token} if token else {}), **params)
+            items += page.get("items") or []
+            token = page["metadata"].get("continue") or ""
+            if not token:
+                return items
+
+    def watch(self, path: str, resource_version: str, **params: str) -> Iterator[dict[str, Any]]:
+        """Watch events from ``resource_version`` until the server ends the stream."""
+        query = {"watch": "1", "resourceVersion": resource_version, **params}
+        with self.session.get(
+            self.server + path, params=query, stream=True, timeout=(10, 3600)
+        ) as response:
+            if not response.ok:
+                raise ApiError(response.status_code, response.text)
+            # chunk_size=None hands over each event as it arrives rather than when a buffer fills:
+            # the arrival time is the measurement.
+            for line in response.iter_lines(chunk_size=None):
+                if line:
+                    yield json.loads(line)
+
+    def metrics(self) -> str:
+        return self.request("GET", "/metrics").text

@@ -1,0 +1,79 @@
+"""The scheduling benchmark (bench/bench_scheduling.py) runs end to end at a tiny size.
+
+It starts its own control planes in a state directory of its own, so this checks that the harness
+works and that its numbers are sane (every pod bound, ratios positive, the reports written), not
+how fast anything is: the machine running the tests is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+NODES, PODS, RATE, SECONDS = 20, 60, 10, 5
+SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw")
+
+
+def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "bench_scheduling.py"),
+            *("--nodes", str(NODES), "--pods", str(PODS)),
+            *("--steady-rate", str(RATE), "--steady-seconds", str(SECONDS)),
+            *("--dir", str(tmp_path / "control-plane"), "--out", str(out)),
+            *("--timeout", "60"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr[-5000:]
+    # Progress, one line per phase with counts.
+    for kind in SCHEDULERS:
+        assert f"{kind}, {NODES} nodes: fresh control plane" in run.stderr
+    assert f"burst: {PODS}/{PODS} bound" in run.stderr
+    assert "check ok" in run.stderr
+
+    results = json.loads((out / "scheduling.json").read_text())
+    cases = {case["scheduler"]: case for case in results["cases"]}
+    assert set(cases) == set(SCHEDULERS)
+    for kind, case in cases.items():
+        assert case["nodes"] == NODES
+        for phase, pods in (("burst", PODS), ("steady", RATE * SECONDS)):
+            figures = case[phase]
+            assert figures["complete"], (kind, phase)
+            assert figures["bound"] == figures["pods"] == pods, (kind, phase)
+            assert figures["throughput"] > 0
+            latency = figures["latency_ms"]
+            assert 0 < latency["p50"] <= latency["p90"] <= latency["p99"] <= latency["p100"]
+            # Every pod needs at least its binding; the scheduler's own requests only.
+            assert figures["api_requests_per_pod"] >= 1, (kind, phase)
+            assert figures["api_requests_all_clients"]["POST pods/binding"] >= pods
+        assert case["cpu_seconds_total"] > 0
+        assert case["peak_rss_mib"] > 0
+        correctness = case["correctness"]
+        assert correctness["ok"], (kind, correctness)
+        assert correctness["pods"] == 1 + PODS + RATE * SECONDS
+    # The raw binder makes one request per pod, its binding (a retried 429 aside), and posts no
+    # events.
+    assert 1 <= cases["raw"]["burst"]["api_requests_per_pod"] < 1.1
+    assert cases["raw"]["correctness"]["scheduled_events"] == 0
+    for kind in ("policy-scheduler", "kube-scheduler"):
+        # One Scheduled event per pod, give or take one posted after the check's list.
+        assert cases[kind]["correctness"]["scheduled_events"] >= PODS + RATE * SECONDS
+
+    (ratios,) = results["ratios"]
+    assert ratios["nodes"] == NODES
+    assert all(value > 0 for key, value in ratios.items() if key != "nodes"), ratios
+
+    table = (out / "scheduling.md").read_text()
+    for kind in SCHEDULERS:
+        assert f"| {NODES} | {kind} |" in table
+    assert "## Ratios" in table
+    assert (out / "scheduling.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
