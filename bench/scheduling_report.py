@@ -8,7 +8,7 @@ runs, while the three schedulers of one node count run back to back on identical
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,34 @@ OURS, KUBE, RAW = "policy-scheduler", "kube-scheduler", "raw"
 STYLES = {OURS: "tab:blue", KUBE: "tab:orange", RAW: "tab:gray"}
 
 Case = dict[str, Any]
+
+
+PHASE_COLUMNS = (
+    "nodes",
+    "scheduler",
+    "created/s",
+    "pods/s",
+    "p50 ms",
+    "p90 ms",
+    "p99 ms",
+    "CPU ms/pod",
+)
+
+
+def _phase_cells(case: Mapping[str, Any], phase: str) -> list[Any]:
+    """One row's cells under PHASE_COLUMNS for the burst or the steady phase."""
+    figures = case[phase]
+    latency = figures["latency_ms"]
+    return [
+        case["nodes"],
+        case["scheduler"],
+        figures["create_rate"],
+        figures["throughput"],
+        latency["p50"],
+        latency["p90"],
+        latency["p99"],
+        figures["cpu_ms_per_pod"],
+    ]
 
 
 def _get(case: Case | None, *path: str) -> float | None:
@@ -97,30 +125,10 @@ def markdown(results: dict[str, Any]) -> str:
         "short of what was asked, and bounds pods/s.",
         "",
         *_table(
-            [
-                "nodes",
-                "scheduler",
-                "created/s",
-                "pods/s",
-                "p50 ms",
-                "p90 ms",
-                "p99 ms",
-                "CPU ms/pod",
-                "peak RSS MiB",
-                "API requests/pod",
-                "ready s",
-                "check",
-            ],
+            [*PHASE_COLUMNS, "peak RSS MiB", "API requests/pod", "ready s", "check"],
             [
                 [
-                    c["nodes"],
-                    c["scheduler"],
-                    c["burst"]["create_rate"],
-                    c["burst"]["throughput"],
-                    c["burst"]["latency_ms"]["p50"],
-                    c["burst"]["latency_ms"]["p90"],
-                    c["burst"]["latency_ms"]["p99"],
-                    c["burst"]["cpu_ms_per_pod"],
+                    *_phase_cells(c, "burst"),
                     c.get("peak_rss_mib"),
                     c["burst"]["api_requests_per_pod"],
                     c.get("ready_seconds"),
@@ -137,29 +145,8 @@ def markdown(results: dict[str, Any]) -> str:
             "## Steady arrival",
             "",
             *_table(
-                [
-                    "nodes",
-                    "scheduler",
-                    "created/s",
-                    "pods/s",
-                    "p50 ms",
-                    "p90 ms",
-                    "p99 ms",
-                    "CPU ms/pod",
-                ],
-                [
-                    [
-                        c["nodes"],
-                        c["scheduler"],
-                        c["steady"]["create_rate"],
-                        c["steady"]["throughput"],
-                        c["steady"]["latency_ms"]["p50"],
-                        c["steady"]["latency_ms"]["p90"],
-                        c["steady"]["latency_ms"]["p99"],
-                        c["steady"]["cpu_ms_per_pod"],
-                    ]
-                    for c in steady
-                ],
+                list(PHASE_COLUMNS),
+                [_phase_cells(c, "steady") for c in steady],
             ),
         ]
     lines += [
