@@ -1,7 +1,7 @@
 """Binding a pod to a node through the ``pods/binding`` subresource.
 
-The client is called with ``_preload_content=False``: the server answers a binding with a
-``Status`` object, which the generated client would try, and fail, to read as a ``V1Binding``
+The answer is not decoded (``Kube.send``): the server answers a binding with a ``Status`` object,
+which the generated client would try, and fail, to read as a ``V1Binding``
 (kubernetes-client/python#547).
 """
 
@@ -38,13 +38,7 @@ async def bind(kube: Kube, pod: PodView, node: str) -> BindResult:
         "target": {"apiVersion": "v1", "kind": "Node", "name": node},
     }
     try:
-        await kube.call(
-            kube.core.create_namespaced_pod_binding,
-            pod.name,
-            pod.namespace,
-            body,
-            _preload_content=False,
-        )
+        await kube.send(kube.core.create_namespaced_pod_binding, pod.name, pod.namespace, body)
     except ApiException as error:
         if error.status == 409:
             return BindResult(Outcome.TAKEN, error_message(error))

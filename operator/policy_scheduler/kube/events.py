@@ -1,7 +1,9 @@
 """What users of kube-scheduler look for on a pod: events and the PodScheduled condition.
 
 Posting never blocks the scheduling loop: each post is a task on the event loop whose call runs in
-the client's pool. A failure to post is logged, not retried: events are advisory, and the next
+the client's pool. Posts in flight are capped (``POST_CONCURRENCY``) so that in a burst they do not
+fill the pool and make binds queue behind them: one event follows every bind, and the bind is
+what users wait for. A failure to post is logged, not retried: events are advisory, and the next
 decision about the pod will say it again.
 """
 
@@ -22,6 +24,7 @@ from policy_scheduler.model.objects import PodView
 COMPONENT = "policy-scheduler"
 NORMAL = "Normal"
 WARNING = "Warning"
+POST_CONCURRENCY = 4
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ class Recorder:
         self._kube = kube
         self._instance = instance or socket.gethostname()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(POST_CONCURRENCY)
 
     def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
         """Post an event about ``pod`` in the background."""
@@ -70,7 +74,7 @@ class Recorder:
             "count": 1,
         }
         self._spawn(
-            self._kube.call(self._kube.core.create_namespaced_event, pod.namespace, body),
+            self._kube.send(self._kube.core.create_namespaced_event, pod.namespace, body),
             f"post {reason} event for {pod.key}",
         )
 
@@ -91,13 +95,12 @@ class Recorder:
             }
         }
         self._spawn(
-            self._kube.call(
+            self._kube.send(
                 self._kube.core.patch_namespaced_pod_status,
                 pod.name,
                 pod.namespace,
                 patch,
                 _content_type="application/strategic-merge-patch+json",
-                _preload_content=False,
             ),
             f"set PodScheduled=False on {pod.key}",
         )
@@ -107,10 +110,10 @@ class Recorder:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    @staticmethod
-    async def _guard(call: Any, what: str) -> None:
+    async def _guard(self, call: Any, what: str) -> None:
         try:
-            await call
+            async with self._slots:
+                await call
         except ApiException as error:
             # 404: the pod went away meanwhile, nothing left to tell.
             if error.status != 404:

@@ -121,12 +121,8 @@ class LeaderElection:
         return lease
 
     async def _write(self, lease: dict[str, Any]) -> None:
-        await self._kube.call(
-            self._kube.coordination.replace_namespaced_lease,
-            self.name,
-            self.namespace,
-            lease,
-            _preload_content=False,
+        await self._kube.send(
+            self._kube.coordination.replace_namespaced_lease, self.name, self.namespace, lease
         )
 
     async def _try_acquire_or_renew(self) -> bool:
@@ -135,7 +131,7 @@ class LeaderElection:
         try:
             lease = await self._read()
             if lease is None:
-                await self._kube.call(
+                await self._kube.send(
                     self._kube.coordination.create_namespaced_lease,
                     self.namespace,
                     {
@@ -150,7 +146,6 @@ class LeaderElection:
                             "leaseTransitions": 0,
                         },
                     },
-                    _preload_content=False,
                 )
                 return True
             spec = lease["spec"]
