@@ -35,8 +35,9 @@ from policy_scheduler.explain import (
 )
 from policy_scheduler.handlers import register
 from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.events import POST_CONCURRENCY
 from policy_scheduler.kube.leader import LeaderElection, LeaseTimings
-from policy_scheduler.kube.scheduler import Scheduler
+from policy_scheduler.kube.scheduler import BIND_CONCURRENCY, Scheduler
 from policy_scheduler.manifests import ManifestError, read_objects
 from policy_scheduler.metrics import Endpoint
 from policy_scheduler.pipeline import Decision, reason_counts
@@ -246,7 +247,9 @@ def run_operator(args: argparse.Namespace) -> int:
     if not args.verbose:
         # Kopf reports every handled watch event at INFO: one line per pod change is noise.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    kube = Kube(kubeconfig)
+    # Room for every concurrent bind, every event post, the status writer and the Lease, so that
+    # a bind never waits for a thread or a connection.
+    kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2)
     election = _election(args, kube)
     scheduler = Scheduler(kube, seed=args.seed)
     if election is not None:

@@ -25,9 +25,7 @@ PLURAL = "schedulingpolicies"
 class Kube:
     """API objects for the resources the operator touches, and the pool that calls them."""
 
-    # Room for the scheduler's 16 concurrent binds, the event recorder's 4 posts, the status
-    # writer and the Lease, so that a bind never waits for a thread.
-    def __init__(self, kubeconfig: str | None, concurrency: int = 22) -> None:
+    def __init__(self, kubeconfig: str | None, concurrency: int) -> None:
         configuration = client.Configuration()
         if kubeconfig:
             config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
