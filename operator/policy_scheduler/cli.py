@@ -248,7 +248,7 @@ def run_operator(args: argparse.Namespace) -> int:
         # Kopf reports every handled watch event at INFO: one line per pod change is noise.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     # Room for every concurrent bind, every event post, the status writer and the Lease, so that
-    # a bind never waits for a thread or a connection.
+    # a bind never waits for a connection.
     kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2)
     election = _election(args, kube)
     scheduler = Scheduler(kube, seed=args.seed)

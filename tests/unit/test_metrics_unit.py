@@ -6,15 +6,14 @@ from __future__ import annotations
 import asyncio
 import socket
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 import pytest
-from kubernetes.client import ApiException
 from prometheus_client.parser import text_string_to_metric_families
 
 from policy_scheduler.cli import build_parser
-from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.status import StatusWriter
 from policy_scheduler.metrics import (
     LATENCY_BUCKETS,
@@ -221,16 +220,14 @@ class _StatusApi:
     """Answers status PATCHes with the given HTTP statuses in turn (None: success)."""
 
     def __init__(self, answers: list[int | None]) -> None:
-        self.custom = self
         self._answers = answers
 
-    def patch_cluster_custom_object_status(self, *args: Any, **kwargs: Any) -> None:
+    async def request(self, method: str, url_path: str, *args: Any) -> dict[str, Any]:
+        assert (method, url_path.rpartition("/")[2]) == ("PATCH", "status")
         answer = self._answers.pop(0)
         if answer is not None:
-            raise ApiException(status=answer, reason="test")
-
-    async def call(self, function: Callable[..., None], *args: Any, **kwargs: Any) -> None:
-        function(*args, **kwargs)
+            raise ApiError(answer, "test")
+        return {}
 
 
 def test_the_status_writer_counts_writes_by_result_and_decisions_by_mode() -> None:

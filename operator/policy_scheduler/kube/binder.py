@@ -1,18 +1,11 @@
-"""Binding a pod to a node through the ``pods/binding`` subresource.
-
-The answer is not decoded (``Kube.send``): the server answers a binding with a ``Status`` object,
-which the generated client would try, and fail, to read as a ``V1Binding``
-(kubernetes-client/python#547).
-"""
+"""Binding a pod to a node through the ``pods/binding`` subresource."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
 
-from kubernetes.client import ApiException
-
-from policy_scheduler.kube.client import Kube, error_message
+from policy_scheduler.kube.client import ApiError, Kube, pod_path
 from policy_scheduler.model.objects import PodView
 
 
@@ -38,11 +31,11 @@ async def bind(kube: Kube, pod: PodView, node: str) -> BindResult:
         "target": {"apiVersion": "v1", "kind": "Node", "name": node},
     }
     try:
-        await kube.send(kube.core.create_namespaced_pod_binding, pod.name, pod.namespace, body)
-    except ApiException as error:
+        await kube.request("POST", pod_path(pod.namespace, pod.name, "binding"), body)
+    except ApiError as error:
         if error.status == 409:
-            return BindResult(Outcome.TAKEN, error_message(error))
+            return BindResult(Outcome.TAKEN, error.message)
         if error.status == 404:
-            return BindResult(Outcome.GONE, error_message(error))
-        return BindResult(Outcome.FAILED, error_message(error))
+            return BindResult(Outcome.GONE, error.message)
+        return BindResult(Outcome.FAILED, error.message)
     return BindResult(Outcome.BOUND)

@@ -1,8 +1,8 @@
 """What users of kube-scheduler look for on a pod: events and the PodScheduled condition.
 
-Posting never blocks the scheduling loop: each post is a task on the event loop whose call runs in
-the client's pool. Posts in flight are capped (``POST_CONCURRENCY``) so that in a burst they do not
-fill the pool and make binds queue behind them: one event follows every bind, and the bind is
+Posting never blocks the scheduling loop: each post is a task on the event loop. Posts in flight
+are capped (``POST_CONCURRENCY``) so that in a burst they do not fill the client's connection pool
+and make binds queue behind them: one event follows every bind, and the bind is
 what users wait for. A failure to post is logged, not retried: events are advisory, and the next
 decision about the pod will say it again.
 """
@@ -16,9 +16,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes.client import ApiException
-
-from policy_scheduler.kube.client import Kube, error_message
+from policy_scheduler.kube.client import STRATEGIC_MERGE_PATCH, ApiError, Kube, path, pod_path
 from policy_scheduler.model.objects import PodView
 
 COMPONENT = "policy-scheduler"
@@ -74,7 +72,9 @@ class Recorder:
             "count": 1,
         }
         self._spawn(
-            self._kube.send(self._kube.core.create_namespaced_event, pod.namespace, body),
+            self._kube.request(
+                "POST", path("api", "v1", "namespaces", pod.namespace, "events"), body
+            ),
             f"post {reason} event for {pod.key}",
         )
 
@@ -95,12 +95,8 @@ class Recorder:
             }
         }
         self._spawn(
-            self._kube.send(
-                self._kube.core.patch_namespaced_pod_status,
-                pod.name,
-                pod.namespace,
-                patch,
-                _content_type="application/strategic-merge-patch+json",
+            self._kube.request(
+                "PATCH", pod_path(pod.namespace, pod.name, "status"), patch, STRATEGIC_MERGE_PATCH
             ),
             f"set PodScheduled=False on {pod.key}",
         )
@@ -114,10 +110,10 @@ class Recorder:
         try:
             async with self._slots:
                 await call
-        except ApiException as error:
+        except ApiError as error:
             # 404: the pod went away meanwhile, nothing left to tell.
             if error.status != 404:
-                logger.warning("could not %s: %s", what, error_message(error))
+                logger.warning("could not %s: %s", what, error.message)
 
     async def drain(self) -> None:
         """Wait for what is being posted (on shutdown)."""

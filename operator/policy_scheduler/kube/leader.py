@@ -11,7 +11,6 @@ the holder releases the Lease, so a successor need not wait for it to expire.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import time
@@ -21,9 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes.client import ApiException
-
-from policy_scheduler.kube.client import Kube, error_message
+from policy_scheduler.kube.client import ApiError, Kube, path
 
 logger = logging.getLogger(__name__)
 
@@ -100,29 +97,25 @@ class LeaderElection:
                 return
             lease["spec"].update(holderIdentity="", leaseDurationSeconds=1)
             await self._write(lease)
-        except ApiException as error:
-            logger.warning("could not release the Lease: %s", error_message(error))
+        except ApiError as error:
+            logger.warning("could not release the Lease: %s", error.message)
 
     async def _read(self) -> dict[str, Any] | None:
         try:
-            # Untyped: with _preload_content=False the client returns the raw HTTP response.
-            response: Any = await self._kube.call(
-                self._kube.coordination.read_namespaced_lease,
-                self.name,
-                self.namespace,
-                _preload_content=False,
-            )
-        except ApiException as error:
+            lease = await self._kube.request("GET", self._path(self.name))
+        except ApiError as error:
             if error.status == 404:
                 return None
             raise
-        lease: dict[str, Any] = json.loads(response.data)
         lease.setdefault("spec", {})
         return lease
 
     async def _write(self, lease: dict[str, Any]) -> None:
-        await self._kube.send(
-            self._kube.coordination.replace_namespaced_lease, self.name, self.namespace, lease
+        await self._kube.request("PUT", self._path(self.name), lease)
+
+    def _path(self, *name: str) -> str:
+        return path(
+            "apis", "coordination.k8s.io", "v1", "namespaces", self.namespace, "leases", *name
         )
 
     async def _try_acquire_or_renew(self) -> bool:
@@ -131,9 +124,9 @@ class LeaderElection:
         try:
             lease = await self._read()
             if lease is None:
-                await self._kube.send(
-                    self._kube.coordination.create_namespaced_lease,
-                    self.namespace,
+                await self._kube.request(
+                    "POST",
+                    self._path(),
                     {
                         "apiVersion": "coordination.k8s.io/v1",
                         "kind": "Lease",
@@ -164,9 +157,9 @@ class LeaderElection:
             # The read's resourceVersion makes this a compare-and-swap: a rival's write wins, ours
             # gets 409, and we look again next round.
             await self._write(lease)
-        except ApiException as error:
+        except ApiError as error:
             if error.status != 409:
-                logger.warning("Lease %s/%s: %s", self.namespace, self.name, error_message(error))
+                logger.warning("Lease %s/%s: %s", self.namespace, self.name, error.message)
             return False
         self._observed = (self.identity, now)
         self._observed_at = self._clock()

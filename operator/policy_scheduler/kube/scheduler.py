@@ -350,3 +350,4 @@ class Scheduler:
             await self.status.flush()
         if election is not None:
             await election.release()
+        await self._kube.close()

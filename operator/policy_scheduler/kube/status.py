@@ -17,9 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubernetes.client import ApiException
-
-from policy_scheduler.kube.client import GROUP, PLURAL, VERSION, Kube, error_message
+from policy_scheduler.kube.client import GROUP, MERGE_PATCH, PLURAL, VERSION, ApiError, Kube, path
 from policy_scheduler.kube.events import now_rfc3339
 from policy_scheduler.metrics import SCHEDULED, UNSCHEDULABLE, Metrics
 from policy_scheduler.pipeline import Decision
@@ -186,23 +184,20 @@ class StatusWriter:
             entry.written_at = now
             self._written_unschedulable[name] = unschedulable
             try:
-                await self._kube.call(
-                    self._kube.custom.patch_cluster_custom_object_status,
-                    GROUP,
-                    VERSION,
-                    PLURAL,
-                    name,
+                await self._kube.request(
+                    "PATCH",
+                    path("apis", GROUP, VERSION, PLURAL, name, "status"),
                     self.body(name, unschedulable),
-                    _content_type="application/merge-patch+json",
+                    MERGE_PATCH,
                 )
-            except ApiException as error:
+            except ApiError as error:
                 if error.status == 404:
                     self._metrics.status_write("not_found")
                     self.forget(name)
                     continue
                 self._metrics.status_write("error")
                 entry.dirty = True
-                logger.warning("could not write the status of %s: %s", name, error_message(error))
+                logger.warning("could not write the status of %s: %s", name, error.message)
             else:
                 self._metrics.status_write("success")
 
