@@ -247,9 +247,9 @@ def run_operator(args: argparse.Namespace) -> int:
     if not args.verbose:
         # Kopf reports every handled watch event at INFO: one line per pod change is noise.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    # Room for every concurrent bind, every event post, the status writer and the Lease, so that
-    # a bind never waits for a connection.
-    kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2)
+    # Room for every concurrent bind, every event post, the status writer, the Lease and the
+    # watches of nodes and pods, so that a bind never waits for a connection.
+    kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2 + 2)
     election = _election(args, kube)
     scheduler = Scheduler(kube, seed=args.seed)
     if election is not None:

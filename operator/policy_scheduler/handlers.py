@@ -1,17 +1,13 @@
-"""Kopf wiring: the watches that feed the scheduler, and its start and stop.
+"""Kopf wiring: the scheduler's start and stop, its policies, and its watches of nodes and pods.
 
-Settings a scheduler needs from Kopf:
-
-- nodes and pods are *indexed*: Kopf calls index handlers for every object of the initial
-  listings before it calls any regular handler, so by the time the first regular handler runs the
-  cache holds every node and every assigned pod, and no decision is made on a partial picture.
-  The index handlers keep nothing in Kopf's indices (they return ``{}``); they feed the cache.
-  Deletions, which index handlers do not see, arrive through ``on.event``.
-- pods are watched with a server-side field selector that drops finished pods, as kube-scheduler's
-  own informer does. Assigned pods of every scheduler must be seen (they use node resources), so
-  the selector cannot narrow the watch to pending pods of our scheduler names.
-- nothing is written onto pods or nodes: no finalizers, no progress annotations; Kopf's own log
-  lines are not posted as Kubernetes events.
+- SchedulingPolicies come through ``on.event``: every change recompiles the policy, a deletion
+  retires it. Nothing is written onto the objects (no finalizers, no progress annotations), and
+  Kopf's own log lines are not posted as Kubernetes events.
+- Nodes and pods are listed and watched by the scheduler itself (:meth:`Scheduler.watch`, with
+  :mod:`policy_scheduler.kube.informer`, which says why not through Kopf), started with the
+  operator and stopped with it.
+- The handlers are coroutines: Kopf runs a plain function in a thread pool, which costs a thread
+  hand-off per event and lets the scheduler's state change under the scheduling loop.
 """
 
 from __future__ import annotations
@@ -25,8 +21,6 @@ from policy_scheduler.kube.client import GROUP, PLURAL, VERSION
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.scheduler import Scheduler
 from policy_scheduler.metrics import Endpoint, MetricsServer
-
-TERMINAL_PHASES = "status.phase!=Succeeded,status.phase!=Failed"
 
 
 def register(
@@ -54,17 +48,16 @@ def register(
     @kopf.on.startup(registry=registry)
     async def start(settings: kopf.OperatorSettings, **_: Any) -> None:
         settings.posting.enabled = False
-        settings.watching.field_selectors["pods"] = TERMINAL_PHASES
         if server is not None:
             try:
                 await server.start()
             except OSError as error:
                 # Not worth retrying: the operator stops, and says why.
                 raise kopf.PermanentError(f"cannot serve metrics on {metrics}: {error}") from None
+        loop = asyncio.get_running_loop()
+        tasks.append(loop.create_task(scheduler.watch(), name="watches"))
         tasks.append(
-            asyncio.get_running_loop().create_task(
-                scheduler.serve(election, on_lost=stop_flag.set), name="scheduler"
-            )
+            loop.create_task(scheduler.serve(election, on_lost=stop_flag.set), name="scheduler")
         )
 
     @kopf.on.cleanup(registry=registry)
@@ -76,30 +69,8 @@ def register(
         if server is not None:
             await server.stop()
 
-    @kopf.index("nodes", registry=registry)
-    def node_seen(body: kopf.Body, **_: Any) -> dict[str, Any]:
-        scheduler.node_changed(body)
-        return {}
-
-    @kopf.on.event("nodes", registry=registry)
-    def node_event(type: str, name: str, **_: Any) -> None:
-        if type == "DELETED":
-            scheduler.node_deleted(name)
-        scheduler.ready()
-
-    @kopf.index("pods", registry=registry)
-    def pod_seen(body: kopf.Body, **_: Any) -> dict[str, Any]:
-        scheduler.pod_changed(body)
-        return {}
-
-    @kopf.on.event("pods", registry=registry)
-    def pod_event(type: str, body: kopf.Body, **_: Any) -> None:
-        if type == "DELETED":
-            scheduler.pod_deleted(body)
-        scheduler.ready()
-
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
-    def policy_event(type: str, name: str, body: kopf.Body, **_: Any) -> None:
+    async def policy_event(type: str, name: str, body: kopf.Body, **_: Any) -> None:
         if type == "DELETED":
             scheduler.policy_deleted(name)
         else:

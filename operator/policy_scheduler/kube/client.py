@@ -13,9 +13,10 @@ coroutine steps and no thread.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import ssl
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +33,7 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 REQUEST_TIMEOUT = 30.0
 """Seconds one request may take, connection included."""
+_REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
 
 
 class ApiError(Exception):
@@ -90,7 +92,6 @@ class Kube:
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self._concurrency, ssl=self._ssl),
-                timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT),
                 # Nothing from the environment: no proxy between the operator and its API server.
                 trust_env=False,
             )
@@ -107,6 +108,34 @@ class Kube:
             headers["Authorization"] = authorization
         return headers
 
+    @contextlib.asynccontextmanager
+    async def _answer(
+        self,
+        method: str,
+        url_path: str,
+        timeout: aiohttp.ClientTimeout,
+        data: str | None = None,
+        content_type: str = JSON,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """The server's answer, once its status says success; else :class:`ApiError` (status 0
+        when no answer came, it broke off, or it was not JSON)."""
+        try:
+            async with self._open().request(
+                method,
+                self._server + url_path,
+                data=data,
+                headers=self._headers(content_type),
+                timeout=timeout,
+            ) as response:
+                if response.status >= 300:
+                    payload = await response.read()
+                    raise ApiError(
+                        response.status, _message(response.status, response.reason, payload)
+                    )
+                yield response
+        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+            raise ApiError(0, f"{method} {url_path}: {error or type(error).__name__}") from error
+
     async def request(
         self,
         method: str,
@@ -116,18 +145,23 @@ class Kube:
     ) -> dict[str, Any]:
         """Send one request; the decoded answer of a 2xx, else :class:`ApiError`."""
         data = None if body is None else json.dumps(body)
-        try:
-            async with self._open().request(
-                method, self._server + url_path, data=data, headers=self._headers(content_type)
-            ) as response:
-                payload = await response.read()
-                status, reason = response.status, response.reason
-        except (aiohttp.ClientError, TimeoutError) as error:
-            raise ApiError(0, f"{method} {url_path}: {error or type(error).__name__}") from error
-        if status >= 300:
-            raise ApiError(status, _message(status, reason, payload))
-        answer: dict[str, Any] = json.loads(payload) if payload else {}
-        return answer
+        async with self._answer(method, url_path, _REQUEST_TIMEOUT, data, content_type) as answer:
+            payload = await answer.read()
+            decoded: dict[str, Any] = json.loads(payload) if payload else {}
+        return decoded
+
+    async def stream(self, url_path: str, read_timeout: float) -> AsyncIterator[dict[str, Any]]:
+        """The objects of a newline-delimited JSON answer to a GET (a watch), as they arrive."""
+        timeout = aiohttp.ClientTimeout(sock_connect=REQUEST_TIMEOUT, sock_read=read_timeout)
+        async with self._answer("GET", url_path, timeout) as answer:
+            # Lines are split here, not by aiohttp's line reader: it refuses lines longer than
+            # its buffer, and an object with large annotations is one long line.
+            pending = b""
+            async for chunk in answer.content.iter_any():
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        yield json.loads(line)
 
     async def close(self) -> None:
         if self._session is not None:

@@ -3,8 +3,7 @@ that turns pending pods into bindings.
 
 The loop pops a pod, asks its policy's pipeline for a decision against the cache, assumes the pod
 onto the chosen node, and hands the bind to a background task: it never waits for the network, and
-the next decision already counts the pod. Watch events (delivered by the Kopf handlers) confirm or
-correct what the loop assumed.
+the next decision already counts the pod. Watch events confirm or correct what the loop assumed.
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from policy_scheduler.cache import Cache
 from policy_scheduler.kube.binder import Outcome, bind
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.events import NORMAL, WARNING, Recorder
+from policy_scheduler.kube.informer import Informer
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.status import Condition, StatusWriter
 from policy_scheduler.metrics import ERROR, SCHEDULED, UNSCHEDULABLE, Metrics, SchedulerState
@@ -33,6 +33,11 @@ from policy_scheduler.serving import PolicyEntry, PolicyTable
 logger = logging.getLogger(__name__)
 
 BIND_CONCURRENCY = 16
+
+# kube-scheduler's informer drops finished pods too. Assigned pods of every scheduler must be
+# seen (they use node resources), so the selector cannot narrow the watch to pending pods of our
+# scheduler names: a field selector cannot OR several values.
+UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
 
 def _scheduling_fields(node: NodeView) -> tuple[Any, ...]:
@@ -78,8 +83,8 @@ class Scheduler:
         if old != _scheduling_fields(info.node):
             self._cluster_changed()
 
-    def node_deleted(self, name: str) -> None:
-        self.cache.delete_node(name)
+    def node_deleted(self, raw: Mapping[str, Any]) -> None:
+        self.cache.delete_node(str((raw.get("metadata") or {}).get("name", "")))
 
     def pod_changed(self, raw: Mapping[str, Any]) -> None:
         pod = PodView(raw)
@@ -122,7 +127,6 @@ class Scheduler:
             for pod in list(self._unclaimed.values()):
                 self._enqueue(pod)
             self._cluster_changed()
-        self._ready.set()
 
     def policy_deleted(self, name: str) -> None:
         self.policies.remove(name)
@@ -130,9 +134,31 @@ class Scheduler:
         self._update_conditions()
         self._cluster_changed()
 
-    def ready(self) -> None:
-        """The initial listings are in the cache: decisions may start."""
-        self._ready.set()
+    async def watch(self) -> None:
+        """Keep the cache and the queue current from the API server, leading or not (a standby
+        that takes over starts deciding at once). Decisions wait for the first listing of both
+        nodes and pods, so none is made on a partial picture."""
+        informers = [
+            Informer(self._kube, "/api/v1/nodes", self.node_changed, self.node_deleted),
+            Informer(
+                self._kube,
+                "/api/v1/pods",
+                self.pod_changed,
+                self.pod_deleted,
+                field_selector=UNFINISHED_PODS,
+            ),
+        ]
+        loop = asyncio.get_running_loop()
+        tasks = [loop.create_task(i.run(), name=f"watch {i.collection}") for i in informers]
+        try:
+            for informer in informers:
+                await informer.synced.wait()
+            self._ready.set()
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     def _cluster_changed(self) -> None:
         self.queue.cluster_changed(self._clock())
