@@ -245,7 +245,7 @@ def run_operator(args: argparse.Namespace) -> int:
         os.environ["KUBECONFIG"] = os.path.abspath(kubeconfig)
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     if not args.verbose:
-        # Kopf reports every handled watch event at INFO: one line per pod change is noise.
+        # Kopf reports every handled policy event at INFO: noise beside the scheduler's own log.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
     # Room for every concurrent bind, every event post, the status writer, the Lease and the
     # watches of nodes and pods, so that a bind never waits for a connection.
