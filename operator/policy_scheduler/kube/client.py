@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import ssl
+import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 from urllib.parse import quote
@@ -34,6 +36,8 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 REQUEST_TIMEOUT = 30.0
 """Seconds one request may take, connection included."""
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
+TOKEN_REFRESH = 60.0
+"""Seconds a bearer token is used before the credentials are asked again."""
 
 
 class ApiError(Exception):
@@ -86,6 +90,8 @@ class Kube:
         self._ssl = _ssl_context(configuration)
         self._concurrency = concurrency
         self._session: aiohttp.ClientSession | None = None
+        self._authorization: str | None = None
+        self._authorization_at = -math.inf
 
     def _open(self) -> aiohttp.ClientSession:
         # Made on first use: a session belongs to the event loop it was made on, Kopf's.
@@ -99,13 +105,18 @@ class Kube:
 
     def _headers(self, content_type: str) -> dict[str, str]:
         headers = {"Accept": JSON, "Content-Type": content_type}
-        # Asked each time: the loader's refresh hook renews expiring tokens (in-cluster, exec).
-        # (The loaders store the token as "BearerToken", older ones as "authorization".)
-        authorization = self._configuration.get_api_key_with_prefix(
-            "BearerToken", alias="authorization"
-        )
-        if authorization:
-            headers["Authorization"] = authorization
+        now = time.monotonic()
+        if now - self._authorization_at >= TOKEN_REFRESH:
+            # The loader's refresh hook renews expiring tokens (in-cluster, exec plugins), but
+            # re-reads the kubeconfig to do it: once a minute, as client-go re-reads its token
+            # file, not once per request. (The loaders store the token as "BearerToken", older
+            # ones as "authorization".)
+            self._authorization = self._configuration.get_api_key_with_prefix(
+                "BearerToken", alias="authorization"
+            )
+            self._authorization_at = now
+        if self._authorization:
+            headers["Authorization"] = self._authorization
         return headers
 
     @contextlib.asynccontextmanager
