@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Pipeline, WeightedScorer
-from policy_scheduler.plugins.base import Cycle, Filter, Scorer
+from policy_scheduler.plugins.base import Cycle, Filter, Rejections, Scorer, Scores
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
 
@@ -248,13 +249,20 @@ class _TimedFilter(Filter[Any]):
         finally:
             self.timer.add(self.key, time.perf_counter() - started)
 
+    def filter_nodes(self, state: Any, pod: PodView, nodes: NodeBlock) -> Rejections:
+        started = time.perf_counter()
+        try:
+            return self.inner.filter_nodes(state, pod, nodes)
+        finally:
+            self.timer.add(self.key, time.perf_counter() - started)
+
 
 class _TimedScorer(Scorer[Any]):
     def __init__(self, inner: Scorer[Any], timer: _Timer) -> None:
         self.inner, self.timer, self.name = inner, timer, inner.name
         self.key = f"priority:{inner.name}"
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Any:
+    def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> Any:
         started = time.perf_counter()
         try:
             return self.inner.pre_score(cycle, nodes)
@@ -268,7 +276,14 @@ class _TimedScorer(Scorer[Any]):
         finally:
             self.timer.add(self.key, time.perf_counter() - started)
 
-    def normalize(self, state: Any, scores: list[int]) -> None:
+    def score_nodes(self, state: Any, pod: PodView, nodes: NodeBlock) -> Scores:
+        started = time.perf_counter()
+        try:
+            return self.inner.score_nodes(state, pod, nodes)
+        finally:
+            self.timer.add(self.key, time.perf_counter() - started)
+
+    def normalize(self, state: Any, scores: Scores) -> None:
         started = time.perf_counter()
         try:
             self.inner.normalize(state, scores)

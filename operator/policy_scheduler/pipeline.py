@@ -14,21 +14,39 @@ profile places pods as it does:
 
 Unlike kube-scheduler, the result keeps the evidence: every feasible node's per-plugin scores (the
 top few are reported) and, when nothing fits, the count of each reason.
+
+The nodes are visited in blocks (:class:`~policy_scheduler.model.nodetable.NodeBlock`), each
+filter answering for a whole block, and the scorers score all feasible nodes at once; that
+changes nothing of the above. A block may reach past the node where enough feasible nodes are
+found: what the filters said about the nodes after it is dropped, as if they had not been
+visited, and the reasons are counted in visiting order. A filter that draws random numbers must
+not be asked about nodes the walk does not visit, nor in another order: with one, no block is
+larger than the feasible nodes still wanted; with more, blocks have one node.
 """
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import Indices, NodeBlock
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import LabelSelector
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, SKIP, Cycle, Filter, Scorer
+from policy_scheduler.plugins.base import (
+    FITS,
+    MAX_NODE_SCORE,
+    SKIP,
+    Cycle,
+    Filter,
+    Scorer,
+    Scores,
+)
 
 # kube-scheduler's bounds for the adaptive percentageOfNodesToScore (pkg/scheduler/schedule_one.go).
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -111,9 +129,24 @@ FilterStates = list[tuple[Filter[Any], Any]]
 _OUTSIDE_NODE_POOL_REASONS = (OUTSIDE_NODE_POOL,)
 
 
-def _pre_filter(filters: Sequence[Filter[Any]], cycle: Cycle) -> tuple[FilterStates, list[str]]:
-    """Each filter's per-pod state, and the names of the filters that skip this pod."""
-    states: FilterStates = []
+class _NodePool(Filter[LabelSelector]):
+    """The policy's node pool, run as the first filter."""
+
+    name = NODE_POOL_FILTER
+
+    def filter(self, state: LabelSelector, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        return FITS if state.matches(node.node.labels) else _OUTSIDE_NODE_POOL_REASONS
+
+
+_NODE_POOL = _NodePool()
+
+
+def _pre_filter(
+    pool: LabelSelector | None, filters: Sequence[Filter[Any]], cycle: Cycle
+) -> tuple[FilterStates, list[str]]:
+    """Each filter's per-pod state, the policy's node pool first, and the names of the filters
+    that skip this pod."""
+    states: FilterStates = [] if pool is None else [(_NODE_POOL, pool)]
     skipped: list[str] = []
     for plugin in filters:
         state = plugin.pre_filter(cycle)
@@ -124,18 +157,51 @@ def _pre_filter(filters: Sequence[Filter[Any]], cycle: Cycle) -> tuple[FilterSta
     return states, skipped
 
 
-def _first_rejection(
-    pool: LabelSelector | None, states: FilterStates, pod: PodView, node: NodeInfo
-) -> tuple[str, Sequence[str]] | None:
-    """The first filter that rejects ``node`` and its reasons, or None when the node fits.
-    The policy's node pool counts as the first filter."""
-    if pool is not None and not pool.matches(node.node.labels):
-        return NODE_POOL_FILTER, _OUTSIDE_NODE_POOL_REASONS
+def _drawing(states: FilterStates) -> int:
+    """How many of the filters draw random numbers (see :attr:`Filter.draws_random`)."""
+    return sum(plugin.draws_random for plugin, _ in states)
+
+
+Rejected = list[tuple[str, tuple[str, ...], Indices]]
+"""(filter, reasons, the indices into the block of the nodes it rejected for them)."""
+
+
+def _filter_block(states: FilterStates, pod: PodView, block: NodeBlock) -> tuple[Indices, Rejected]:
+    """The indices into ``block`` of the nodes that pass every filter, and each other node's
+    first failing filter with its reasons; a node rejected by one filter is not asked by the
+    next."""
+    rejected: Rejected = []
+    remaining = np.arange(len(block))
     for plugin, state in states:
-        rejected = plugin.filter(state, pod, node)
-        if rejected:
-            return plugin.name, rejected
-    return None
+        if not len(block):
+            break
+        rejections = plugin.filter_nodes(state, pod, block)
+        if rejections:
+            keep = np.ones(len(block), bool)
+            for reasons, indices in rejections.items():
+                keep[indices] = False
+                rejected.append((plugin.name, reasons, remaining[indices]))
+            remaining = remaining[keep]
+            block = block.take(keep)
+    return remaining, rejected
+
+
+def _visited_until(rejected: Rejected, last: int) -> Rejected:
+    """The rejections of the nodes up to index ``last`` of the block."""
+    kept = []
+    for name, reasons, indices in rejected:
+        visited = indices[: np.searchsorted(indices, last, side="right")]
+        if len(visited):
+            kept.append((name, reasons, visited))
+    return kept
+
+
+def _count_reasons(reasons: dict[str, int], rejected: Rejected) -> None:
+    """Add each reason's count of nodes; new reasons join in the order of the first node (in
+    visiting order) giving them, as counting node by node would insert them."""
+    for _, group, indices in sorted(rejected, key=lambda rejection: int(rejection[2][0])):
+        for reason in group:
+            reasons[reason] = reasons.get(reason, 0) + len(indices)
 
 
 @dataclass(slots=True)
@@ -156,70 +222,73 @@ class Pipeline:
 
     def decide(self, pod: PodView, snapshot: Snapshot, rng: random.Random) -> Decision:
         cycle = Cycle(pod, snapshot, rng)
-        nodes = list(snapshot)
+        total_nodes = len(snapshot.table)
         reasons: dict[str, int] = {}
-        feasible = self._find_feasible(cycle, nodes, reasons)
-        if not feasible:
-            return Decision(pod.key, None, None, (), reasons, len(nodes), 0)
+        feasible = self._find_feasible(cycle, reasons)
+        if not len(feasible):
+            return Decision(pod.key, None, None, (), reasons, total_nodes, 0)
         totals, columns = self._score(cycle, feasible)
         chosen = _select(totals, rng)
         weight_sum = self.weight_sum
-        # Only the reported candidates are ranked and get their per-plugin breakdown; nsmallest
-        # orders as sorted()[:k] would, for far less work than sorting every feasible node.
-        ranked = heapq.nsmallest(
-            self.candidates_to_report,
-            range(len(feasible)),
-            key=lambda i: (-totals[i], i != chosen),
-        )
         candidates = tuple(
-            _candidate(feasible[i].name, totals[i], weight_sum, columns, i) for i in ranked
+            _candidate(feasible[i].name, int(totals[i]), weight_sum, columns, i)
+            for i in _ranked(totals, chosen, self.candidates_to_report)
         )
         return Decision(
             pod.key,
             feasible[chosen].name,
-            round(totals[chosen] / weight_sum, 2),
+            round(int(totals[chosen]) / weight_sum, 2),
             candidates,
             reasons,
-            len(nodes),
+            total_nodes,
             len(feasible),
         )
 
-    def _find_feasible(
-        self, cycle: Cycle, nodes: Sequence[NodeInfo], reasons: dict[str, int]
-    ) -> list[NodeInfo]:
-        pod = cycle.pod
-        states, _ = _pre_filter(self.filters, cycle)
-        count = len(nodes)
+    def _find_feasible(self, cycle: Cycle, reasons: dict[str, int]) -> NodeBlock:
+        table = cycle.snapshot.table
+        states, _ = _pre_filter(self.node_pool, self.filters, cycle)
+        drawing = _drawing(states)
+        count = len(table)
         wanted = feasible_nodes_to_find(count, self.percentage_of_nodes_to_score)
-        pool = self.node_pool
-        feasible: list[NodeInfo] = []
-        append = feasible.append
-        start = self._next_start % count if nodes else 0
-        processed = 0
+        start = self._next_start % count if count else 0
         # The nodes in visiting order: from the rotating start to the end, then from the start.
-        for node in itertools.chain(
-            itertools.islice(nodes, start, None), itertools.islice(nodes, start)
-        ):
-            if len(feasible) >= wanted:
-                break
-            processed += 1
-            rejection = _first_rejection(pool, states, pod, node)
-            if rejection is None:
-                append(node)
-            else:
-                for reason in rejection[1]:
-                    reasons[reason] = reasons.get(reason, 0) + 1
-        if nodes:
+        order = np.concatenate((np.arange(start, count), np.arange(start)))
+        feasible: list[Indices] = []
+        found = processed = 0
+        while found < wanted and processed < count:
+            # With one filter that draws, no node past the last one needed may be asked.
+            size = still = wanted - found
+            if drawing > 1:
+                size = 1
+            elif not drawing:
+                # Enough nodes to find the rest at the rate found so far, and a margin: the
+                # nodes past the last one needed cost little, another block costs more.
+                if processed:
+                    size = -(-still * processed // max(found, 1))
+                size += size // 8 + 16
+            block = table.block(order[processed : processed + size])
+            passed, rejected = _filter_block(states, cycle.pod, block)
+            visited = len(block)
+            if len(passed) >= still:
+                # The walk stops at the node that completes the wanted feasible nodes.
+                passed = passed[:still]
+                visited = int(passed[-1]) + 1
+                rejected = _visited_until(rejected, visited - 1)
+            _count_reasons(reasons, rejected)
+            feasible.append(block.positions[passed])
+            found += len(passed)
+            processed += visited
+        if count:
             self._next_start = (start + processed) % count
-        return feasible
+        return table.block(np.concatenate(feasible) if feasible else order[:0])
 
     def _score(
-        self, cycle: Cycle, feasible: Sequence[NodeInfo]
-    ) -> tuple[list[int], list[tuple[str, list[int] | None]]]:
+        self, cycle: Cycle, feasible: NodeBlock
+    ) -> tuple[Scores, list[tuple[str, Scores | None]]]:
         """Each node's weighted total, and per scorer (in policy order) its name and normalized
         scores, None for a scorer that skipped this pod (it counts 0)."""
-        totals = [0] * len(feasible)
-        columns: list[tuple[str, list[int] | None]] = []
+        totals: Scores = np.zeros(len(feasible), np.int64)
+        columns: list[tuple[str, Scores | None]] = []
         pod = cycle.pod
         for weighted in self.scorers:
             scorer = weighted.scorer
@@ -227,45 +296,58 @@ class Pipeline:
             if state is SKIP:
                 columns.append((scorer.name, None))
                 continue
-            score = scorer.score
-            scores = [score(state, pod, node) for node in feasible]
+            scores = scorer.score_nodes(state, pod, feasible)
             scorer.normalize(state, scores)
-            if min(scores) < 0 or max(scores) > MAX_NODE_SCORE:
-                i = next(i for i, s in enumerate(scores) if not 0 <= s <= MAX_NODE_SCORE)
+            outside = np.flatnonzero((scores < 0) | (scores > MAX_NODE_SCORE))
+            if len(outside):
+                i = int(outside[0])
                 raise ValueError(
                     f"plugin {scorer.name} scored node {feasible[i].name} {scores[i]}, "
                     f"outside 0..{MAX_NODE_SCORE}"
                 )
-            weight = weighted.weight
-            totals = [total + weight * s for total, s in zip(totals, scores, strict=True)]
+            totals += weighted.weight * scores
             columns.append((scorer.name, scores))
         return totals, columns
 
 
 def _candidate(
-    node: str, total: int, weight_sum: int, columns: Sequence[tuple[str, list[int] | None]], i: int
+    node: str, total: int, weight_sum: int, columns: Sequence[tuple[str, Scores | None]], i: int
 ) -> Candidate:
     """The ``i``-th scored node's report: its weighted total and each scorer's score (0 for a
     scorer that skipped the pod), from what :meth:`Pipeline._score` returned."""
     return Candidate(
         node,
         round(total / weight_sum, 2),
-        {name: 0 if scores is None else scores[i] for name, scores in columns},
+        {name: 0 if scores is None else int(scores[i]) for name, scores in columns},
     )
 
 
-def _select(totals: Sequence[int], rng: random.Random) -> int:
-    """Index of the highest total; equal totals are equally likely (reservoir sampling)."""
+def _select(totals: Scores, rng: random.Random) -> int:
+    """Index of the highest total; equal totals are equally likely (reservoir sampling).
+
+    Walking the totals in order, only a total that reaches the best so far changes anything (a
+    new best, or a tie that draws a random number), so only those are visited."""
     best = 0
+    best_total = int(totals[0])
     ties = 1
-    for i in range(1, len(totals)):
-        if totals[i] > totals[best]:
-            best, ties = i, 1
-        elif totals[i] == totals[best]:
+    reaching = np.flatnonzero(totals[1:] >= np.maximum.accumulate(totals)[:-1]) + 1
+    for i, total in zip(reaching.tolist(), totals[reaching].tolist(), strict=True):
+        if total > best_total:
+            best, best_total, ties = i, total, 1
+        else:
             ties += 1
             if rng.randrange(ties) == 0:
                 best = i
     return best
+
+
+def _ranked(totals: Scores, chosen: int, count: int) -> list[int]:
+    """The ``count`` best nodes, best first: the chosen one, then by total and visiting order."""
+    if count <= 0:
+        return []
+    order: npt.NDArray[np.intp] = np.argsort(-totals, kind="stable")
+    others = [i for i in order[:count].tolist() if i != chosen]
+    return [chosen, *others[: count - 1]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,24 +408,34 @@ def explain(
     is :meth:`Pipeline._score` itself.
     """
     cycle = Cycle(pod, snapshot, rng or random.Random())
-    states, skipped_filters = _pre_filter(pipeline.filters, cycle)
+    states, skipped_filters = _pre_filter(pipeline.node_pool, pipeline.filters, cycle)
     skipped = [f"Filter {name}" for name in skipped_filters]
-    nodes = list(snapshot)
-    rejections = [_first_rejection(pipeline.node_pool, states, pod, node) for node in nodes]
-    feasible = [node for node, rejection in zip(nodes, rejections, strict=True) if not rejection]
+    table = snapshot.table
+    nodes = table.infos
+    # Every node is visited, node by node when filters that draw random numbers must be.
+    size = 1 if _drawing(states) > 1 else max(len(nodes), 1)
+    rejections: dict[int, tuple[str, tuple[str, ...]]] = {}
+    passed: list[Indices] = []
+    for begin in range(0, len(nodes), size):
+        block = table.block(np.arange(begin, min(begin + size, len(nodes))))
+        remaining, rejected = _filter_block(states, pod, block)
+        passed.append(block.positions[remaining])
+        for name, reasons, indices in rejected:
+            rejections.update(dict.fromkeys((begin + indices).tolist(), (name, reasons)))
+    feasible = table.block(np.concatenate(passed) if passed else np.arange(0))
     candidates: dict[str, Candidate] = {}
-    if feasible:
+    if len(feasible):
         totals, columns = pipeline._score(cycle, feasible)
         skipped += [f"Score {name}" for name, scores in columns if scores is None]
         weight_sum = pipeline.weight_sum
         candidates = {
-            node.name: _candidate(node.name, totals[i], weight_sum, columns, i)
+            node.name: _candidate(node.name, int(totals[i]), weight_sum, columns, i)
             for i, node in enumerate(feasible)
         }
     verdicts = tuple(
         NodeVerdict(node.name, None, (), candidates[node.name])
-        if rejection is None
-        else NodeVerdict(node.name, rejection[0], tuple(rejection[1]), None)
-        for node, rejection in zip(nodes, rejections, strict=True)
+        if i not in rejections
+        else NodeVerdict(node.name, rejections[i][0], rejections[i][1], None)
+        for i, node in enumerate(nodes)
     )
     return Explanation(pod.key, verdicts, tuple(skipped))

@@ -9,7 +9,10 @@ affinity group, nodes per image and per label value), updated on every change, s
 decision's work grows with what the pod asks for rather than with the cluster. Every change must
 therefore go through :meth:`NodeInfo.add_pod`/:meth:`NodeInfo.remove_pod` and the snapshot's
 ``add_node``/``replace_node``/``remove_node``: a NodeInfo reports its pod changes to the snapshot
-it was last added to.
+it was last added to. The same changes keep the snapshot's :class:`~.nodetable.NodeTable` (the
+per-node numbers as arrays) equal to the NodeInfos, and each pod group's counts per node as
+arrays (:meth:`Snapshot.node_counts`), so that pods per topology domain are summed without a
+Python loop over the nodes.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from policy_scheduler.model.nodetable import NodeCounts, NodeTable
 from policy_scheduler.model.objects import (
     AffinityGroup,
     HostPort,
@@ -86,6 +90,7 @@ class NodeInfo:
             group[1] += 1
         if self.snapshot is not None:
             self.snapshot._count_pod(self, pod, 1)
+            self.snapshot.table.pod_changed(self, pod)
 
     def remove_pod(self, uid: str) -> PodView | None:
         pod = self.pods.pop(uid, None)
@@ -103,6 +108,7 @@ class NodeInfo:
             del self.label_groups[pod.label_group]
         if self.snapshot is not None:
             self.snapshot._count_pod(self, pod, -1)
+            self.snapshot.table.pod_changed(self, pod)
         return pod
 
 
@@ -110,26 +116,14 @@ class PodGroup:
     """Pods that every selector (or every affinity term) treats alike: one of them, to match
     against, and how many of them run on each node."""
 
-    __slots__ = ("nodes", "pod")
+    __slots__ = ("counts", "nodes", "pod")
 
     def __init__(self, pod: PodView) -> None:
         self.pod = pod
         self.nodes: dict[NodeInfo, int] = {}
-
-
-def _count(
-    groups: dict[Any, PodGroup], key: object, pod: PodView, info: NodeInfo, delta: int
-) -> None:
-    group = groups.get(key)
-    if group is None:
-        group = groups[key] = PodGroup(pod)
-    count = group.nodes.get(info, 0) + delta
-    if count:
-        group.nodes[info] = count
-    else:
-        del group.nodes[info]
-        if not group.nodes:
-            del groups[key]
+        # The same counts by the nodes' positions in the snapshot's table, once asked for (see
+        # Snapshot.node_counts); None until then, and after a node left (positions moved).
+        self.counts: NodeCounts | None = None
 
 
 class Snapshot:
@@ -137,6 +131,8 @@ class Snapshot:
 
     def __init__(self, nodes: Iterable[NodeInfo] = ()) -> None:
         self.nodes: dict[str, NodeInfo] = {}
+        # The same nodes in the same order, with their numbers as arrays.
+        self.table = NodeTable()
         self.label_groups: dict[LabelGroup, PodGroup] = {}
         self.affinity_groups: dict[AffinityGroup, PodGroup] = {}
         # Image name -> each node listing it, with the size that node reports.
@@ -161,6 +157,7 @@ class Snapshot:
         if old is not None:
             self.remove_node(old.name)
         self.nodes[info.name] = info
+        self.table.append(info)
         info.snapshot = self
         self._count_node(info, 1)
         for pod in info.pods.values():
@@ -171,6 +168,10 @@ class Snapshot:
         info = self.nodes.pop(name, None)
         if info is None:
             return None
+        self.table.remove(info)
+        # The nodes after it moved up in the table: the groups' arrays are built anew if asked.
+        for group in (*self.label_groups.values(), *self.affinity_groups.values()):
+            group.counts = None
         self._count_node(info, -1)
         for pod in info.pods.values():
             self._count_pod(info, pod, -1)
@@ -182,6 +183,7 @@ class Snapshot:
         so does its place in the snapshot's order."""
         self._count_node(info, -1)
         info.node = node
+        self.table.node_changed(info)
         self._count_node(info, 1)
 
     def _count_node(self, info: NodeInfo, delta: int) -> None:
@@ -204,20 +206,40 @@ class Snapshot:
                     del self.label_values[key]
 
     def _count_pod(self, info: NodeInfo, pod: PodView, delta: int) -> None:
-        _count(self.label_groups, pod.label_group, pod, info, delta)
+        self._count(self.label_groups, pod.label_group, pod, info, delta)
         if pod.has_pod_affinity:
-            _count(self.affinity_groups, pod.affinity_group, pod, info, delta)
+            self._count(self.affinity_groups, pod.affinity_group, pod, info, delta)
 
-    def count_matching(self, matches: Callable[[PodView], bool]) -> Iterator[tuple[NodeInfo, int]]:
-        """Nodes with how many of their pods ``matches`` accepts, once per matching label group
-        (a node may come more than once; nodes with none are left out).
+    def _count(
+        self, groups: dict[Any, PodGroup], key: object, pod: PodView, info: NodeInfo, delta: int
+    ) -> None:
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = PodGroup(pod)
+        count = group.nodes.get(info, 0) + delta
+        if count:
+            group.nodes[info] = count
+        else:
+            del group.nodes[info]
+            if not group.nodes:
+                del groups[key]
+        if group.counts is not None:
+            group.counts.set(info, self.table.position(info), count)
+
+    def matching_groups(self, matches: Callable[[PodView], bool]) -> Iterator[PodGroup]:
+        """The label groups whose pods ``matches`` accepts.
 
         ``matches`` must depend only on what ``PodView.label_group`` holds (a label or namespace
         selector): it is asked once per group in the whole snapshot, not once per pod.
         """
-        for group in self.label_groups.values():
-            if matches(group.pod):
-                yield from group.nodes.items()
+        return (group for group in self.label_groups.values() if matches(group.pod))
+
+    def node_counts(self, group: PodGroup) -> NodeCounts:
+        """How many of the group's pods run on each node that has any, by the nodes' positions
+        in the table."""
+        if group.counts is None:
+            group.counts = NodeCounts.of(self.table, group.nodes.items())
+        return group.counts
 
     def image_size(self, image: str) -> int:
         """The size of ``image`` as the first node in snapshot order that lists it reports it,

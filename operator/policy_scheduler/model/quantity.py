@@ -7,6 +7,7 @@ memory and storage, a plain count for pods and extended resources). Both convers
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -66,8 +67,20 @@ def parse_quantity(text: object) -> Fraction:
 
 def to_int(resource: str, text: object) -> int:
     """A quantity of ``resource`` as the integer the scheduler compares: millicores for CPU."""
+    if isinstance(text, str):
+        return _text_to_int(resource == CPU, text)
+    return _to_int(resource == CPU, text)
+
+
+# Pods and nodes repeat a handful of quantities ("100m", "128Mi", "4"): each is parsed once.
+@functools.lru_cache(maxsize=4096)
+def _text_to_int(milli: bool, text: str) -> int:
+    return _to_int(milli, text)
+
+
+def _to_int(milli: bool, text: object) -> int:
     value = parse_quantity(text)
-    if resource == CPU:
+    if milli:
         value *= 1000
     return math.ceil(value)
 

@@ -12,10 +12,12 @@ a weight, if given, must be 1).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args
+import numpy as np
+import numpy.typing as npt
+
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, Scores
 from policy_scheduler.plugins.resource_allocation import (
     Amount,
     ResourceAllocationScorer,
@@ -24,26 +26,37 @@ from policy_scheduler.plugins.resource_allocation import (
 
 NAME = "BalancedAllocation"
 
+_Floats = npt.NDArray[np.float64]
 
-def _balance(amounts: Sequence[Amount]) -> int:
-    fractions = [
-        min(float(requested) / float(allocatable), 1.0) for requested, allocatable, _ in amounts
-    ]
-    if len(fractions) == 2:
-        std = abs((fractions[0] - fractions[1]) / 2)
-    elif len(fractions) > 2:
-        # Plain left-to-right float additions as in Go: sum() compensates rounding since 3.12.
-        total = 0.0
-        for fraction in fractions:
-            total += fraction
-        mean = total / len(fractions)
-        squares = 0.0
-        for fraction in fractions:
-            squares += (fraction - mean) * (fraction - mean)
-        std = math.sqrt(squares / len(fractions))
-    else:
-        std = 0.0
-    return int((1 - std) * MAX_NODE_SCORE)
+
+def _balance(amounts: Sequence[Amount], size: int) -> Scores:
+    # Per node, only the resources that count for it have a fraction; the float operations are
+    # Go's, in its order (plain left-to-right additions, not a compensated sum).
+    counted = np.zeros(size, np.int64)
+    first: _Floats = np.zeros(size)
+    second: _Floats = np.zeros(size)
+    total: _Floats = np.zeros(size)
+    fractions = []
+    for amount in amounts:
+        fraction = np.minimum(
+            amount.requested.astype(np.float64) / amount.allocatable.astype(np.float64), 1.0
+        )
+        fractions.append((fraction, amount.counts))
+        first = np.where(amount.counts & (counted == 0), fraction, first)
+        second = np.where(amount.counts & (counted == 1), fraction, second)
+        total = np.where(amount.counts, total + fraction, total)
+        counted += amount.counts
+    divisor = np.maximum(counted, 1)
+    mean = total / divisor
+    squares: _Floats = np.zeros(size)
+    for fraction, counts in fractions:
+        squares = np.where(counts, squares + (fraction - mean) * (fraction - mean), squares)
+    std = np.where(
+        counted == 2,
+        np.abs((first - second) / 2),
+        np.where(counted > 2, np.sqrt(squares / divisor), 0.0),
+    )
+    return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
 
 def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:

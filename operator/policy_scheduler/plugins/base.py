@@ -5,6 +5,14 @@ each scorer's ``pre_score`` once over the feasible nodes, ``score`` per node and
 all of them. Whatever ``pre_*`` returns is handed back to the per-node calls, so the per-pod work
 (parsing the pod's affinity, counting pods per topology domain) happens once per cycle.
 
+The pipeline asks for nodes in blocks (:class:`~policy_scheduler.model.nodetable.NodeBlock`):
+``filter_nodes`` and ``score_nodes`` answer for a whole block, by default with ``filter`` and
+``score`` per node. A plugin overrides them in one of two ways, so that each formula is written
+once: with array operations over the block, its per-node method then asking the block method about
+one node; or by asking its per-node method only about the nodes whose answer is not known without
+it (:func:`filter_where`, :func:`filter_alike`, :func:`score_alike`). Either way a block answer
+must equal the per-node answers.
+
 A ``pre_filter`` or ``pre_score`` may return :data:`SKIP`, as kube-scheduler's PreFilter and
 PreScore return a Skip status: the plugin has nothing to say about this pod, so its ``filter``
 (every node passes it) or its ``score`` and ``normalize`` are not run in this cycle. A skipped
@@ -24,9 +32,13 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import Indices, NodeBlock
 from policy_scheduler.model.objects import PodView
 
 MAX_NODE_SCORE = 100
@@ -46,6 +58,13 @@ Skip = Literal[_Skip.SKIP]
 
 State = TypeVar("State")
 Args = Mapping[str, Any]
+
+Scores = npt.NDArray[np.int64]
+"""One score per node of a block, in the block's order."""
+
+Rejections = dict[tuple[str, ...], Indices]
+"""The nodes of a block that a filter rejects, grouped by their reasons: each group's indices into
+the block, ascending. Nodes in no group pass."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +100,11 @@ class Filter(ABC, Generic[State]):
 
     name: str
 
+    draws_random: ClassVar[bool] = False
+    """Whether ``filter`` draws from the cycle's random source, so that its verdicts depend on
+    which nodes it is asked about, in which order. The pipeline then asks it only about the
+    nodes that the node-by-node walk visits; with more than one such filter, node by node."""
+
     def pre_filter(self, cycle: Cycle) -> State | Skip:
         """Per-pod preparation; its result is passed to every ``filter`` call of this cycle, or
         SKIP when every node passes."""
@@ -90,39 +114,143 @@ class Filter(ABC, Generic[State]):
     def filter(self, state: State, pod: PodView, node: NodeInfo) -> Sequence[str]:
         """``FITS`` when the pod may run on ``node``, otherwise the reasons it may not."""
 
+    def filter_nodes(self, state: State, pod: PodView, nodes: NodeBlock) -> Rejections:
+        """The nodes of the block that ``filter`` rejects, grouped by their reasons."""
+        return filter_each(self, state, pod, nodes)
+
 
 class Scorer(ABC, Generic[State]):
     """A priority: scores each feasible node 0..100 for the pod."""
 
     name: str
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> State | Skip:
-        """Per-pod preparation over the feasible ``nodes``; given to ``score`` and ``normalize``,
-        or SKIP when the plugin does not score this pod."""
+    def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> State | Skip:
+        """Per-pod preparation over the feasible ``nodes`` (a block of the cycle's snapshot);
+        given to ``score`` and ``normalize``, or SKIP when the plugin does not score this
+        pod."""
         return None  # type: ignore[return-value]
 
     @abstractmethod
     def score(self, state: State, pod: PodView, node: NodeInfo) -> int:
         """The node's raw score; scorers without ``normalize`` return 0..MAX_NODE_SCORE."""
 
-    def normalize(self, state: State, scores: list[int]) -> None:
+    def score_nodes(self, state: State, pod: PodView, nodes: NodeBlock) -> Scores:
+        """The raw score of each node of the block."""
+        return np.fromiter(
+            (self.score(state, pod, node) for node in nodes), np.int64, count=len(nodes)
+        )
+
+    def normalize(self, state: State, scores: Scores) -> None:
         """Rescale ``scores`` (one per feasible node, in order) to 0..MAX_NODE_SCORE in place."""
 
 
-def normalize_to_max(scores: list[int], reverse: bool = False) -> None:
+def filter_each(
+    plugin: Filter[State], state: State, pod: PodView, nodes: Sequence[NodeInfo]
+) -> Rejections:
+    """:meth:`Filter.filter_nodes` by ``filter`` per node; ``nodes`` may be any part of a block
+    (the indices are into it), e.g. the only nodes that could fail."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, node in enumerate(nodes):
+        reasons = plugin.filter(state, pod, node)
+        if reasons:
+            groups.setdefault(tuple(reasons), []).append(i)
+    return {reasons: np.array(indices, np.intp) for reasons, indices in groups.items()}
+
+
+def filter_where(
+    plugin: Filter[State], state: State, pod: PodView, nodes: NodeBlock, where: npt.NDArray[Any]
+) -> Rejections:
+    """``filter`` per node, asked only of the nodes that ``where`` marks (the others pass)."""
+    candidates = np.flatnonzero(where)
+    if not len(candidates):
+        return {}
+    rejections = filter_each(plugin, state, pod, nodes.take(candidates))
+    return {reasons: candidates[indices] for reasons, indices in rejections.items()}
+
+
+def _kinds(kinds: npt.NDArray[Any]) -> tuple[Indices, Indices, Indices]:
+    """For :func:`filter_alike` and :func:`score_alike`: the nodes of a kind other than -1, the
+    index among the first nodes of each kind of each of them, and those first nodes."""
+    candidates = np.flatnonzero(kinds != -1)
+    # Few kinds (sets of taints, say) among few nodes: a dict finds each kind's first node.
+    first: dict[int, int] = {}
+    for i, kind in enumerate(kinds[candidates].tolist()):
+        first.setdefault(kind, i)
+    rank = np.zeros(int(kinds.max(initial=0)) + 1, np.intp)
+    rank[list(first)] = np.arange(len(first))
+    return candidates, rank[kinds[candidates]], candidates[list(first.values())]
+
+
+def filter_alike(
+    plugin: Filter[State], state: State, pod: PodView, nodes: NodeBlock, kinds: npt.NDArray[Any]
+) -> Rejections:
+    """``filter`` asked once per kind of node: the nodes with equal ``kinds`` get the same
+    verdict (that of the first of them); nodes of kind -1 pass without being asked."""
+    candidates, kind, firsts = _kinds(kinds)
+    verdicts = filter_each(plugin, state, pod, nodes.take(firsts))
+    rejected: Rejections = {}
+    for reasons, alike in verdicts.items():
+        chosen = np.zeros(len(firsts), bool)
+        chosen[alike] = True
+        rejected[reasons] = candidates[chosen[kind]]
+    return rejected
+
+
+def score_alike(
+    plugin: Scorer[State], state: State, pod: PodView, nodes: NodeBlock, kinds: npt.NDArray[Any]
+) -> Scores:
+    """``score`` asked once per kind of node: the nodes with equal ``kinds`` score the same
+    (as the first of them); nodes of kind -1 score 0 without being asked."""
+    candidates, kind, firsts = _kinds(kinds)
+    alike = [plugin.score(state, pod, node) for node in nodes.take(firsts)]
+    scores: Scores = np.zeros(len(nodes), np.int64)
+    scores[candidates] = np.array(alike, np.int64)[kind]
+    return scores
+
+
+def group_failures(failing: Sequence[npt.NDArray[np.bool_]], reasons: Sequence[str]) -> Rejections:
+    """Rejections from checks made over a block: ``failing[k]`` marks the nodes that fail the
+    check whose reason is ``reasons[k]``; a node's reasons are those of the checks it fails, in
+    order."""
+    failed = [
+        (reason, fails) for reason, fails in zip(reasons, failing, strict=True) if fails.any()
+    ]
+    if len(failed) <= 1:
+        # The common case: one check fails, on its own nodes only.
+        return {(reason,): np.flatnonzero(fails) for reason, fails in failed}
+    rows = np.vstack([fails for _, fails in failed])
+    rejected = np.flatnonzero(rows.any(axis=0))
+    patterns = rows[:, rejected]
+    # Sorting the nodes by their pattern of failures puts equal patterns next to each other.
+    order = np.lexsort(patterns)
+    ordered = patterns[:, order]
+    starts = np.flatnonzero((ordered[:, 1:] != ordered[:, :-1]).any(axis=0)) + 1
+    groups: Rejections = {}
+    for members in np.split(order, starts):
+        pattern = patterns[:, members[0]].tolist()
+        key = tuple(reason for (reason, _), fails in zip(failed, pattern, strict=True) if fails)
+        groups[key] = np.sort(rejected[members])
+    return groups
+
+
+def reasons_of_one(rejections: Rejections) -> tuple[str, ...]:
+    """A one-node block's rejections as ``filter`` returns them."""
+    return next(iter(rejections), FITS)
+
+
+def normalize_to_max(scores: Scores, reverse: bool = False) -> None:
     """kube-scheduler's DefaultNormalizeScore: scale so the highest score becomes 100.
 
     With ``reverse`` the scale is flipped, so the node with the highest raw score gets 0. When every
     score is 0, all become 0 (or all 100 when reversed).
     """
-    highest = max(scores, default=0)
+    highest = int(scores.max()) if len(scores) else 0
     if highest == 0:
         if reverse:
-            scores[:] = [MAX_NODE_SCORE] * len(scores)
+            scores[:] = MAX_NODE_SCORE
         return
-    for i, score in enumerate(scores):
-        scaled = MAX_NODE_SCORE * score // highest
-        scores[i] = MAX_NODE_SCORE - scaled if reverse else scaled
+    scaled = MAX_NODE_SCORE * scores // highest
+    scores[:] = MAX_NODE_SCORE - scaled if reverse else scaled
 
 
 FilterFactory = Callable[[Args, str], Filter[Any]]

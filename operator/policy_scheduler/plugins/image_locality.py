@@ -16,9 +16,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, Cycle, Scorer, no_args
+from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, Cycle, Scorer, Scores, no_args
 
 NAME = "ImageLocality"
 
@@ -72,17 +75,18 @@ class _ImageLocalityScorer(Scorer[_State]):
         return _State(scaled, images, MAX_CONTAINER_THRESHOLD * containers)
 
     def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
-        listed = node.node.image_sizes
-        total = 0
-        if listed:
-            scaled = state.scaled
-            for image in state.images:
-                if image in scaled and image in listed:
-                    total += scaled[image]
-        if total < MIN_THRESHOLD:
-            total = MIN_THRESHOLD
-        elif total > state.max_threshold:
-            total = state.max_threshold
+        return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])
+
+    def score_nodes(self, state: _State, pod: PodView, nodes: NodeBlock) -> Scores:
+        total: Scores = np.zeros(len(nodes), np.int64)
+        for image in state.images:
+            if image in state.scaled:
+                # The sum is capped at max_threshold (above MIN_THRESHOLD) in the end, so capping
+                # each image there too changes no score and keeps the int64 sum from overflowing.
+                total += min(state.scaled[image], state.max_threshold) * nodes.lists_image(image)
+        total = np.where(
+            total < MIN_THRESHOLD, MIN_THRESHOLD, np.minimum(total, state.max_threshold)
+        )
         return MAX_NODE_SCORE * (total - MIN_THRESHOLD) // (state.max_threshold - MIN_THRESHOLD)
 
 

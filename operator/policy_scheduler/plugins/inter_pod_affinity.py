@@ -49,11 +49,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_scheduler.model.nodeinfo import NodeInfo
+import numpy as np
+
+from policy_scheduler.model.nodeinfo import NodeInfo, PodGroup, Snapshot
+from policy_scheduler.model.nodetable import Array, LabelMap, NodeBlock
 from policy_scheduler.model.objects import PodView, Raw
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
-    FITS,
     MAX_NODE_SCORE,
     SKIP,
     Args,
@@ -61,9 +63,13 @@ from policy_scheduler.plugins.base import (
     Cycle,
     FieldError,
     Filter,
+    Rejections,
     Scorer,
+    Scores,
     Skip,
+    group_failures,
     no_args,
+    reasons_of_one,
 )
 
 NAME = "InterPodAffinity"
@@ -75,8 +81,6 @@ EXISTING_ANTI_AFFINITY_NOT_MATCH = "node(s) didn't satisfy existing pods anti-af
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MAX_HARD_POD_AFFINITY_WEIGHT = 100
-
-TopologyPair = tuple[str, str]
 
 
 def merge_label_keys(
@@ -204,45 +208,44 @@ def pod_terms(pod: PodView) -> PodTerms:
     return terms
 
 
-def _add(counts: dict[TopologyPair, int], labels: Mapping[str, str], key: str, n: int) -> None:
-    value = labels.get(key)
-    if value is not None:
-        pair = (key, value)
-        counts[pair] = counts.get(pair, 0) + n
+_NO_DOMAIN = -1
+"""What a domain count map gives a node without the topology key."""
+
+_ScoreState = tuple[LabelMap, ...]
+"""Per topology key, the summed weight of each domain: a node's raw score is the sum of its
+domains' weights."""
 
 
-# Per topology key, the summed weight of each of its values.
-_TopologyScores = dict[str, dict[str, int]]
-
-
-def _add_weight(
-    scores: _TopologyScores,
-    term: AffinityTerm,
-    counts: Iterable[tuple[NodeInfo, int]],
-    weight: int,
+def _add_domains(
+    totals: dict[str, Array],
+    snapshot: Snapshot,
+    key: str,
+    groups: Iterable[PodGroup],
+    weight: int = 1,
 ) -> None:
-    """Add ``weight`` per counted pod to the domain of ``term`` of each node (nodes without the
-    term's topology label add nothing)."""
-    key = term.topology_key
-    for info, count in counts:
-        value = info.node.labels.get(key)
-        if value is not None:
-            values = scores.setdefault(key, {})
-            values[value] = values.get(value, 0) + weight * count
+    """Add ``weight`` per pod of ``groups`` to the domain (value of ``key``, by the table's
+    codes) of its node; a key appears in ``totals`` once some such node has the label."""
+    counts = snapshot.table.per_domain(key, map(snapshot.node_counts, groups))
+    if counts is not None:
+        previous = totals.get(key)
+        totals[key] = weight * counts if previous is None else previous + weight * counts
+
+
+def _maps(snapshot: Snapshot, totals: Mapping[str, Array]) -> tuple[LabelMap, ...]:
+    return tuple(LabelMap.of_codes(snapshot.table, key, counts) for key, counts in totals.items())
 
 
 @dataclass(frozen=True, slots=True)
 class _FilterState:
-    affinity: tuple[AffinityTerm, ...]
-    anti_affinity: tuple[AffinityTerm, ...]
-    # Pods in each domain that match all affinity terms / any anti-affinity term of the pod.
-    affinity_counts: Mapping[TopologyPair, int]
-    anti_affinity_counts: Mapping[TopologyPair, int]
-    # Domains holding an existing pod whose required anti-affinity term matches the pod.
-    existing_anti_affinity: Mapping[TopologyPair, int]
-    existing_anti_affinity_keys: frozenset[str]
+    # Per required affinity term of the pod: how many pods match all of them in each domain of
+    # the term's key (_NO_DOMAIN for a node without the key).
+    affinity: tuple[LabelMap, ...]
     # The first pod of a self-affine group: nothing matches yet, but the pod matches itself.
     first_of_group: bool
+    # Per topology key: pods matching an anti-affinity term of the pod in each domain.
+    anti_affinity: tuple[LabelMap, ...]
+    # Per topology key: existing pods whose required anti-affinity matches the pod, per domain.
+    existing_anti_affinity: tuple[LabelMap, ...]
 
 
 class _InterPodAffinityFilter(Filter[_FilterState]):
@@ -252,69 +255,76 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
         incoming = cycle.pod
         own = pod_terms(incoming)
         affinity, anti_affinity = own.required_affinity, own.required_anti_affinity
-        affinity_counts: dict[TopologyPair, int] = {}
-        anti_affinity_counts: dict[TopologyPair, int] = {}
-        existing: dict[TopologyPair, int] = {}
         snapshot = cycle.snapshot
+        existing: dict[str, Array] = {}
         # Pods of one affinity group have the same terms: each term is matched once per group.
         for group in snapshot.affinity_groups.values():
             for term in pod_terms(group.pod).required_anti_affinity:
                 if term.matches(incoming):
-                    for info, count in group.nodes.items():
-                        _add(existing, info.node.labels, term.topology_key, count)
+                    _add_domains(existing, snapshot, term.topology_key, [group])
         # As kube-scheduler's PreFilter: nothing to check when neither the pod nor any existing
         # pod's required anti-affinity constrains where it goes.
         if not existing and not affinity and not anti_affinity:
             return SKIP
         # The pod's own terms select pods by labels and namespace only: counted per label group.
+        affinity_counts: dict[str, Array] = {}
         if affinity:
-            for info, count in snapshot.count_matching(
-                lambda pod: all(term.matches(pod) for term in affinity)
-            ):
-                for term in affinity:
-                    _add(affinity_counts, info.node.labels, term.topology_key, count)
+            matching = list(
+                snapshot.matching_groups(lambda pod: all(term.matches(pod) for term in affinity))
+            )
+            for term in affinity:
+                _add_domains(affinity_counts, snapshot, term.topology_key, matching)
+        anti_affinity_counts: dict[str, Array] = {}
         for term in anti_affinity:
-            for info, count in snapshot.count_matching(term.matches):
-                _add(anti_affinity_counts, info.node.labels, term.topology_key, count)
+            groups = snapshot.matching_groups(term.matches)
+            _add_domains(anti_affinity_counts, snapshot, term.topology_key, groups)
         first_of_group = (
             bool(affinity)
             and not affinity_counts
             and all(term.matches(incoming) for term in affinity)
         )
+        table = snapshot.table
         return _FilterState(
-            affinity,
-            anti_affinity,
-            affinity_counts,
-            anti_affinity_counts,
-            existing,
-            frozenset(key for key, _ in existing),
+            tuple(
+                LabelMap.of_codes(table, key, affinity_counts[key], missing=_NO_DOMAIN)
+                if key in affinity_counts
+                else LabelMap(key, {}, missing=_NO_DOMAIN)
+                for key in (term.topology_key for term in affinity)
+            ),
             first_of_group,
+            _maps(snapshot, anti_affinity_counts),
+            _maps(snapshot, existing),
         )
 
     def filter(self, state: _FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        labels = node.node.labels
-        missing_pods = False
-        for term in state.affinity:
-            value = labels.get(term.topology_key)
-            if value is None:
-                return (AFFINITY_NOT_MATCH,)
-            if state.affinity_counts.get((term.topology_key, value), 0) <= 0:
-                missing_pods = True
-        if missing_pods and not state.first_of_group:
-            return (AFFINITY_NOT_MATCH,)
-        if state.anti_affinity_counts:
-            for term in state.anti_affinity:
-                value = labels.get(term.topology_key)
-                if value is not None and (term.topology_key, value) in state.anti_affinity_counts:
-                    return (ANTI_AFFINITY_NOT_MATCH,)
-        for key in state.existing_anti_affinity_keys:
-            value = labels.get(key)
-            if value is not None and (key, value) in state.existing_anti_affinity:
-                return (EXISTING_ANTI_AFFINITY_NOT_MATCH,)
-        return FITS
+        return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))
+
+    def filter_nodes(self, state: _FilterState, pod: PodView, nodes: NodeBlock) -> Rejections:
+        # A node fails the affinity when it lacks a term's key, or (unless the pod is the first
+        # of its group) a term's domain holds no matching pod; else the pod's anti-affinity when
+        # its domain holds pods the pod repels; else the existing pods' anti-affinity.
+        lacking = np.zeros(len(nodes), bool)
+        unmatched = np.zeros(len(nodes), bool)
+        for counts in state.affinity:
+            found = nodes.lookup(counts)
+            lacking |= found == _NO_DOMAIN
+            unmatched |= found == 0
+        affinity = lacking if state.first_of_group else lacking | unmatched
+        anti_affinity = np.zeros(len(nodes), bool)
+        for counts in state.anti_affinity:
+            anti_affinity |= nodes.lookup(counts) > 0
+        existing = np.zeros(len(nodes), bool)
+        for counts in state.existing_anti_affinity:
+            existing |= nodes.lookup(counts) > 0
+        anti_affinity &= ~affinity
+        existing &= ~(affinity | anti_affinity)
+        return group_failures(
+            [affinity, anti_affinity, existing],
+            [AFFINITY_NOT_MATCH, ANTI_AFFINITY_NOT_MATCH, EXISTING_ANTI_AFFINITY_NOT_MATCH],
+        )
 
 
-class _InterPodAffinityScorer(Scorer[_TopologyScores]):
+class _InterPodAffinityScorer(Scorer[_ScoreState]):
     name = NAME
 
     def __init__(self, hard_pod_affinity_weight: int, ignore_existing_preferred: bool) -> None:
@@ -331,40 +341,47 @@ class _InterPodAffinityScorer(Scorer[_TopologyScores]):
         for term, weight in theirs.preferred_anti_affinity:
             yield term, -weight
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _TopologyScores | Skip:
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _ScoreState | Skip:
         incoming = cycle.pod
         own = pod_terms(incoming)
         has_preferred = bool(own.preferred_affinity or own.preferred_anti_affinity)
         if self.ignore_existing_preferred and not has_preferred:
             return SKIP
-        scores: _TopologyScores = {}
+        # Per topology key, the summed weight of each domain.
+        weights: dict[str, Array] = {}
         snapshot = cycle.snapshot
         # The pod's own terms select pods by labels and namespace only: counted per label group.
         for terms, sign in ((own.preferred_affinity, 1), (own.preferred_anti_affinity, -1)):
             for term, weight in terms:
-                _add_weight(scores, term, snapshot.count_matching(term.matches), sign * weight)
+                groups = snapshot.matching_groups(term.matches)
+                _add_domains(weights, snapshot, term.topology_key, groups, sign * weight)
         # Pods of one affinity group have the same terms: each term is matched once per group.
         for group in snapshot.affinity_groups.values():
             for term, weight in self._existing_terms(group.pod):
                 if term.matches(incoming):
-                    _add_weight(scores, term, group.nodes.items(), weight)
+                    _add_domains(weights, snapshot, term.topology_key, [group], weight)
         # As kube-scheduler's PreScore: no term applies anywhere, so every node would score 0.
-        return scores if scores else SKIP
+        if not weights:
+            return SKIP
+        return _maps(snapshot, weights)
 
-    def score(self, state: _TopologyScores, pod: PodView, node: NodeInfo) -> int:
-        labels = node.node.labels
-        total = 0
-        for key, values in state.items():
-            value = labels.get(key)
-            if value is not None:
-                total += values.get(value, 0)
-        return total
+    def score(self, state: _ScoreState, pod: PodView, node: NodeInfo) -> int:
+        return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])
 
-    def normalize(self, state: _TopologyScores, scores: list[int]) -> None:
-        lowest, highest = min(scores, default=0), max(scores, default=0)
-        spread = highest - lowest
-        for i, score in enumerate(scores):
-            scores[i] = int(MAX_NODE_SCORE * ((score - lowest) / spread)) if spread > 0 else 0
+    def score_nodes(self, state: _ScoreState, pod: PodView, nodes: NodeBlock) -> Scores:
+        scores: Scores = np.zeros(len(nodes), np.int64)
+        for weights in state:
+            scores += nodes.lookup(weights)
+        return scores
+
+    def normalize(self, state: _ScoreState, scores: Scores) -> None:
+        lowest = int(scores.min()) if len(scores) else 0
+        spread = int(scores.max()) - lowest if len(scores) else 0
+        if spread > 0:
+            # As Go: float64 division, then truncation toward zero.
+            scores[:] = (MAX_NODE_SCORE * ((scores - lowest) / spread)).astype(np.int64)
+        else:
+            scores[:] = 0
 
 
 def new_filter(args: Args, path: str) -> Filter[_FilterState]:
@@ -372,7 +389,7 @@ def new_filter(args: Args, path: str) -> Filter[_FilterState]:
     return _InterPodAffinityFilter()
 
 
-def new_scorer(args: Args, path: str) -> Scorer[_TopologyScores]:
+def new_scorer(args: Args, path: str) -> Scorer[_ScoreState]:
     errors = [
         FieldError(f"{path}.{key}", "unknown field")
         for key in sorted(args)

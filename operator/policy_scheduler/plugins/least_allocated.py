@@ -9,6 +9,9 @@ down. Args: ``resources: [{name, weight}]`` (default cpu and memory, weight 1); 
 
 from __future__ import annotations
 
+import numpy as np
+
+from policy_scheduler.model.nodetable import Array
 from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args
 from policy_scheduler.plugins.resource_allocation import (
     ResourceAllocationScorer,
@@ -19,10 +22,9 @@ from policy_scheduler.plugins.resource_allocation import (
 NAME = "LeastAllocated"
 
 
-def _free_share(requested: int, allocatable: int) -> int:
-    if requested > allocatable:
-        return 0
-    return (allocatable - requested) * MAX_NODE_SCORE // allocatable
+def _free_share(requested: Array, allocatable: Array) -> Array:
+    free = (allocatable - requested) * MAX_NODE_SCORE // allocatable
+    return np.where(requested > allocatable, 0, free)
 
 
 def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:

@@ -9,6 +9,9 @@ memory, weight 1); see :mod:`policy_scheduler.plugins.resource_allocation`.
 
 from __future__ import annotations
 
+import numpy as np
+
+from policy_scheduler.model.nodetable import Array
 from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args
 from policy_scheduler.plugins.resource_allocation import (
     ResourceAllocationScorer,
@@ -19,8 +22,8 @@ from policy_scheduler.plugins.resource_allocation import (
 NAME = "MostAllocated"
 
 
-def _used_share(requested: int, allocatable: int) -> int:
-    return min(requested, allocatable) * MAX_NODE_SCORE // allocatable
+def _used_share(requested: Array, allocatable: Array) -> Array:
+    return np.minimum(requested, allocatable) * MAX_NODE_SCORE // allocatable
 
 
 def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import REQUIRED_NODE_AFFINITY as REQUIRED
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import (
@@ -46,8 +47,12 @@ from policy_scheduler.plugins.base import (
     Cycle,
     FieldError,
     Filter,
+    Rejections,
     Scorer,
+    Scores,
     Skip,
+    filter_alike,
+    filter_each,
     normalize_to_max,
     unknown_fields,
 )
@@ -191,6 +196,14 @@ class _AffinityFilter(Filter[FilterState]):
             return state.invalid
         return FITS if state.affinity.matches(name, labels) else _POD_REASONS
 
+    def filter_nodes(self, state: FilterState, pod: PodView, nodes: NodeBlock) -> Rejections:
+        if state.affinity.required is None and self._added is None:
+            # Only the nodeSelector decides: nodes with the same values of its keys alike.
+            kinds = nodes.label_kinds(key for key, _ in state.affinity.node_selector)
+            if kinds is not None:
+                return filter_alike(self, state, pod, nodes, kinds)
+        return filter_each(self, state, pod, nodes)
+
 
 class _AffinityScorer(Scorer[Weighted]):
     name = NAME
@@ -218,7 +231,7 @@ class _AffinityScorer(Scorer[Weighted]):
                 total += weight
         return total
 
-    def normalize(self, state: Weighted, scores: list[int]) -> None:
+    def normalize(self, state: Weighted, scores: Scores) -> None:
         normalize_to_max(scores)
 
 

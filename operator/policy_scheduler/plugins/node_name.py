@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import FITS, Args, Filter, no_args
+from policy_scheduler.plugins.base import FITS, Args, Filter, Rejections, filter_each, no_args
 
 NAME = "NodeName"
 
@@ -22,6 +23,10 @@ class _NodeNameFilter(Filter[None]):
         if pod.node_name and pod.node_name != node.name:
             return _REASONS
         return FITS
+
+    def filter_nodes(self, state: None, pod: PodView, nodes: NodeBlock) -> Rejections:
+        # Nodes are asked only for a pod that names one; any other pod fits everywhere.
+        return filter_each(self, state, pod, nodes) if pod.node_name else {}
 
 
 def new_filter(args: Args, path: str) -> Filter[None]:

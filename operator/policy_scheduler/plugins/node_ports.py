@@ -12,8 +12,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import HostPort, PodView
-from policy_scheduler.plugins.base import FITS, SKIP, Args, Cycle, Filter, Skip, no_args
+from policy_scheduler.plugins.base import (
+    FITS,
+    SKIP,
+    Args,
+    Cycle,
+    Filter,
+    Rejections,
+    Skip,
+    filter_where,
+    no_args,
+)
 
 NAME = "NodePorts"
 
@@ -35,6 +46,11 @@ class _NodePortsFilter(Filter[tuple[HostPort, ...]]):
                 if wanted.conflicts(used):
                     return _REASONS
         return FITS
+
+    def filter_nodes(
+        self, state: tuple[HostPort, ...], pod: PodView, nodes: NodeBlock
+    ) -> Rejections:
+        return filter_where(self, state, pod, nodes, nodes.used_port_count() > 0)
 
 
 def new_filter(args: Args, path: str) -> Filter[tuple[HostPort, ...]]:

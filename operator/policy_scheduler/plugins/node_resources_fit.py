@@ -22,16 +22,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock, plus
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
+from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from policy_scheduler.model.selectors import label_key_problem
 from policy_scheduler.plugins.base import (
-    FITS,
     Args,
     ArgsError,
     Cycle,
     FieldError,
     Filter,
+    Rejections,
+    group_failures,
+    reasons_of_one,
     unknown_fields,
 )
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
@@ -74,16 +77,16 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         )
 
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
-        allocatable = node.node.allocatable
-        requested = node.requested
-        # A plain loop: most nodes fit, and this runs for every node visited.
-        reasons = FITS
-        for name, amount, reason in state:
-            if amount > allocatable.get(name, 0) - requested.get(name, 0):
-                reasons = (*reasons, reason)
-        if len(node.pods) >= node.node.allowed_pods:
-            return (TOO_MANY_PODS, *reasons)
-        return reasons
+        return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))
+
+    def filter_nodes(self, state: tuple[_Check, ...], pod: PodView, nodes: NodeBlock) -> Rejections:
+        failing = [nodes.pod_count() >= nodes.allocatable(PODS)]
+        # The pod fits when requested + amount <= allocatable (amount <= the room left).
+        failing += (
+            plus(nodes.requested(name), amount) > nodes.allocatable(name)
+            for name, amount, _ in state
+        )
+        return group_failures(failing, [TOO_MANY_PODS, *(reason for _, _, reason in state)])
 
 
 def _names(raw: object, where: str, group: bool, errors: list[FieldError]) -> frozenset[str]:

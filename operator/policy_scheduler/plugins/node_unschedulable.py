@@ -10,8 +10,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import FITS, Args, Cycle, Filter, no_args
+from policy_scheduler.plugins.base import (
+    FITS,
+    Args,
+    Cycle,
+    Filter,
+    Rejections,
+    filter_where,
+    no_args,
+)
 from policy_scheduler.plugins.taint_toleration import (
     NO_SCHEDULE,
     parse_tolerations,
@@ -37,6 +46,9 @@ class _UnschedulableFilter(Filter[bool]):
         if node.node.unschedulable and not state:
             return _REASONS
         return FITS
+
+    def filter_nodes(self, state: bool, pod: PodView, nodes: NodeBlock) -> Rejections:
+        return filter_where(self, state, pod, nodes, nodes.unschedulable())
 
 
 def new_filter(args: Args, path: str) -> Filter[bool]:

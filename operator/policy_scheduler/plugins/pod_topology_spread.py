@@ -45,11 +45,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import (
+    NO_LABEL,
+    Indices,
+    LabelMap,
+    NodeBlock,
+    NodeCounts,
+    NodeTable,
+)
 from policy_scheduler.model.objects import NodeView, PodView, Raw
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
-    FITS,
     MAX_NODE_SCORE,
     SKIP,
     Args,
@@ -57,8 +67,12 @@ from policy_scheduler.plugins.base import (
     Cycle,
     FieldError,
     Filter,
+    Rejections,
     Scorer,
+    Scores,
     Skip,
+    group_failures,
+    reasons_of_one,
 )
 from policy_scheduler.plugins.inter_pod_affinity import merge_label_keys
 from policy_scheduler.plugins.taint_toleration import (
@@ -120,13 +134,15 @@ class Constraint:
             return sum(n for pod, n in node.label_groups.values() if self._counts(pod, namespace))
         return sum(1 for pod in node.pods.values() if self._counts(pod, namespace))
 
-    def matching(self, snapshot: Snapshot, namespace: str) -> Iterable[tuple[NodeInfo, int]]:
-        """Nodes holding matching pods, with how many (a node may come more than once)."""
+    def matching(self, snapshot: Snapshot, namespace: str) -> Iterable[NodeCounts]:
+        """The matching pods per node (parts that add up: a node may be in more than one)."""
         if not self.counts_pods:
             return ()
         if self.by_label_group:
-            return snapshot.count_matching(lambda pod: self._counts(pod, namespace))
-        return ((info, n) for info in snapshot if (n := self.count(info, namespace)))
+            groups = snapshot.matching_groups(lambda pod: self._counts(pod, namespace))
+            return map(snapshot.node_counts, groups)
+        counts = ((info, self.count(info, namespace)) for info in snapshot)
+        return (NodeCounts.of(snapshot.table, counts),)
 
 
 def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
@@ -192,9 +208,10 @@ def _constraints(
 
 
 class _Eligibility:
-    """Whether a node's domain counts for a constraint (nodeAffinityPolicy, nodeTaintsPolicy)."""
+    """Whether a node's domain counts for a constraint: the node has every topology key, and
+    the constraint's nodeAffinityPolicy and nodeTaintsPolicy admit it."""
 
-    def __init__(self, pod: PodView, constraints: Sequence[Constraint]) -> None:
+    def __init__(self, pod: PodView, constraints: Sequence[Constraint], table: NodeTable) -> None:
         self.keys = tuple({c.topology_key for c in constraints})
         affinity = pod.required_node_affinity
         # None also when the pod's affinity admits every node: no per-node check needed.
@@ -209,10 +226,11 @@ class _Eligibility:
         self.everywhere = self.affinity is None and not any(
             c.honor_node_taints for c in constraints
         )
-
-    def has_keys(self, node: NodeView) -> bool:
-        labels = node.labels
-        return all(key in labels for key in self.keys)
+        self.table = table
+        self.keyed = np.ones(len(table), bool)
+        """Whether each node of the table (by position) has every key."""
+        for key in self.keys:
+            self.keyed &= table.label_codes(key)[0] != NO_LABEL
 
     def admits(self, constraint: Constraint, node: NodeView) -> bool:
         if (
@@ -227,37 +245,40 @@ class _Eligibility:
             if t.effect in (NO_SCHEDULE, NO_EXECUTE)
         )
 
+    def counted(self, constraint: Constraint) -> Callable[[Indices], npt.NDArray[np.bool_]]:
+        """Which nodes, given by position, count for ``constraint``."""
+
+        def counted(positions: Indices) -> npt.NDArray[np.bool_]:
+            marked = self.keyed[positions]
+            if not self.everywhere:
+                infos = self.table.infos
+                for i in np.flatnonzero(marked).tolist():
+                    marked[i] = self.admits(constraint, infos[int(positions[i])].node)
+            return marked
+
+        return counted
+
+
+_MISSING = -1
+"""What a domain count map gives a node without the constraint's topology key."""
+
+
+def _present(table: NodeTable, key: str, positions: Indices) -> npt.NDArray[np.bool_]:
+    """Per code of label ``key`` (and a last entry, False): whether a node at ``positions`` has
+    that value."""
+    codes, known = table.label_codes(key)
+    present = np.zeros(known + 1, bool)
+    present[codes[positions]] = True
+    present[NO_LABEL] = False
+    return present
+
 
 @dataclass(frozen=True, slots=True)
 class _FilterState:
     constraints: tuple[Constraint, ...]
-    counts: tuple[Mapping[str, int], ...]  # per constraint: matching pods per domain
+    # Per constraint: matching pods per domain (_MISSING for a node without the topology key).
+    counts: tuple[LabelMap, ...]
     minimums: tuple[int, ...]  # per constraint: the global minimum the skew is measured from
-
-
-def _count_domains(
-    snapshot: Snapshot, pod: PodView, constraints: Sequence[Constraint]
-) -> tuple[dict[str, int], ...]:
-    eligibility = _Eligibility(pod, constraints)
-    counts: tuple[dict[str, int], ...] = tuple({} for _ in constraints)
-    # Every eligible domain counts, also without matching pods: the minimum may be 0.
-    if eligibility.everywhere and len(eligibility.keys) == 1:
-        values = snapshot.label_values.get(eligibility.keys[0], {})
-        for domains in counts:
-            domains.update(dict.fromkeys(values, 0))
-    else:
-        for info in snapshot:
-            node = info.node
-            if eligibility.has_keys(node):
-                for constraint, domains in zip(constraints, counts, strict=True):
-                    if eligibility.admits(constraint, node):
-                        domains.setdefault(node.labels[constraint.topology_key], 0)
-    for constraint, domains in zip(constraints, counts, strict=True):
-        for info, count in constraint.matching(snapshot, pod.namespace):
-            node = info.node
-            if eligibility.has_keys(node) and eligibility.admits(constraint, node):
-                domains[node.labels[constraint.topology_key]] += count
-    return counts
 
 
 class _SpreadFilter(Filter[_FilterState]):
@@ -271,40 +292,57 @@ class _SpreadFilter(Filter[_FilterState]):
         constraints = _constraints(pod, self.defaults, DO_NOT_SCHEDULE)
         if not constraints:
             return SKIP  # as kube-scheduler's PreFilter
-        counts = _count_domains(cycle.snapshot, pod, constraints)
-        minimums = tuple(
-            min(domains.values()) if len(domains) >= c.min_domains else 0
-            for c, domains in zip(constraints, counts, strict=True)
-        )
-        return _FilterState(constraints, counts, minimums)
+        snapshot = cycle.snapshot
+        table = snapshot.table
+        eligibility = _Eligibility(pod, constraints, table)
+        everyone = np.arange(len(table))
+        counts: list[LabelMap] = []
+        minimums: list[int] = []
+        for constraint in constraints:
+            key = constraint.topology_key
+            counted = eligibility.counted(constraint)
+            # Every eligible domain counts, also without matching pods: the minimum may be 0.
+            domains = _present(table, key, everyone[counted(everyone)])
+            matching = constraint.matching(snapshot, pod.namespace)
+            totals = table.per_domain(key, matching, counted)
+            if totals is None:
+                totals = np.zeros(len(domains), np.int64)
+            enough = int(domains.sum()) >= constraint.min_domains
+            minimums.append(int(totals[domains].min()) if enough else 0)
+            counts.append(LabelMap.of_codes(table, key, totals, missing=_MISSING))
+        return _FilterState(constraints, tuple(counts), tuple(minimums))
 
     def filter(self, state: _FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        labels = node.node.labels
+        return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))
+
+    def filter_nodes(self, state: _FilterState, pod: PodView, nodes: NodeBlock) -> Rejections:
+        # A node's first constraint that it lacks the key of or that it would skew too much.
+        undecided = np.ones(len(nodes), bool)
+        missing = np.zeros(len(nodes), bool)
+        skewed = np.zeros(len(nodes), bool)
         for constraint, domains, minimum in zip(
             state.constraints, state.counts, state.minimums, strict=True
         ):
-            value = labels.get(constraint.topology_key)
-            if value is None:
-                return (MISSING_LABEL,)
-            skew = domains.get(value, 0) + constraint.self_match - minimum
-            if skew > constraint.max_skew:
-                return (CONSTRAINTS_NOT_MATCH,)
-        return FITS
+            counts = nodes.lookup(domains)
+            lacks = undecided & (counts == _MISSING)
+            over = (
+                undecided
+                & ~lacks
+                & (counts + constraint.self_match - minimum > constraint.max_skew)
+            )
+            missing |= lacks
+            skewed |= over
+            undecided &= ~(lacks | over)
+        return group_failures([missing, skewed], [MISSING_LABEL, CONSTRAINTS_NOT_MATCH])
 
 
 @dataclass(frozen=True, slots=True)
 class _ScoreState:
     constraints: tuple[Constraint, ...]
-    keys: tuple[str, ...]
-    counts: tuple[Mapping[str, int], ...]  # per constraint, per domain (not for hostname)
+    keys: tuple[LabelMap, ...]  # per topology key: 1 for a node with it, 0 without
+    counts: tuple[LabelMap | None, ...]  # per constraint, per domain (None for hostname)
     weights: tuple[float, ...]  # per constraint: log(domains + 2)
     namespace: str
-
-
-def _round(value: float) -> int:
-    """Go's math.Round for a non-negative value: halves go up."""
-    whole = math.floor(value)
-    return whole + 1 if value - whole >= 0.5 else whole
 
 
 class _SpreadScorer(Scorer[_ScoreState]):
@@ -313,64 +351,73 @@ class _SpreadScorer(Scorer[_ScoreState]):
     def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
         self.defaults = defaults
 
-    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _ScoreState | Skip:
+    def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> _ScoreState | Skip:
         pod = cycle.pod
         constraints = _constraints(pod, self.defaults, SCHEDULE_ANYWAY)
         if not constraints:
             return SKIP  # as kube-scheduler's PreScore
-        eligibility = _Eligibility(pod, constraints)
-        scored = [info.node for info in nodes if eligibility.has_keys(info.node)]
-        # Domains come from the feasible nodes; pods are counted on every node of those domains.
-        counts: tuple[dict[str, int], ...] = tuple(
-            {} if c.topology_key == HOSTNAME else {n.labels[c.topology_key]: 0 for n in scored}
-            for c in constraints
-        )
-        weights = tuple(
-            math.log((len(scored) if c.topology_key == HOSTNAME else len(domains)) + 2)
-            for c, domains in zip(constraints, counts, strict=True)
-        )
-        for constraint, domains in zip(constraints, counts, strict=True):
-            if not domains:  # hostname (counted per node in score), or no feasible domain
+        snapshot = cycle.snapshot
+        table = snapshot.table
+        eligibility = _Eligibility(pod, constraints, table)
+        scored = nodes.positions[eligibility.keyed[nodes.positions]]
+        counts: list[LabelMap | None] = []
+        weights: list[float] = []
+        for constraint in constraints:
+            key = constraint.topology_key
+            if key == HOSTNAME:  # counted per node in score
+                counts.append(None)
+                weights.append(math.log(len(scored) + 2))
                 continue
-            for info, count in constraint.matching(cycle.snapshot, pod.namespace):
-                node = info.node
-                value = node.labels.get(constraint.topology_key)
-                if (
-                    value in domains
-                    and eligibility.has_keys(node)
-                    and eligibility.admits(constraint, node)
-                ):
-                    domains[value] += count
-        return _ScoreState(constraints, eligibility.keys, counts, weights, pod.namespace)
+            # Domains come from the feasible nodes; pods are counted on every node of those
+            # domains.
+            domains = _present(table, key, scored)
+            weights.append(math.log(int(domains.sum()) + 2))
+            totals = None
+            if domains.any():
+                matching = constraint.matching(snapshot, pod.namespace)
+                totals = table.per_domain(key, matching, eligibility.counted(constraint))
+            in_domains = np.zeros(len(domains), np.int64) if totals is None else totals * domains
+            counts.append(LabelMap.of_codes(table, key, in_domains))
+        keys = tuple(LabelMap(key, {}, default=1, missing=0) for key in eligibility.keys)
+        return _ScoreState(constraints, keys, tuple(counts), tuple(weights), pod.namespace)
 
     def score(self, state: _ScoreState, pod: PodView, node: NodeInfo) -> int:
-        labels = node.node.labels
-        if not all(key in labels for key in state.keys):
-            return _IGNORED
-        total = 0.0
+        return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])
+
+    def score_nodes(self, state: _ScoreState, pod: PodView, nodes: NodeBlock) -> Scores:
+        keyed = np.ones(len(nodes), bool)
+        for key in state.keys:
+            keyed &= nodes.lookup(key) > 0
+        # Go's float64 sum, in the same order; then math.Round (halves up, as it is >= 0).
+        total: npt.NDArray[np.float64] = np.zeros(len(nodes))
         for constraint, domains, weight in zip(
             state.constraints, state.counts, state.weights, strict=True
         ):
-            if constraint.topology_key == HOSTNAME:
-                count = constraint.count(node, state.namespace)
+            if domains is None:
+                counts = np.fromiter(
+                    (constraint.count(node, state.namespace) for node in nodes),
+                    np.int64,
+                    len(nodes),
+                )
             else:
-                count = domains[labels[constraint.topology_key]]
-            total += count * weight + constraint.max_skew - 1
-        return _round(total)
+                counts = nodes.lookup(domains)
+            total = total + (counts * weight + constraint.max_skew - 1)
+        whole = np.floor(total)
+        rounded = np.where(total - whole >= 0.5, whole + 1, whole).astype(np.int64)
+        return np.where(keyed, rounded, _IGNORED)
 
-    def normalize(self, state: _ScoreState, scores: list[int]) -> None:
-        valid = [s for s in scores if s != _IGNORED]
-        if not valid:
-            scores[:] = [0] * len(scores)
+    def normalize(self, state: _ScoreState, scores: Scores) -> None:
+        ignored = scores == _IGNORED
+        valid = scores[~ignored]
+        if not len(valid):
+            scores[:] = 0
             return
-        lowest, highest = min(valid), max(0, *valid)
-        for i, score in enumerate(scores):
-            if score == _IGNORED:
-                scores[i] = 0
-            elif highest == 0:
-                scores[i] = MAX_NODE_SCORE
-            else:
-                scores[i] = MAX_NODE_SCORE * (highest + lowest - score) // highest
+        lowest, highest = int(valid.min()), max(0, int(valid.max()))
+        if highest == 0:
+            scores[:] = MAX_NODE_SCORE
+        else:
+            scores[:] = MAX_NODE_SCORE * (highest + lowest - scores) // highest
+        scores[ignored] = 0
 
 
 def _parse_defaults(args: Args, path: str) -> tuple[DefaultConstraint, ...]:

@@ -35,6 +35,7 @@ _REASONS = ("node(s) were rejected at random",)
 
 class _RandomFilter(Filter[random.Random]):
     name = NAME
+    draws_random = True
 
     def __init__(self, probability: float) -> None:
         self._probability = probability

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
+from policy_scheduler.model.nodetable import Array
 from policy_scheduler.plugins.base import (
     MAX_NODE_SCORE,
     Args,
     ArgsError,
     FieldError,
+    Scores,
     unknown_fields,
 )
 from policy_scheduler.plugins.resource_allocation import (
@@ -75,25 +79,31 @@ def _parse_shape(raw: object, where: str, errors: list[FieldError]) -> Shape:
     return tuple(points)
 
 
-def _truncating_div(numerator: int, denominator: int) -> int:
+def _truncating_div(numerator: Array, denominator: int) -> Array:
     """Go's integer division (rounds toward zero) for a positive denominator."""
-    quotient = abs(numerator) // denominator
-    return quotient if numerator >= 0 else -quotient
+    quotient = np.abs(numerator) // denominator
+    return np.where(numerator >= 0, quotient, -quotient)
 
 
-def broken_linear(shape: Shape) -> Callable[[int], int]:
-    """kube-scheduler's BuildBrokenLinearFunction over ``shape``."""
+def broken_linear(shape: Shape) -> Callable[[Array], Array]:
+    """kube-scheduler's BuildBrokenLinearFunction over ``shape``, for an array of utilizations."""
 
-    def function(utilization: int) -> int:
+    def function(utilization: Array) -> Array:
+        # Each utilization takes the segment of the first point at or above it.
+        result: Array = np.full(len(utilization), shape[-1][1], np.int64)
+        placed = np.zeros(len(utilization), bool)
         for i, (point, score) in enumerate(shape):
-            if utilization <= point:
-                if i == 0:
-                    return score
+            here = ~placed & (utilization <= point)
+            if i == 0:
+                value: Array | int = score
+            else:
                 previous, previous_score = shape[i - 1]
-                return previous_score + _truncating_div(
+                value = previous_score + _truncating_div(
                     (score - previous_score) * (utilization - previous), point - previous
                 )
-        return shape[-1][1]
+            result = np.where(here, value, result)
+            placed |= here
+        return result
 
     return function
 
@@ -101,20 +111,23 @@ def broken_linear(shape: Shape) -> Callable[[int], int]:
 def _combine(shape: Shape) -> Combine:
     curve = broken_linear(shape)
 
-    def combine(amounts: Sequence[Amount]) -> int:
-        total = weights = 0
-        for requested, allocatable, weight in amounts:
-            utilization = (
-                MAX_UTILIZATION
-                if requested > allocatable
-                else requested * MAX_UTILIZATION // allocatable
+    def combine(amounts: Sequence[Amount], size: int) -> Scores:
+        total: Array = np.zeros(size, np.int64)
+        weights: Array = np.zeros(size, np.int64)
+        for amount in amounts:
+            requested, allocatable = amount.requested, amount.allocatable
+            utilization = np.where(
+                requested > allocatable,
+                MAX_UTILIZATION,
+                requested * MAX_UTILIZATION // allocatable,
             )
             score = curve(utilization)
-            if score > 0:
-                total += score * weight
-                weights += weight
+            scored = amount.counts & (score > 0)
+            total = total + np.where(scored, score * amount.weight, 0)
+            weights = weights + scored * amount.weight
         # Exact integer form of Go's math.Round(total / weights): half away from zero.
-        return (2 * total + weights) // (2 * weights) if weights else 0
+        rounded = (2 * total + weights) // np.maximum(2 * weights, 1)
+        return np.where(weights > 0, rounded, 0).astype(np.int64)
 
     return combine
 

@@ -18,7 +18,11 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import Array, NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from policy_scheduler.plugins.base import (
@@ -28,17 +32,30 @@ from policy_scheduler.plugins.base import (
     Cycle,
     FieldError,
     Scorer,
+    Scores,
     Skip,
     unknown_fields,
 )
 
 MAX_RESOURCE_WEIGHT = 100
 
-Amount = tuple[int, int, int]
-"""(requested including the pod, allocatable, weight) of one resource on one node."""
 
-Combine = Callable[[Sequence[Amount]], int]
-"""Turns a node's amounts (only the resources that count for it) into the node's score."""
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """One resource over the nodes of a block (entry ``i`` for the ``i``-th node)."""
+
+    requested: Array
+    """What would be requested with the pod placed on the node."""
+    allocatable: Array
+    """The node's allocatable amount; 1 where the resource does not count (no division by 0)."""
+    counts: npt.NDArray[np.bool_]
+    """Whether the resource counts in the node's score: the node has some of it."""
+    weight: int
+
+
+Combine = Callable[[Sequence[Amount], int], Scores]
+"""Turns the amounts of the scored resources over a block of the given size into its scores;
+on each node only the resources that count for it may contribute."""
 
 _Entry = tuple[str, bool, int, int]
 """Per pod and resource: (name, whether the node's non-zero requests apply, pod request, weight)."""
@@ -129,16 +146,18 @@ def parse_resources(args: Args, path: str, *, weighted: bool = True) -> tuple[Re
     return resources
 
 
-def weighted_average(per_resource: Callable[[int, int], int]) -> Combine:
+def weighted_average(per_resource: Callable[[Array, Array], Array]) -> Combine:
     """Weighted average of ``per_resource(requested, allocatable)``, rounded down as kube's
-    integer division does; 0 when no resource counts."""
+    integer division does; 0 for a node where no resource counts."""
 
-    def combine(amounts: Sequence[Amount]) -> int:
-        total = weights = 0
-        for requested, allocatable, weight in amounts:
-            total += per_resource(requested, allocatable) * weight
-            weights += weight
-        return total // weights if weights else 0
+    def combine(amounts: Sequence[Amount], size: int) -> Scores:
+        total: Array = np.zeros(size, np.int64)
+        weights: Array = np.zeros(size, np.int64)
+        for amount in amounts:
+            share = per_resource(amount.requested, amount.allocatable)
+            total = total + np.where(amount.counts, share * amount.weight, 0)
+            weights = weights + amount.counts * amount.weight
+        return np.where(weights > 0, total // np.maximum(weights, 1), 0).astype(np.int64)
 
     return combine
 
@@ -179,12 +198,15 @@ class ResourceAllocationScorer(Scorer[_State]):
         return tuple(entries)
 
     def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
-        allocatable = node.node.allocatable
-        nonzero_requested, requested = node.nonzero_requested, node.requested
+        return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])
+
+    def score_nodes(self, state: _State, pod: PodView, nodes: NodeBlock) -> Scores:
         amounts = []
         for name, nonzero, request, weight in state:
-            capacity = allocatable.get(name, 0)
-            if capacity:
-                used = (nonzero_requested if nonzero else requested).get(name, 0)
-                amounts.append((used + request, capacity, weight))
-        return self._combine(amounts)
+            allocatable = nodes.allocatable(name)
+            counts = allocatable != 0
+            used = nodes.nonzero_requested(name) if nonzero else nodes.requested(name)
+            amounts.append(
+                Amount(plus(used, request), np.where(counts, allocatable, 1), counts, weight)
+            )
+        return self._combine(amounts, len(nodes))

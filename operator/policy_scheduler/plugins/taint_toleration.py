@@ -22,15 +22,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins.base import (
     FITS,
     Args,
     Cycle,
     Filter,
+    Rejections,
     Scorer,
+    Scores,
+    filter_alike,
     no_args,
     normalize_to_max,
+    score_alike,
 )
 
 NAME = "TaintToleration"
@@ -94,6 +99,11 @@ class _TaintFilter(Filter[tuple[Toleration, ...]]):
                 return (UNTOLERATED,)
         return FITS
 
+    def filter_nodes(
+        self, state: tuple[Toleration, ...], pod: PodView, nodes: NodeBlock
+    ) -> Rejections:
+        return filter_alike(self, state, pod, nodes, nodes.taint_sets())
+
 
 class _TaintScorer(Scorer[tuple[Toleration, ...]]):
     name = NAME
@@ -114,7 +124,10 @@ class _TaintScorer(Scorer[tuple[Toleration, ...]]):
             and not tolerated(state, taint.key, taint.value, taint.effect)
         )
 
-    def normalize(self, state: tuple[Toleration, ...], scores: list[int]) -> None:
+    def score_nodes(self, state: tuple[Toleration, ...], pod: PodView, nodes: NodeBlock) -> Scores:
+        return score_alike(self, state, pod, nodes, nodes.taint_sets())
+
+    def normalize(self, state: tuple[Toleration, ...], scores: Scores) -> None:
         normalize_to_max(scores, reverse=True)
 
 

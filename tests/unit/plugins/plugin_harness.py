@@ -1,11 +1,13 @@
 """What the plugin tests share: Pod and Node builders and the framework's call sequence.
 
-A plugin is run as the pipeline runs it: ``pre_filter`` once per pod, then ``filter`` per node;
-``pre_score`` once over the feasible nodes, ``score`` per node, then ``normalize``. A ``pre_*`` that
-returns SKIP is honoured as the pipeline honours it: every node passes the filter, every node
-scores 0. The snapshot
-holds every node given, so that per-cycle counting sees the whole cluster even when only some
-nodes are feasible. (pyproject.toml puts this folder on pytest's and mypy's paths.)
+A plugin is run as the pipeline runs it: ``pre_filter`` once per pod, then ``filter_nodes`` over
+the nodes as one block; ``pre_score`` once over the feasible nodes, ``score_nodes`` over them, then
+``normalize``. Each run is repeated node by node (``filter``, ``score``, with the same random
+draws), and the two must agree, so every table of the plugin tests also checks that a plugin's
+block answers equal its per-node ones. A ``pre_*`` that returns SKIP is honoured as the pipeline
+honours it: every node passes the filter, every node scores 0. The snapshot holds every node
+given, so that per-cycle counting sees the whole cluster even when only some nodes are feasible.
+(pyproject.toml puts this folder on pytest's and mypy's paths.)
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.plugins.base import FITS, SKIP, Cycle, Filter, Scorer
+from policy_scheduler.plugins.base import FITS, SKIP, Cycle, Filter, Scorer, Scores
 
 
 def make_pod(
@@ -50,9 +55,21 @@ def make_node(
     return NodeInfo(NodeView(raw), pods)
 
 
-def _cycle(pod: PodView, nodes: Sequence[NodeInfo], rng: random.Random | None) -> Cycle:
-    # Without a seed, the cycle keeps Cycle's own default random source.
-    return Cycle(pod, Snapshot(nodes)) if rng is None else Cycle(pod, Snapshot(nodes), rng)
+def _cycles(
+    pod: PodView, nodes: Sequence[NodeInfo], rng: random.Random | None
+) -> tuple[Cycle, Cycle]:
+    """Two cycles over the same cluster whose random sources draw the same numbers: one for the
+    block run, one for the node-by-node run."""
+    first = rng or random.Random()
+    second = random.Random()
+    second.setstate(first.getstate())
+    return Cycle(pod, Snapshot(nodes), second), Cycle(pod, Snapshot(nodes), first)
+
+
+def _block(cycle: Cycle, nodes: Sequence[NodeInfo]) -> NodeBlock:
+    """``nodes`` as a block of the cycle's snapshot, as the pipeline hands them to plugins."""
+    table = cycle.snapshot.table
+    return table.block(np.array([table.position(info) for info in nodes], np.intp))
 
 
 def filter_nodes(
@@ -62,10 +79,21 @@ def filter_nodes(
     rng: random.Random | None = None,
 ) -> list[tuple[str, ...]]:
     """Each node's reasons (``FITS`` when it passes), after one ``pre_filter``."""
-    state = plugin.pre_filter(_cycle(pod, nodes, rng))
+    by_node, by_block = _cycles(pod, nodes, rng)
+    state = plugin.pre_filter(by_node)
     if state is SKIP:
+        assert plugin.pre_filter(by_block) is SKIP
         return [FITS for _ in nodes]
-    return [tuple(plugin.filter(state, pod, info)) for info in nodes]
+    each = [tuple(plugin.filter(state, pod, info)) for info in nodes]
+    verdicts = [FITS for _ in nodes]
+    for reasons, indices in plugin.filter_nodes(
+        plugin.pre_filter(by_block), pod, _block(by_block, nodes)
+    ).items():
+        assert reasons and list(indices) == sorted(indices), (reasons, indices)
+        for i in indices:
+            verdicts[i] = reasons
+    assert verdicts == each, "filter_nodes differs from filter per node"
+    return verdicts
 
 
 def filter_node(plugin: Filter[Any], pod: PodView, info: NodeInfo) -> tuple[str, ...]:
@@ -79,14 +107,21 @@ def raw_scores(
     nodes: Sequence[NodeInfo],
     feasible: Sequence[NodeInfo] | None = None,
     rng: random.Random | None = None,
-) -> tuple[Any, list[int]]:
+) -> tuple[Any, Scores]:
     """The pre-score state and the scores before ``normalize``, over the feasible nodes
     (default: all); SKIP and zeros when the plugin skips the pod."""
     chosen = nodes if feasible is None else feasible
-    state = plugin.pre_score(_cycle(pod, nodes, rng), chosen)
+    by_node, by_block = _cycles(pod, nodes, rng)
+    state = plugin.pre_score(by_node, _block(by_node, chosen))
     if state is SKIP:
-        return state, [0 for _ in chosen]
-    return state, [plugin.score(state, pod, info) for info in chosen]
+        assert plugin.pre_score(by_block, _block(by_block, chosen)) is SKIP
+        return state, np.zeros(len(chosen), np.int64)
+    each = [plugin.score(state, pod, info) for info in chosen]
+    block = _block(by_block, chosen)
+    state = plugin.pre_score(by_block, block)
+    scores = plugin.score_nodes(state, pod, block)
+    assert scores.dtype == np.int64 and scores.tolist() == each, (scores, each)
+    return state, scores
 
 
 def score_nodes(
@@ -97,18 +132,19 @@ def score_nodes(
     rng: random.Random | None = None,
 ) -> list[int]:
     """The normalized scores of the feasible nodes (default: all)."""
-    state, scores = raw_scores(plugin, pod, nodes, feasible, rng)
-    if state is not SKIP:
-        plugin.normalize(state, scores)
-    return scores
+    return raw_and_normalized(plugin, pod, nodes, feasible, rng)[1]
 
 
 def raw_and_normalized(
-    plugin: Scorer[Any], pod: PodView, nodes: Sequence[NodeInfo]
+    plugin: Scorer[Any],
+    pod: PodView,
+    nodes: Sequence[NodeInfo],
+    feasible: Sequence[NodeInfo] | None = None,
+    rng: random.Random | None = None,
 ) -> tuple[list[int], list[int]]:
-    """The raw and the normalized scores of every node."""
-    state, raw = raw_scores(plugin, pod, nodes)
-    scores = list(raw)
+    """The raw and the normalized scores of the feasible nodes (default: all)."""
+    state, raw = raw_scores(plugin, pod, nodes, feasible, rng)
+    scores = raw.copy()
     if state is not SKIP:
         plugin.normalize(state, scores)
-    return raw, scores
+    return raw.tolist(), scores.tolist()

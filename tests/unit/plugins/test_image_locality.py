@@ -30,7 +30,8 @@ def node(name: str, *images: tuple[str, int]) -> NodeInfo:
 
 
 def scores(the_pod: PodView, *nodes: NodeInfo) -> list[int]:
-    return raw_scores(image_locality.new_scorer({}, "spec.priorities[0].args"), the_pod, nodes)[1]
+    scorer = image_locality.new_scorer({}, "spec.priorities[0].args")
+    return [int(score) for score in raw_scores(scorer, the_pod, nodes)[1]]
 
 
 EMPTY = node("empty")

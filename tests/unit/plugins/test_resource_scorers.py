@@ -42,7 +42,7 @@ def node(allocatable: Mapping[str, object], *pods: PodView) -> NodeInfo:
 
 
 def score(factory: Factory, args: Args, the_pod: PodView, info: NodeInfo) -> int:
-    return raw_scores(factory(args, PATH), the_pod, [info])[1][0]
+    return int(raw_scores(factory(args, PATH), the_pod, [info])[1][0])
 
 
 def shape(*points: tuple[int, int]) -> list[dict[str, int]]:

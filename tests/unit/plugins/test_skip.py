@@ -46,7 +46,7 @@ def _skips_filter(name: str, pod: PodView, *existing: PodView) -> bool:
 
 def _skips_scorer(name: str, pod: PodView, *existing: PodView, args: Any = None) -> bool:
     cycle = _cycle(pod, *existing)
-    return SCORERS[name](args or {}, "args").pre_score(cycle, list(cycle.snapshot)) is SKIP
+    return SCORERS[name](args or {}, "args").pre_score(cycle, cycle.snapshot.table.all()) is SKIP
 
 
 SPREAD = {"maxSkew": 1, "topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": "web"}}}
