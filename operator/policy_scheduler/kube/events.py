@@ -2,9 +2,9 @@
 
 Posting never blocks the scheduling loop: each post is a task on the event loop. Posts in flight
 are capped (``POST_CONCURRENCY``) so that in a burst they do not fill the client's connection pool
-and make binds queue behind them: one event follows every bind, and the bind is
-what users wait for. A failure to post is logged, not retried: events are advisory, and the next
-decision about the pod will say it again.
+and make binds queue behind them: one event follows every bind, and the bind is what users wait
+for. A failure to post is logged, not retried: events are advisory, and the next decision about
+the pod will say it again.
 """
 
 from __future__ import annotations
