@@ -1,10 +1,11 @@
 """What users of kube-scheduler look for on a pod: events and the PodScheduled condition.
 
 Posting never blocks the scheduling loop: each post is a task on the event loop. Posts in flight
-are capped (``POST_CONCURRENCY``) so that in a burst they do not fill the client's connection pool
-and make binds queue behind them: one event follows every bind, and the bind is what users wait
-for. A failure to post is logged, not retried: events are advisory, and the next decision about
-the pod will say it again.
+are capped (``POST_CONCURRENCY``, as many as binds, each with its own connection in the client's
+pool, so binds never wait for a post): one event follows every bind, and with fewer posts in
+flight than binds the events fell behind in a burst, piling up in memory and loading the API
+server after the burst was bound. A failure to post is logged, not retried: events are advisory,
+and the next decision about the pod will say it again.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from policy_scheduler.model.objects import PodView
 COMPONENT = "policy-scheduler"
 NORMAL = "Normal"
 WARNING = "Warning"
-POST_CONCURRENCY = 4
+POST_CONCURRENCY = 16
 
 logger = logging.getLogger(__name__)
 
