@@ -67,6 +67,8 @@ def test_lists_then_hands_on_changes_and_deletions(cluster: Cluster, namespace: 
         task = asyncio.create_task(informer.run())
         await asyncio.wait_for(informer.synced.wait(), 20)
         assert set(seen.objects) == {"before-a", "before-b"}
+        # kubectl's field manager wrote managedFields; nothing downstream needs them.
+        assert all("managedFields" not in o["metadata"] for o in seen.objects.values())
         await asyncio.to_thread(cluster.apply, pod("after", NOBODY), namespace=namespace)
         await until("the new pod", lambda: "after" in seen.objects)
         await asyncio.to_thread(

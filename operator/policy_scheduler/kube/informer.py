@@ -44,6 +44,16 @@ def _resource_version(raw: Mapping[str, Any]) -> str:
     return str((raw.get("metadata") or {}).get("resourceVersion", ""))
 
 
+def _trimmed(raw: dict[str, Any]) -> dict[str, Any]:
+    """The object without ``metadata.managedFields``: the field managers' bookkeeping, often a
+    third of a pod's bytes, which nothing in the scheduler reads (kube-scheduler's informers drop
+    it too). With 10,000 pods, memory that matters."""
+    metadata = raw.get("metadata")
+    if isinstance(metadata, dict):
+        metadata.pop("managedFields", None)
+    return raw
+
+
 class _ExpiredError(Exception):
     """The watch's resourceVersion is no longer available: list again."""
 
@@ -104,7 +114,7 @@ class Informer:
             if token:
                 params["continue"] = token
             page = await self._kube.request("GET", self._url(params))
-            items += page.get("items") or ()
+            items += map(_trimmed, page.get("items") or ())
             metadata = page.get("metadata") or {}
             token = metadata.get("continue") or ""
             if not token:
@@ -131,7 +141,7 @@ class Informer:
         # Silence longer than the server's own timeout means the connection is dead.
         async for event in self._kube.stream(url, read_timeout=WATCH_SECONDS + 30):
             kind = event.get("type")
-            raw = event.get("object") or {}
+            raw = _trimmed(event.get("object") or {})
             if kind == "ERROR":
                 if raw.get("code") == GONE:
                     raise _ExpiredError
