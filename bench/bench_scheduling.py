@@ -11,7 +11,8 @@ For each node count, three runs one after another, each on a fresh control plane
   so that its client-side rate limit, 50/100 by default, does not hold it back: our client has
   none; pods say ``schedulerName: default-scheduler``;
 - ``raw``: bench/raw_binder.py, which binds each pod round-robin onto the nodes with the same
-  concurrency as our binder (16), deciding nothing; pods name a scheduler nobody serves.
+  concurrency as our binder (``BIND_CONCURRENCY``), deciding nothing; pods name a scheduler
+  nobody serves.
 
 Each run creates N nodes (with allocatable large enough that even round-robin placement of every
 pod of the run fits), starts the scheduler, waits until it has bound a warm-up pod pinned to the
@@ -74,6 +75,8 @@ from typing import Any
 from kube_http import Api, ApiError
 from kubernetes.utils import parse_quantity
 from scheduling_report import write_reports
+
+from policy_scheduler.kube.scheduler import BIND_CONCURRENCY
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROLPLANE = REPO / "hack" / "controlplane"
@@ -750,7 +753,10 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument("--steady-seconds", type=float, default=30.0, help="0 skips the phase")
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
-        "--concurrency", type=int, default=16, help="the raw binder's (policy-scheduler's: 16)"
+        "--concurrency",
+        type=int,
+        default=BIND_CONCURRENCY,
+        help=f"the raw binder's (policy-scheduler's: {BIND_CONCURRENCY})",
     )
     parser.add_argument("--create-threads", type=int, default=32, help="concurrent POSTs")
     parser.add_argument(
