@@ -17,12 +17,13 @@ never used for the headline.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -226,8 +227,14 @@ class _Timer:
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
 
-    def add(self, key: str, seconds: float) -> None:
-        self.seconds[key] = self.seconds.get(key, 0.0) + seconds
+    @contextlib.contextmanager
+    def timing(self, key: str) -> Iterator[None]:
+        """Add the time spent in the ``with`` block to ``key``'s."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[key] = self.seconds.get(key, 0.0) + time.perf_counter() - started
 
 
 class _TimedFilter(Filter[Any]):
@@ -236,25 +243,16 @@ class _TimedFilter(Filter[Any]):
         self.key = f"predicate:{inner.name}"
 
     def pre_filter(self, cycle: Cycle) -> Any:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             return self.inner.pre_filter(cycle)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
     def filter(self, state: Any, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             return self.inner.filter(state, pod, node)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
     def filter_nodes(self, state: Any, pod: PodView, nodes: NodeBlock) -> Rejections:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             return self.inner.filter_nodes(state, pod, nodes)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
 
 class _TimedScorer(Scorer[Any]):
@@ -263,32 +261,20 @@ class _TimedScorer(Scorer[Any]):
         self.key = f"priority:{inner.name}"
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> Any:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             return self.inner.pre_score(cycle, nodes)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
     def score(self, state: Any, pod: PodView, node: NodeInfo) -> int:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             return self.inner.score(state, pod, node)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
     def score_nodes(self, state: Any, pod: PodView, nodes: NodeBlock) -> Scores:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             return self.inner.score_nodes(state, pod, nodes)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
     def normalize(self, state: Any, scores: Scores) -> None:
-        started = time.perf_counter()
-        try:
+        with self.timer.timing(self.key):
             self.inner.normalize(state, scores)
-        finally:
-            self.timer.add(self.key, time.perf_counter() - started)
 
 
 def profile_plugins(nodes: int, decisions: int, seed: int) -> dict[str, float]:
