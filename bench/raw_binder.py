@@ -25,7 +25,7 @@ from pathlib import Path
 
 from kube_http import Api, ApiError
 
-CONCURRENCY = 32
+CONCURRENCY = 64
 """By default as many binds in flight as policy-scheduler's (bench_scheduling.py passes it)."""
 
 

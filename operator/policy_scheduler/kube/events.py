@@ -23,7 +23,7 @@ from policy_scheduler.model.objects import PodView
 COMPONENT = "policy-scheduler"
 NORMAL = "Normal"
 WARNING = "Warning"
-POST_CONCURRENCY = 32
+POST_CONCURRENCY = 64
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from policy_scheduler.serving import PolicyEntry, PolicyTable
 
 logger = logging.getLogger(__name__)
 
-BIND_CONCURRENCY = 32
+BIND_CONCURRENCY = 64
 
 # kube-scheduler's informer drops finished pods too. Assigned pods of every scheduler must be
 # seen (they use node resources), so the selector cannot narrow the watch to pending pods of our
