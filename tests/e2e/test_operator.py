@@ -222,9 +222,9 @@ def test_dry_run_decides_and_records_but_binds_nothing(
     assert status(cluster, pool).get("scheduled") == 0
 
 
-def _burst(cluster: Cluster, namespace: str, pool: str, count: int) -> None:
-    """Ten nodes with room for 20 pods of 100m CPU each: 200 pods in all."""
-    cluster.apply(*(node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(10)))
+def _burst(cluster: Cluster, namespace: str, pool: str, count: int, nodes: int = 10) -> None:
+    """``count`` pods onto ``nodes`` nodes with room for 20 pods of 100m CPU each."""
+    cluster.apply(*(node(f"{pool}-{i}", cpu="2", labels={"pool": pool}) for i in range(nodes)))
     cluster.apply(policy(pool, pool))
     cluster.apply(*(pod(f"burst-{i}", pool) for i in range(count)), namespace=namespace)
 
@@ -249,13 +249,14 @@ def test_a_burst_larger_than_the_pool_binds_exactly_what_fits(
 def test_killed_mid_burst_and_restarted_binds_the_rest_exactly_once(
     cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
-    _burst(cluster, namespace, pool, 150)
+    # Large enough that the kill lands mid-burst: 150 pods were bound before a poll could see 20.
+    _burst(cluster, namespace, pool, 600, nodes=30)
     operator.start()
     wait_for("some pods bound", lambda: len(bound(cluster, namespace)) >= 20, timeout=60)
     operator.stop(kill=True)
-    assert len(bound(cluster, namespace)) < 150, "the burst finished before the kill"
+    assert len(bound(cluster, namespace)) < 600, "the burst finished before the kill"
     operator.start()
-    wait_for("all 150 bound", lambda: len(bound(cluster, namespace)) == 150, timeout=120)
+    wait_for("all 600 bound", lambda: len(bound(cluster, namespace)) == 600, timeout=120)
     per_pod = Counter(e["involvedObject"]["name"] for e in events(cluster, namespace, "Scheduled"))
     assert max(per_pod.values()) == 1
     assert not events(cluster, namespace, "FailedScheduling")
