@@ -4,26 +4,30 @@ Read-only, with pykube-ng: the pod, the nodes, the assigned pods and the Schedul
 policy that serves the pod's ``spec.schedulerName`` is found as the operator finds it
 (:class:`~policy_scheduler.serving.PolicyTable`: the oldest claimant), and its pipeline is run
 against the cluster as it is now, with :func:`~policy_scheduler.pipeline.explain` keeping every
-node's verdict. A bound pod is left out of the picture, so it is explained as if it were being
-scheduled now, next to the node it actually runs on.
+node's verdict.
+
+A bound pod is re-evaluated as if it were pending: without its ``spec.nodeName`` (which would
+make every other node fail NodeName) and without its own usage on its node. Beside that comes the
+decision that placed it, as the policy's status still records it, if it does.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pykube
 import requests
 import yaml
 
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.pipeline import Explanation, NodeVerdict, explain
+from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.policy.schema import API_VERSION, KIND
 from policy_scheduler.serving import PolicyTable
-from policy_scheduler.simulate import ClusterDump, snapshot_of
 
 
 class ExplainError(Exception):
@@ -78,9 +82,13 @@ class Report:
     pod: PodView
     policy: CompiledPolicy
     explanation: Explanation
+    """Every node's verdict for the pod as if it were pending now (see :func:`as_pending`)."""
     bound_to: str | None
     last_message: str | None
     """The pod's PodScheduled=False condition message: what a scheduler said last."""
+    recorded: Mapping[str, Any] | None = None
+    """For a bound pod: the decision that placed it, as the policy's status keeps it (see
+    :func:`recorded_decision`); None when the status keeps none."""
 
     @property
     def best(self) -> tuple[str, ...]:
@@ -101,12 +109,19 @@ class Report:
             verdict["message"] = self.explanation.message
         if self.bound_to is not None:
             verdict["matches"] = self.matches
+        # Only a bound pod has a decision that placed it; a pending pod's keys stay as they were.
+        recorded = (
+            {}
+            if self.bound_to is None
+            else {"recorded": None if self.recorded is None else dict(self.recorded)}
+        )
         return {
             "pod": self.pod.key,
             "schedulerName": self.pod.scheduler_name,
             "policy": self.policy.name,
             "mode": str(self.policy.mode),
             "boundTo": self.bound_to,
+            **recorded,
             "lastMessage": self.last_message,
             "weights": _weights(self.policy),
             "skipped": list(self.explanation.skipped),
@@ -115,25 +130,26 @@ class Report:
         }
 
     def lines(self) -> list[str]:
-        """The report for people: the pod, the feasible nodes' scores, the rejected nodes'
-        reasons, what was skipped, and the verdict."""
+        """The report for people: the pod, for a bound pod its recorded decision, the feasible
+        nodes' scores, the rejected nodes' reasons, what was skipped, and the verdict."""
         pod, policy = self.pod, self.policy
         state = f"bound to {self.bound_to}" if self.bound_to else "pending"
         lines = [
             f"pod {pod.key}: {state}; schedulerName {pod.scheduler_name} is served by "
             f"SchedulingPolicy {policy.name} ({policy.mode})"
         ]
+        if self.bound_to is not None:
+            lines += self._recorded_lines()
+            lines.append(
+                f"now, as if it were pending (its nodeName ignored, its own usage not counted "
+                f"on {self.bound_to}):"
+            )
         verdicts = _ordered(self.explanation.verdicts)
         feasible = [v.candidate for v in verdicts if v.candidate is not None]
-        weights = _weights(policy)
         lines.append(f"feasible nodes: {len(feasible)} of {len(verdicts)}")
         if feasible:
-            rows = [["NODE", "TOTAL", *(f"{name} (x{w})" for name, w in weights.items())]]
-            rows += [
-                [c.node, f"{c.score:g}", *(str(c.scores.get(name, "")) for name in weights)]
-                for c in feasible
-            ]
-            lines += _columns(rows)
+            columns = {name: f"{name} (x{w})" for name, w in _weights(policy).items()}
+            lines += _score_table(feasible, columns)
         rejected = [v for v in verdicts if v.candidate is None]
         if rejected:
             lines.append("rejected nodes:")
@@ -145,25 +161,45 @@ class Report:
         lines += self._verdict()
         return lines
 
+    def _recorded_lines(self) -> list[str]:
+        """The decision that placed the pod, with its candidates' scores when the status kept
+        them."""
+        record = self.recorded
+        if record is None:
+            return [
+                f"recorded decision: none; SchedulingPolicy {self.policy.name} keeps no decision "
+                "that placed this pod"
+            ]
+        candidates = _recorded_candidates(record)
+        score = record.get("score")
+        notes = [
+            f"score {score:g}"
+            if isinstance(score, int | float)
+            else "status.lastDecision keeps no scores"
+        ]
+        if record.get("dryRun"):
+            notes.append("DryRun: nothing was bound")
+        lines = [
+            f"recorded decision at {record.get('time')}: {record.get('node')} ({'; '.join(notes)})"
+        ]
+        if candidates:
+            # The plugins as the decision scored them: the policy may have changed since.
+            lines += _score_table(candidates, {n: n for c in candidates for n in c.scores})
+        return lines
+
     def _verdict(self) -> list[str]:
-        best = self.explanation.best
-        if best:
-            where = best[0].node if len(best) == 1 else f"one of {', '.join(self.best)}"
-            ties = "" if len(best) == 1 else ", a tie broken at random"
-            would = f"it would go to {where} (score {best[0].score:g}{ties})"
-        else:
-            would = f"it fits nowhere: {self.explanation.message}"
+        goes = self._destination()
+        message = self.explanation.message
         if self.bound_to is not None:
-            lines = [f"verdict: if it were scheduled now, {would}"]
-            if self.matches:
-                lines.append(f"it is on {self.bound_to}, which matches")
-            else:
-                lines.append(f"it is on {self.bound_to}, which differs: {self._bound_node()}")
-            return lines
-        lines = [f"verdict: {would}"]
-        if best and self.policy.mode == "DryRun":
+            now = f"it would {goes}" if goes else f"it would fit nowhere: {message}"
+            return [
+                f"verdict: it is on {self.bound_to}; if it were pending now, {now}",
+                self._own_node(),
+            ]
+        lines = [f"verdict: it would {goes}" if goes else f"verdict: it fits nowhere: {message}"]
+        if goes and self.policy.mode == "DryRun":
             lines.append("it stays pending: the policy is DryRun, which records but binds nothing")
-        elif best:
+        elif goes:
             lines.append(
                 "it is pending although a node fits: the scheduler has not placed it yet "
                 "(is policy-scheduler running?)"
@@ -172,14 +208,26 @@ class Report:
             lines.append(f"last scheduling attempt: {self.last_message}")
         return lines
 
-    def _bound_node(self) -> str:
-        """The pod's own node as the policy sees it now."""
+    def _destination(self) -> str | None:
+        """Where the pod would go now ("go to n1 (score 80)"); None when it fits nowhere."""
+        best = self.explanation.best
+        if not best:
+            return None
+        where = best[0].node if len(best) == 1 else f"one of {', '.join(self.best)}"
+        ties = "" if len(best) == 1 else ", a tie broken at random"
+        return f"go to {where} (score {best[0].score:g}{ties})"
+
+    def _own_node(self) -> str:
+        """The bound pod's node as the policy sees it now."""
+        if self.matches:
+            return f"{self.bound_to} is the policy's choice now"
+        differs = f"{self.bound_to} is not the policy's choice now"
         for verdict in self.explanation.verdicts:
             if verdict.node == self.bound_to:
                 if verdict.candidate is not None:
-                    return f"it scores {verdict.candidate.score:g} now"
-                return f"{verdict.rejected_by} rejects it now: {', '.join(verdict.reasons)}"
-        return "that node is not in the cluster any more"
+                    return f"{differs}: it scores {verdict.candidate.score:g}"
+                return f"{differs}: {verdict.rejected_by} rejects it: {', '.join(verdict.reasons)}"
+        return f"{differs}: it is not in the cluster any more"
 
 
 def _weights(policy: CompiledPolicy) -> dict[str, int]:
@@ -210,6 +258,26 @@ def _node_dict(verdict: NodeVerdict) -> dict[str, Any]:
     }
 
 
+def _recorded_candidates(record: Mapping[str, Any]) -> list[Candidate]:
+    """The candidates of a ``status.decisions`` entry (none in ``status.lastDecision``)."""
+    return [
+        Candidate(str(c.get("node")), c.get("score") or 0, dict(c.get("scores") or {}))
+        for c in record.get("candidates") or ()
+        if isinstance(c, Mapping)
+    ]
+
+
+def _score_table(candidates: Sequence[Candidate], columns: Mapping[str, str]) -> list[str]:
+    """A row per candidate: its node, its total and each plugin's score, under ``columns``
+    (plugin name -> header)."""
+    rows = [["NODE", "TOTAL", *columns.values()]]
+    rows += [
+        [c.node, f"{c.score:g}", *(str(c.scores.get(name, "")) for name in columns)]
+        for c in candidates
+    ]
+    return _columns(rows)
+
+
 def _columns(rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
@@ -226,7 +294,7 @@ def explain_pod(api: pykube.HTTPClient, name: str, namespace: str) -> Report:
         policies = [p.obj for p in _SchedulingPolicy.objects(api)]
         nodes = [NodeView(n.obj) for n in pykube.Node.objects(api)]
         assigned = [
-            p.obj
+            PodView(p.obj)
             for p in pykube.Pod.objects(api, namespace=pykube.all).filter(
                 field_selector="spec.nodeName!="
             )
@@ -235,24 +303,90 @@ def explain_pod(api: pykube.HTTPClient, name: str, namespace: str) -> Report:
         raise ExplainError(f'pod "{name}" not found in namespace "{namespace}"') from None
     except _READ_ERRORS as error:
         raise ExplainError(f"cannot read the cluster: {_describe(error)}") from None
+    return report_of(raw_pod, policies, nodes, assigned)
+
+
+def report_of(
+    raw_pod: Mapping[str, Any],
+    policies: Iterable[Mapping[str, Any]],
+    nodes: Iterable[NodeView],
+    assigned: Iterable[PodView],
+) -> Report:
+    """Explain ``raw_pod`` with the SchedulingPolicies, the nodes and the pods assigned to them,
+    as read from the cluster; :class:`NotServedError` when no valid policy serves the pod."""
     pod = PodView(raw_pod)
-    policy = _serving_policy(policies, pod.scheduler_name)
-    # The pod itself is taken out, so that a bound pod is decided as if it were pending.
-    others = tuple(view for view in map(PodView, assigned) if view.uid != pod.uid)
-    snapshot = snapshot_of(ClusterDump(tuple(nodes), others))
+    policy, status = _serving_policy(policies, pod.scheduler_name)
+    bound_to = pod.node_name or None
     return Report(
         pod,
         policy,
-        explain(policy.pipeline, pod, snapshot),
-        pod.node_name or None,
+        explain(policy.pipeline, as_pending(pod), snapshot_without(pod, nodes, assigned)),
+        bound_to,
         _unschedulable_message(raw_pod),
+        None if bound_to is None else recorded_decision(status, pod),
     )
 
 
-def _serving_policy(policies: list[dict[str, Any]], scheduler_name: str) -> CompiledPolicy:
+def as_pending(pod: PodView) -> PodView:
+    """``pod`` without its ``spec.nodeName``: a bound pod as the scheduler saw it before binding,
+    so that NodeName does not reject every other node."""
+    if not pod.node_name:
+        return pod
+    spec = {key: value for key, value in pod.spec.items() if key != "nodeName"}
+    return PodView({**pod.raw, "spec": spec})
+
+
+def snapshot_without(
+    pod: PodView, nodes: Iterable[NodeView], assigned: Iterable[PodView]
+) -> Snapshot:
+    """The nodes with the pods assigned to them, except ``pod`` itself, so that a bound pod's
+    own usage does not count against its node; finished pods hold nothing, pods of nodes not
+    listed are left out."""
+    placed: dict[str, list[PodView]] = {}
+    for other in assigned:
+        if other.node_name and other.uid != pod.uid and not other.terminated:
+            placed.setdefault(other.node_name, []).append(other)
+    return Snapshot(NodeInfo(node, placed.get(node.name, ())) for node in nodes)
+
+
+def recorded_decision(status: Mapping[str, Any], pod: PodView) -> Mapping[str, Any] | None:
+    """The newest decision placing ``pod`` that a SchedulingPolicy's ``status`` keeps: an entry of
+    ``decisions`` (newest first, with the candidates' scores), else ``lastDecision`` (pod, node
+    and time); None when it keeps none.
+
+    Decisions made before the pod was created placed an earlier pod of the same name (a
+    StatefulSet's pods come back under their names), so they are not this pod's."""
+    decisions = status.get("decisions")
+    for record in (*(decisions if isinstance(decisions, list) else ()), status.get("lastDecision")):
+        if (
+            isinstance(record, Mapping)
+            and record.get("pod") == pod.key
+            and record.get("node")
+            and _not_before(record.get("time"), pod.creation_timestamp)
+        ):
+            return record
+    return None
+
+
+def _not_before(time: object, created: str) -> bool:
+    """Whether the RFC 3339 ``time`` is not before ``created``; True when either cannot be read,
+    as nothing then says the decision is another pod's."""
+    try:
+        return datetime.fromisoformat(str(time)) >= datetime.fromisoformat(created)
+    except (ValueError, TypeError):  # TypeError: one has a time zone, the other none
+        return True
+
+
+def _serving_policy(
+    policies: Iterable[Mapping[str, Any]], scheduler_name: str
+) -> tuple[CompiledPolicy, Mapping[str, Any]]:
+    """The policy serving ``scheduler_name``, compiled, with its status."""
     table = PolicyTable()
+    statuses: dict[str, Mapping[str, Any]] = {}
     for obj in policies:
-        table.apply(obj)
+        entry, _ = table.apply(obj)
+        status = obj.get("status")
+        statuses[entry.name] = status if isinstance(status, Mapping) else {}
     owner = table.owner(scheduler_name)
     if owner is None:
         raise NotServedError(
@@ -261,7 +395,7 @@ def _serving_policy(policies: list[dict[str, Any]], scheduler_name: str) -> Comp
         )
     if owner.compiled is None:
         raise NotServedError(f"SchedulingPolicy {owner.name} is invalid: {'; '.join(owner.errors)}")
-    return owner.compiled
+    return owner.compiled, statuses[owner.name]
 
 
 def _unschedulable_message(raw_pod: Mapping[str, Any]) -> str | None:
