@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Pipeline, WeightedScorer
@@ -169,7 +169,7 @@ def pending_pod(uid: str, rng: random.Random) -> dict[str, Any]:
     }
 
 
-def build_cluster(nodes: int, seed: int) -> Snapshot:
+def build_cluster(nodes: int, seed: int) -> ClusterState:
     rng = random.Random(seed)
     infos = []
     for i in range(nodes):
@@ -178,7 +178,7 @@ def build_cluster(nodes: int, seed: int) -> Snapshot:
             PodView(placed_pod(f"placed-{i}-{k}", view.name, rng)) for k in range(PODS_PER_NODE)
         )
         infos.append(NodeInfo(view, pods))
-    return Snapshot(infos)
+    return ClusterState(infos)
 
 
 def pending_pods(count: int, seed: int) -> list[PodView]:
@@ -202,7 +202,7 @@ class Result:
 
 
 def run_decisions(
-    pipeline: Pipeline, snapshot: Snapshot, pods: Sequence[PodView], seed: int
+    pipeline: Pipeline, snapshot: ClusterState, pods: Sequence[PodView], seed: int
 ) -> tuple[list[float], int]:
     """Decide every pod in turn, assuming each onto its node; per-decision seconds and how many
     pods found no node."""
@@ -217,7 +217,7 @@ def run_decisions(
         if decision.node is None:
             unschedulable += 1
         else:
-            snapshot.nodes[decision.node].add_pod(pod)
+            snapshot.add_pod(snapshot.nodes[decision.node], pod)
     return durations, unschedulable
 
 

@@ -76,7 +76,7 @@ from kube_http import Api, ApiError
 from kubernetes.utils import parse_quantity
 from scheduling_report import write_reports
 
-from policy_scheduler.kube.scheduler import BIND_CONCURRENCY
+from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROLPLANE = REPO / "hack" / "controlplane"

@@ -2,9 +2,9 @@
 
 Read-only, with pykube-ng: the pod, the nodes, the assigned pods and the SchedulingPolicies. The
 policy that serves the pod's ``spec.schedulerName`` is found as the operator finds it
-(:class:`~policy_scheduler.serving.PolicyTable`: the oldest claimant), and its pipeline is run
-against the cluster as it is now, with :func:`~policy_scheduler.pipeline.explain` keeping every
-node's verdict.
+(:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest claimant), and its
+pipeline is run against the cluster as it is now, with
+:func:`~policy_scheduler.pipeline.explain` keeping every node's verdict.
 
 A bound pod is re-evaluated as if it were pending: without its ``spec.nodeName`` (which would
 make every other node fail NodeName) and without its own usage on its node. Beside that comes the
@@ -27,7 +27,7 @@ from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.policy.schema import API_VERSION, KIND
-from policy_scheduler.serving import PolicyTable
+from policy_scheduler.scheduling.policies import PolicyTable
 
 
 class ExplainError(Exception):

@@ -3,7 +3,7 @@
 - SchedulingPolicies come through ``on.event``: every change recompiles the policy, a deletion
   retires it. Nothing is written onto the objects (no finalizers, no progress annotations), and
   Kopf's own log lines are not posted as Kubernetes events.
-- Nodes and pods are listed and watched by the scheduler itself (:meth:`Scheduler.watch`, with
+- Nodes and pods are listed and watched by the scheduler itself (:meth:`KubeScheduler.watch`, with
   :mod:`policy_scheduler.kube.informer`, which says why not through Kopf), started with the
   operator and stopped with it.
 - The handlers are coroutines: Kopf runs a plain function in a thread pool, which costs a thread
@@ -19,13 +19,13 @@ import kopf
 
 from policy_scheduler.kube.client import GROUP, PLURAL, VERSION
 from policy_scheduler.kube.leader import LeaderElection
-from policy_scheduler.kube.scheduler import Scheduler
+from policy_scheduler.kube.scheduler import KubeScheduler
 from policy_scheduler.metrics import Endpoint, MetricsServer
 
 
 def register(
     registry: kopf.OperatorRegistry,
-    scheduler: Scheduler,
+    replica: KubeScheduler,
     *,
     in_cluster: bool,
     election: LeaderElection | None,
@@ -36,7 +36,7 @@ def register(
     lost, so the process ends as kube-scheduler's does and its supervisor restarts it. With
     ``metrics``, every replica, leading or not, serves the scheduler's metrics there."""
     tasks: list[asyncio.Task[None]] = []
-    server = MetricsServer(scheduler.metrics.registry, metrics) if metrics else None
+    server = MetricsServer(replica.metrics.registry, metrics) if metrics else None
 
     @kopf.on.login(registry=registry)
     def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
@@ -55,9 +55,9 @@ def register(
                 # Not worth retrying: the operator stops, and says why.
                 raise kopf.PermanentError(f"cannot serve metrics on {metrics}: {error}") from None
         loop = asyncio.get_running_loop()
-        tasks.append(loop.create_task(scheduler.watch(), name="watches"))
+        tasks.append(loop.create_task(replica.watch(), name="watches"))
         tasks.append(
-            loop.create_task(scheduler.serve(election, on_lost=stop_flag.set), name="scheduler")
+            loop.create_task(replica.serve(election, on_lost=stop_flag.set), name="scheduler")
         )
 
     @kopf.on.cleanup(registry=registry)
@@ -65,13 +65,13 @@ def register(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await scheduler.shutdown(election)
+        await replica.shutdown(election)
         if server is not None:
             await server.stop()
 
     @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
     async def policy_event(type: str, name: str, body: kopf.Body, **_: Any) -> None:
         if type == "DELETED":
-            scheduler.policy_deleted(name)
+            replica.scheduler.policy_deleted(name)
         else:
-            scheduler.policy_changed(body)
+            replica.scheduler.policy_changed(body)

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import logging
 import urllib.parse
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -72,13 +72,11 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from policy_scheduler.scheduling.ports import SchedulerState
+
 logger = logging.getLogger(__name__)
 
-SCHEDULED = "scheduled"
-UNSCHEDULABLE = "unschedulable"
-ERROR = "error"
-
-PENDING_QUEUES = ("active", "backoff", "unschedulable")
+PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -93,17 +91,6 @@ def exponential_buckets(start: float, factor: float, count: int) -> tuple[float,
 LATENCY_BUCKETS = exponential_buckets(0.001, 2, 15)
 
 
-@dataclass(frozen=True, slots=True)
-class SchedulerState:
-    """What the scheduler holds when a scrape asks."""
-
-    pending_pods: Mapping[str, int]  # queue name -> pods in it
-    binds_in_flight: int
-    nodes: int
-    pods: int
-    policies_valid: Mapping[str, bool]  # policy name -> compiles
-
-
 class _StateCollector(Collector):
     def __init__(self, read: Callable[[], SchedulerState]) -> None:
         self._read = read
@@ -112,7 +99,7 @@ class _StateCollector(Collector):
         state = self._read()
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type: active, backoff, unschedulable.",
+            "Number of pending pods, by the queue type: active, backoff, unschedulable, gated.",
             labels=["queue"],
         )
         for queue in PENDING_QUEUES:
@@ -142,7 +129,8 @@ class _StateCollector(Collector):
 
 
 class Metrics:
-    """One scheduler's metrics, in a registry of their own."""
+    """One scheduler's metrics, in a registry of their own: the loop's
+    :class:`~policy_scheduler.scheduling.ports.MetricsSink`, exported for Prometheus."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()

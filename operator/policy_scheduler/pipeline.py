@@ -12,6 +12,12 @@ profile places pods as it does:
 - each scorer's scores are normalized to 0..100 and summed with the policy's weights;
 - the highest total wins, ties broken uniformly at random.
 
+The scheduling loop may ask for the filters to run with something added to the snapshot (pods
+nominated to nodes, which hold their room against lower-priority pods, as in kube-scheduler's
+filter): ``while_filtering`` is entered around pre-filtering and filtering, not scoring. It gets
+each filter's ``pre_filter`` state back in a :class:`~.plugins.base.CycleState`, for the plugins'
+later extension points.
+
 Unlike kube-scheduler, the result keeps the evidence: every feasible node's per-plugin scores (the
 top few are reported) and, when nothing fits, the count of each reason.
 
@@ -26,8 +32,10 @@ larger than the feasible nodes still wanted; with more, blocks have one node.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +51,8 @@ from policy_scheduler.plugins.base import (
     MAX_NODE_SCORE,
     SKIP,
     Cycle,
+    CycleState,
+    EventKind,
     Filter,
     Scorer,
     Scores,
@@ -104,6 +114,9 @@ class Decision:
     reasons: Mapping[str, int]
     total_nodes: int
     feasible_nodes: int
+    rejected_by: frozenset[str] = frozenset()
+    """The filters that rejected at least one node (``nodeSelector`` for the policy's pool):
+    what a cluster event must be able to change for the pod to be tried again."""
 
     @property
     def message(self) -> str:
@@ -133,6 +146,7 @@ class _NodePool(Filter[LabelSelector]):
     """The policy's node pool, run as the first filter."""
 
     name = NODE_POOL_FILTER
+    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 
     def filter(self, state: LabelSelector, pod: PodView, node: NodeInfo) -> Sequence[str]:
         return FITS if state.matches(node.node.labels) else _OUTSIDE_NODE_POOL_REASONS
@@ -215,18 +229,37 @@ class Pipeline:
     candidates_to_report: int = 3
     _next_start: int = field(default=0, init=False)
 
+    def filter_named(self, name: str) -> Filter[Any] | None:
+        """The filter of that name (``nodeSelector``: the policy's pool), if the policy has it."""
+        if name == NODE_POOL_FILTER and self.node_pool is not None:
+            return _NODE_POOL
+        return next((f for f in self.filters if f.name == name), None)
+
     @property
     def weight_sum(self) -> int:
         """What weighted totals are divided by to lie in 0..100 (1 without priorities)."""
         return sum(ws.weight for ws in self.scorers) or 1
 
-    def decide(self, pod: PodView, snapshot: Snapshot, rng: random.Random) -> Decision:
+    def decide(
+        self,
+        pod: PodView,
+        snapshot: Snapshot,
+        rng: random.Random,
+        states: CycleState | None = None,
+        while_filtering: AbstractContextManager[object] | None = None,
+    ) -> Decision:
+        """Where ``pod`` goes; each filter's pre-filter state is written into ``states``, and
+        filters (not scorers) run inside ``while_filtering``."""
         cycle = Cycle(pod, snapshot, rng)
         total_nodes = len(snapshot.table)
         reasons: dict[str, int] = {}
-        feasible = self._find_feasible(cycle, reasons)
+        rejected_by: set[str] = set()
+        with while_filtering or contextlib.nullcontext():
+            feasible = self._find_feasible(cycle, reasons, rejected_by, states)
         if not len(feasible):
-            return Decision(pod.key, None, None, (), reasons, total_nodes, 0)
+            return Decision(
+                pod.key, None, None, (), reasons, total_nodes, 0, frozenset(rejected_by)
+            )
         totals, columns = self._score(cycle, feasible)
         chosen = _select(totals, rng)
         weight_sum = self.weight_sum
@@ -242,11 +275,21 @@ class Pipeline:
             reasons,
             total_nodes,
             len(feasible),
+            frozenset(rejected_by),
         )
 
-    def _find_feasible(self, cycle: Cycle, reasons: dict[str, int]) -> NodeBlock:
+    def _find_feasible(
+        self,
+        cycle: Cycle,
+        reasons: dict[str, int],
+        rejected_by: set[str],
+        cycle_state: CycleState | None,
+    ) -> NodeBlock:
         table = cycle.snapshot.table
         states, _ = _pre_filter(self.node_pool, self.filters, cycle)
+        if cycle_state is not None:
+            for plugin, state in states:
+                cycle_state.write(plugin, state)
         drawing = _drawing(states)
         count = len(table)
         wanted = feasible_nodes_to_find(count, self.percentage_of_nodes_to_score)
@@ -275,6 +318,7 @@ class Pipeline:
                 visited = int(passed[-1]) + 1
                 rejected = _visited_until(rejected, visited - 1)
             _count_reasons(reasons, rejected)
+            rejected_by.update(name for name, _, _ in rejected)
             feasible.append(block.positions[passed])
             found += len(passed)
             processed += visited

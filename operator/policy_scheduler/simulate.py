@@ -1,24 +1,34 @@
 """Offline scheduling: place a cluster dump's pending pods with a policy, no API server involved.
 
 The cluster file is what ``kubectl get nodes,pods -A -o yaml`` prints (a ``List``) or multi-document
-YAML of Nodes and Pods, as :mod:`policy_scheduler.manifests` reads them. Pods that have a node
-already use its resources; pending pods for the policy's scheduler are placed one at a time in
-scheduling order, each placement counting against its node for the next, exactly as the
-operator's cache does with assumed pods.
+YAML of Nodes and Pods, as :mod:`policy_scheduler.manifests` reads them.
+
+:func:`simulate` runs the operator's own scheduling loop
+(:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's nodes and
+pods are fed to it as a watch would, binds succeed in memory, events and statuses are kept in
+memory, and the clock stands still, so each pending pod of the policy's scheduler is decided once,
+in scheduling order, each placement counting against its node for the next (the cache's assumed
+pods). Gated pods, pods being deleted and pods nominated elsewhere are treated as the operator
+treats them. The policy is run as if ``mode: Enforce``, so that placements add up as they would.
 """
 
 from __future__ import annotations
 
-import random
+import asyncio
+import copy
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from policy_scheduler.manifests import ManifestError, read_objects, type_name
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.pipeline import Decision, Pipeline
+from policy_scheduler.pipeline import Decision
+from policy_scheduler.policy.compiler import Mode
+from policy_scheduler.scheduling.loop import Scheduler
+from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
 
 
 class ClusterFileError(ManifestError):
@@ -63,32 +73,92 @@ def load_cluster(path: Path) -> ClusterDump:
 
 def snapshot_of(cluster: ClusterDump) -> Snapshot:
     """Nodes with the pods already placed on them (finished pods hold nothing)."""
-    snapshot = Snapshot(NodeInfo(node) for node in cluster.nodes)
+    placed: dict[str, list[PodView]] = {}
     for pod in cluster.pods:
-        info = snapshot.get(pod.node_name) if pod.node_name else None
-        if info is not None and not pod.terminated:
-            info.add_pod(pod)
-    return snapshot
+        if pod.node_name and not pod.terminated:
+            placed.setdefault(pod.node_name, []).append(pod)
+    return Snapshot(NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes)
+
+
+@dataclass
+class InMemory:
+    """The loop's ports kept in memory: what a run bound, told and wrote, in order."""
+
+    binds: list[tuple[str, str]] = field(default_factory=list)
+    events: list[tuple[str, str, str, str]] = field(default_factory=list)
+    unschedulable: list[tuple[str, str]] = field(default_factory=list)
+    statuses: dict[str, Mapping[str, Any]] = field(default_factory=dict)
+    patches: list[tuple[ObjectRef, Mapping[str, Any]]] = field(default_factory=list)
+
+    async def bind(self, pod: PodView, node: str) -> BindResult:
+        self.binds.append((pod.key, node))
+        return BindResult(Outcome.BOUND)
+
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
+        self.events.append((pod.key, type_, reason, message))
+
+    async def drain(self) -> None:
+        pass
+
+    def unschedulable_pod(self, pod: PodView, message: str) -> None:
+        self.unschedulable.append((pod.key, message))
+
+    async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult:
+        self.statuses[name] = body
+        return WriteResult.WRITTEN
+
+    async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.patches.append((ref, patch))
+        return patch
+
+
+class _Conditions:
+    def __init__(self, memory: InMemory) -> None:
+        self.unschedulable = memory.unschedulable_pod
+
+
+class FrozenClock:
+    """A clock that does not move: parked and backed-off pods stay where they are."""
+
+    def __init__(self, at: float = 0.0) -> None:
+        self.at = at
+
+    def monotonic(self) -> float:
+        return self.at
+
+    def now(self) -> datetime:
+        return datetime.fromtimestamp(self.at, UTC)
 
 
 def simulate(
-    pipeline: Pipeline, scheduler_name: str, cluster: ClusterDump, seed: int | None = None
+    policy: Mapping[str, Any], cluster: ClusterDump, seed: int | None = None
 ) -> list[Decision]:
-    """Decide every pending pod of ``scheduler_name``, in scheduling order."""
-    rng = random.Random(seed)
-    snapshot = snapshot_of(cluster)
-    pending = sorted(
-        (
-            p
-            for p in cluster.pods
-            if not p.node_name and p.scheduler_name == scheduler_name and not p.terminated
-        ),
-        key=lambda p: p.scheduling_order,
+    """Decide every pending pod that ``policy`` (a SchedulingPolicy that compiles) serves, in
+    scheduling order, with the operator's loop."""
+    enforced = copy.deepcopy(dict(policy))
+    enforced.setdefault("spec", {})["mode"] = Mode.ENFORCE.value
+    memory = InMemory()
+    decisions: list[Decision] = []
+    scheduler = Scheduler(
+        memory,
+        memory,
+        _Conditions(memory),
+        memory,
+        memory,
+        clock=FrozenClock(),
+        seed=seed,
+        on_decision=decisions.append,
     )
-    decisions = []
-    for pod in pending:
-        decision = pipeline.decide(pod, snapshot, rng)
-        if decision.node is not None:
-            snapshot.nodes[decision.node].add_pod(pod)
-        decisions.append(decision)
+    for node in cluster.nodes:
+        scheduler.node_changed(node.raw)
+    for pod in cluster.pods:
+        scheduler.pod_changed(pod.raw)
+    scheduler.policy_changed(enforced)
+
+    async def run() -> None:
+        while scheduler.schedule_next():
+            await asyncio.sleep(0)
+        await scheduler.drain()
+
+    asyncio.run(run())
     return decisions

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from policy_scheduler.cache import Cache
 from policy_scheduler.model.objects import PodView
+from policy_scheduler.scheduling.cache import SchedulerCache
 
 
 def node(name: str, cpu: str = "4") -> dict[str, Any]:
@@ -25,14 +25,14 @@ def pod(name: str, node_name: str = "", cpu: str = "1", phase: str = "Pending") 
     )
 
 
-def requested_cpu(cache: Cache, node_name: str) -> int:
+def requested_cpu(cache: SchedulerCache, node_name: str) -> int:
     info = cache.snapshot.get(node_name)
     assert info is not None
     return info.requested.get("cpu", 0)
 
 
 def test_assume_counts_at_once_and_the_watch_confirms() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1"))
     cache.assume(pod("a"), "n1")
     assert requested_cpu(cache, "n1") == 1000
@@ -43,7 +43,7 @@ def test_assume_counts_at_once_and_the_watch_confirms() -> None:
 
 
 def test_forget_undoes_only_assumptions() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1"))
     cache.assume(pod("a"), "n1")
     cache.forget("a")
@@ -54,7 +54,7 @@ def test_forget_undoes_only_assumptions() -> None:
 
 
 def test_bound_elsewhere_moves_the_pod() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1"))
     cache.set_node(node("n2"))
     cache.assume(pod("a"), "n1")
@@ -64,7 +64,7 @@ def test_bound_elsewhere_moves_the_pod() -> None:
 
 
 def test_pods_before_their_node_are_counted_when_it_arrives() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_pod(pod("a", "n1"))
     assert cache.pod_count == 1
     cache.set_node(node("n1"))
@@ -73,7 +73,7 @@ def test_pods_before_their_node_are_counted_when_it_arrives() -> None:
 
 
 def test_node_update_keeps_its_pods_and_delete_sets_them_aside() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1"))
     cache.set_pod(pod("a", "n1"))
     cache.set_node(node("n1", cpu="8"))
@@ -86,7 +86,7 @@ def test_node_update_keeps_its_pods_and_delete_sets_them_aside() -> None:
 
 
 def test_finished_and_deleted_pods_free_their_node() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1"))
     cache.set_pod(pod("a", "n1"))
     cache.set_pod(pod("b", "n1"))

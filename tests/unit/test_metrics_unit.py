@@ -14,16 +14,17 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from policy_scheduler.cli import build_parser
 from policy_scheduler.kube.client import ApiError, Kube
-from policy_scheduler.kube.status import StatusWriter
+from policy_scheduler.kube.ports import KubeStatusStore
 from policy_scheduler.metrics import (
     LATENCY_BUCKETS,
     Endpoint,
     Metrics,
     MetricsServer,
-    SchedulerState,
     exponential_buckets,
 )
 from policy_scheduler.pipeline import Decision
+from policy_scheduler.scheduling.ports import SchedulerState
+from policy_scheduler.scheduling.status import StatusWriter
 
 Samples = Mapping[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -232,7 +233,8 @@ class _StatusApi:
 
 def test_the_status_writer_counts_writes_by_result_and_decisions_by_mode() -> None:
     metrics = Metrics()
-    writer = StatusWriter(cast(Kube, _StatusApi([None, 500, 404])), lambda: {}, metrics=metrics)
+    store = KubeStatusStore(cast(Kube, _StatusApi([None, 500, 404])))
+    writer = StatusWriter(store, lambda: {}, metrics=metrics)
     for name in ("ok", "failing", "deleted"):
         writer.adopt(name, {}, history=5)
     bound = Decision("ns/a", "n1", 50, (), {}, total_nodes=1, feasible_nodes=1)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.pipeline import (
@@ -86,6 +86,7 @@ class NodeByNode:
         wanted = feasible_nodes_to_find(len(nodes), self.pipeline.percentage_of_nodes_to_score)
         start = self.next_start % len(nodes) if nodes else 0
         reasons: dict[str, int] = {}
+        rejected_by: set[str] = set()
         feasible: list[NodeInfo] = []
         processed = 0
         for node in nodes[start:] + nodes[:start]:
@@ -96,12 +97,15 @@ class NodeByNode:
             if rejection is None:
                 feasible.append(node)
             else:
+                rejected_by.add(rejection[0])
                 for reason in rejection[1]:
                     reasons[reason] = reasons.get(reason, 0) + 1
         if nodes:
             self.next_start = (start + processed) % len(nodes)
         if not feasible:
-            return Decision(pod.key, None, None, (), reasons, len(nodes), 0)
+            return Decision(
+                pod.key, None, None, (), reasons, len(nodes), 0, frozenset(rejected_by)
+            )
         totals, columns = self.score(cycle, feasible)
         best, ties = 0, 1
         for i in range(1, len(totals)):
@@ -133,10 +137,11 @@ class NodeByNode:
             reasons,
             len(nodes),
             len(feasible),
+            frozenset(rejected_by),
         )
 
 
-def cluster(size: int, seed: int) -> Snapshot:
+def cluster(size: int, seed: int) -> ClusterState:
     """Varied nodes: sizes, GPUs, few pod slots, taints, cordons, zones, images, placed pods."""
     rng = random.Random(seed)
     infos = []
@@ -173,7 +178,7 @@ def cluster(size: int, seed: int) -> Snapshot:
         )
         pods = [placed(f"{name}-{k}", name, rng) for k in range(rng.randrange(3))]
         infos.append(NodeInfo(view, pods))
-    return Snapshot(infos)
+    return ClusterState(infos)
 
 
 def container(rng: random.Random) -> dict[str, Any]:
@@ -305,8 +310,8 @@ def test_blocks_decide_as_node_by_node(policy: tuple[Any, Any, Any], size: int, 
         assert decided == expected, n
         assert list(decided.reasons) == list(expected.reasons), "reasons in another order"
         if decided.node is not None:
-            ours.nodes[decided.node].add_pod(pod)
-            theirs.nodes[decided.node].add_pod(pod)
+            ours.add_pod(ours.nodes[decided.node], pod)
+            theirs.add_pod(theirs.nodes[decided.node], pod)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.queue import SchedulingQueue, Where, backoff_duration
+from policy_scheduler.scheduling.queue import SchedulingQueue, Where, backoff_duration
 
 
 def pod(name: str, priority: int = 0, created: str = "2026-01-01T00:00:00Z") -> PodView:
@@ -71,7 +71,7 @@ def test_unschedulable_waits_for_a_cluster_change() -> None:
     popped(queue, 0)
     queue.unschedulable("a", "0/1 nodes are available: 1 Insufficient cpu.", 0)
     assert popped(queue, 60) == []
-    queue.cluster_changed(60)
+    queue.move(60)
     assert popped(queue, 60) == ["a"]
 
 
@@ -80,7 +80,7 @@ def test_a_change_right_after_failing_still_serves_the_backoff() -> None:
     queue.add(pod("a"), 0)
     popped(queue, 0)
     queue.unschedulable("a", "no", 0)
-    queue.cluster_changed(0.5)
+    queue.move(0.5)
     entry = queue.get("a")
     assert entry is not None
     assert entry.where is Where.BACKOFF
@@ -115,7 +115,7 @@ def test_deleted_pods_never_come_out() -> None:
     assert popped(queue) == ["b"]
     queue.unschedulable("b", "no", 0)
     queue.delete("b")
-    queue.cluster_changed(100)
+    queue.move(100)
     assert popped(queue, 1000) == []
     assert len(queue) == 0
 
@@ -127,4 +127,10 @@ def test_counts() -> None:
     queue.pop(0)
     queue.unschedulable("a", "no", 0)
     queue.pop(0)
-    assert queue.counts() == {"active": 1, "backoff": 0, "unschedulable": 1, "in-flight": 1}
+    assert queue.counts() == {
+        "active": 1,
+        "backoff": 0,
+        "unschedulable": 1,
+        "gated": 0,
+        "in-flight": 1,
+    }

@@ -21,8 +21,6 @@ from policy_scheduler.kube.client import STRATEGIC_MERGE_PATCH, ApiError, Kube, 
 from policy_scheduler.model.objects import PodView
 
 COMPONENT = "policy-scheduler"
-NORMAL = "Normal"
-WARNING = "Warning"
 POST_CONCURRENCY = 64
 
 logger = logging.getLogger(__name__)
@@ -37,7 +35,9 @@ def now_micro() -> str:
 
 
 class Recorder:
-    """Posts core/v1 Events about pods and patches their PodScheduled condition."""
+    """Posts core/v1 Events about pods and patches their PodScheduled condition: the loop's
+    :class:`~policy_scheduler.scheduling.ports.EventRecorder` and
+    :class:`~policy_scheduler.scheduling.ports.PodConditions` ports."""
 
     def __init__(self, kube: Kube, instance: str | None = None) -> None:
         self._kube = kube

@@ -1,18 +1,18 @@
 """Per-node accounting (what is requested, which ports are taken, which pods run there) and the
 cluster snapshot that one scheduling decision reads.
 
-This mirrors kube-scheduler's ``framework.NodeInfo``: the cache keeps one per node and updates it
-as pods are assumed, bound and deleted; plugins only read it.
+This mirrors kube-scheduler's ``framework.NodeInfo``. Two classes hold the nodes:
 
-The snapshot also keeps cluster-wide indexes (pods per label group, pods with affinity terms per
-affinity group, nodes per image and per label value), updated on every change, so that a
-decision's work grows with what the pod asks for rather than with the cluster. Every change must
-therefore go through :meth:`NodeInfo.add_pod`/:meth:`NodeInfo.remove_pod` and the snapshot's
-``add_node``/``replace_node``/``remove_node``: a NodeInfo reports its pod changes to the snapshot
-it was last added to. The same changes keep the snapshot's :class:`~.nodetable.NodeTable` (the
-per-node numbers as arrays) equal to the NodeInfos, and each pod group's counts per node as
-arrays (:meth:`Snapshot.node_counts`), so that pods per topology domain are summed without a
-Python loop over the nodes.
+- :class:`Snapshot` is what a scheduling cycle and its plugins read: the nodes in a stable order
+  with cluster-wide indexes (pods per label group, pods with affinity terms per affinity group,
+  nodes per image and per label value), so that a decision's work grows with what the pod asks
+  for rather than with the cluster, and the :class:`~.nodetable.NodeTable` (the per-node numbers
+  as arrays), so that plugins compute over blocks of nodes. It has no method that changes it.
+- :class:`ClusterState` is the same structure kept live: the scheduler's cache changes it as
+  nodes come and go and pods are assumed, bound and deleted. Every change goes through its
+  methods, which update the NodeInfo, the indexes, the table and each pod group's counts per
+  node (:meth:`Snapshot.node_counts`) together. A NodeInfo knows nothing of the state that holds
+  it; the table points to NodeInfos, never the other way.
 """
 
 from __future__ import annotations
@@ -48,14 +48,11 @@ class NodeInfo:
         "nonzero_requested",
         "pods",
         "requested",
-        "snapshot",
         "used_ports",
     )
 
     def __init__(self, node: NodeView, pods: Iterable[PodView] = ()) -> None:
         self.node = node
-        # The snapshot whose indexes count this node's pods (the last one it was added to).
-        self.snapshot: Snapshot | None = None
         self.pods: dict[str, PodView] = {}
         self.requested: Resources = {}
         # Only CPU and memory have scoring defaults; the other resources score as requested.
@@ -65,7 +62,7 @@ class NodeInfo:
         # once per group instead of once per pod (a node's pods mostly share a few label sets).
         self.label_groups: dict[LabelGroup, list[Any]] = {}
         for pod in pods:
-            self.add_pod(pod)
+            self._add(pod)
 
     @property
     def name(self) -> str:
@@ -74,9 +71,9 @@ class NodeInfo:
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"
 
-    def add_pod(self, pod: PodView) -> None:
-        if pod.uid in self.pods:
-            self.remove_pod(pod.uid)
+    # Private: once a NodeInfo is in a ClusterState, only the state may change it, so that its
+    # indexes follow.
+    def _add(self, pod: PodView) -> None:
         self.pods[pod.uid] = pod
         add_into(self.requested, pod.requests)
         nonzero = pod.nonzero_requests
@@ -88,11 +85,8 @@ class NodeInfo:
             self.label_groups[pod.label_group] = [pod, 1]
         else:
             group[1] += 1
-        if self.snapshot is not None:
-            self.snapshot._count_pod(self, pod, 1)
-            self.snapshot.table.pod_changed(self, pod)
 
-    def remove_pod(self, uid: str) -> PodView | None:
+    def _remove(self, uid: str) -> PodView | None:
         pod = self.pods.pop(uid, None)
         if pod is None:
             return None
@@ -106,9 +100,6 @@ class NodeInfo:
         group[1] -= 1
         if not group[1]:
             del self.label_groups[pod.label_group]
-        if self.snapshot is not None:
-            self.snapshot._count_pod(self, pod, -1)
-            self.snapshot.table.pod_changed(self, pod)
         return pod
 
 
@@ -127,7 +118,7 @@ class PodGroup:
 
 
 class Snapshot:
-    """All nodes with their pods, in a stable order, as one decision sees them."""
+    """All nodes with their pods, in a stable order, as one decision sees them: read only."""
 
     def __init__(self, nodes: Iterable[NodeInfo] = ()) -> None:
         self.nodes: dict[str, NodeInfo] = {}
@@ -140,7 +131,7 @@ class Snapshot:
         # Label key -> value -> how many nodes carry it (the topology domains that exist).
         self.label_values: dict[str, dict[str, int]] = {}
         for info in nodes:
-            self.add_node(info)
+            self._add_node(info)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -151,40 +142,12 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         return self.nodes.get(name)
 
-    def add_node(self, info: NodeInfo) -> None:
-        """Add a node with its pods (a node of that name already here is replaced)."""
-        old = self.nodes.get(info.name)
-        if old is not None:
-            self.remove_node(old.name)
+    def _add_node(self, info: NodeInfo) -> None:
         self.nodes[info.name] = info
         self.table.append(info)
-        info.snapshot = self
         self._count_node(info, 1)
         for pod in info.pods.values():
             self._count_pod(info, pod, 1)
-
-    def remove_node(self, name: str) -> NodeInfo | None:
-        """Take a node and its pods out; the NodeInfo is returned, no longer indexed here."""
-        info = self.nodes.pop(name, None)
-        if info is None:
-            return None
-        self.table.remove(info)
-        # The nodes after it moved up in the table: the groups' arrays are built anew if asked.
-        for group in (*self.label_groups.values(), *self.affinity_groups.values()):
-            group.counts = None
-        self._count_node(info, -1)
-        for pod in info.pods.values():
-            self._count_pod(info, pod, -1)
-        info.snapshot = None
-        return info
-
-    def replace_node(self, info: NodeInfo, node: NodeView) -> None:
-        """The Node object of ``info`` changed (labels, images, taints, ...); its pods stay, and
-        so does its place in the snapshot's order."""
-        self._count_node(info, -1)
-        info.node = node
-        self.table.node_changed(info)
-        self._count_node(info, 1)
 
     def _count_node(self, info: NodeInfo, delta: int) -> None:
         for image, size in info.node.image_sizes.items():
@@ -252,3 +215,52 @@ class Snapshot:
             return sizes.pop()
         # Nodes disagree (rare): take the first in snapshot order.
         return next(holders[info] for info in self.nodes.values() if info in holders)
+
+
+class ClusterState(Snapshot):
+    """The live nodes and pods that the scheduler's cache keeps: a :class:`Snapshot` whose
+    methods below change it, keeping its indexes and table equal to its NodeInfos."""
+
+    def add_node(self, info: NodeInfo) -> None:
+        """Add a node with its pods (a node of that name already here is replaced)."""
+        if info.name in self.nodes:
+            self.remove_node(info.name)
+        self._add_node(info)
+
+    def remove_node(self, name: str) -> NodeInfo | None:
+        """Take a node and its pods out; the NodeInfo is returned, no longer indexed here."""
+        info = self.nodes.pop(name, None)
+        if info is None:
+            return None
+        self.table.remove(info)
+        # The nodes after it moved up in the table: the groups' arrays are built anew if asked.
+        for group in (*self.label_groups.values(), *self.affinity_groups.values()):
+            group.counts = None
+        self._count_node(info, -1)
+        for pod in info.pods.values():
+            self._count_pod(info, pod, -1)
+        return info
+
+    def replace_node(self, info: NodeInfo, node: NodeView) -> None:
+        """The Node object of ``info`` changed (labels, images, taints, ...); its pods stay, and
+        so does its place in the snapshot's order."""
+        self._count_node(info, -1)
+        info.node = node
+        self.table.node_changed(info)
+        self._count_node(info, 1)
+
+    def add_pod(self, info: NodeInfo, pod: PodView) -> None:
+        """Count ``pod`` on ``info`` (a node of this state); a pod with its uid is replaced."""
+        if pod.uid in info.pods:
+            self.remove_pod(info, pod.uid)
+        info._add(pod)
+        self._count_pod(info, pod, 1)
+        self.table.pod_changed(info, pod)
+
+    def remove_pod(self, info: NodeInfo, uid: str) -> PodView | None:
+        """Stop counting the pod ``uid`` on ``info``; the pod, or None if it was not there."""
+        pod = info._remove(uid)
+        if pod is not None:
+            self._count_pod(info, pod, -1)
+            self.table.pod_changed(info, pod)
+        return pod

@@ -3,7 +3,7 @@
 A decision looks at hundreds or thousands of nodes, and most of what it asks of each is numeric:
 how much is allocatable and requested, how many pods run there, whether the node has taints. The
 :class:`NodeTable` keeps those numbers in one array per quantity, entry ``i`` for the ``i``-th node
-of the snapshot, updated as nodes and pods come and go (the snapshot and its NodeInfos call it), so
+of the snapshot, updated as nodes and pods come and go (the ClusterState calls it), so
 that plugins compute over a :class:`NodeBlock` of nodes with a few array operations instead of a
 Python loop per node. The NodeInfo dicts stay the source of truth; the arrays equal them.
 
@@ -248,7 +248,7 @@ class NodeTable:
                 column.set(position, _node_value(coded, info.node))
         return column
 
-    # --- Updates: the snapshot and NodeInfo call these on every change ------------------------
+    # --- Updates: the ClusterState calls these on every change ------------------------
 
     def append(self, info: NodeInfo) -> None:
         """Add a node (with its pods) after the others."""

@@ -115,6 +115,18 @@ class PodView:
         return str(_mapping(self.raw.get("status")).get("phase") or "Pending")
 
     @property
+    def nominated_node_name(self) -> str:
+        """The node a preemption reserved for this pending pod (``status.nominatedNodeName``)."""
+        return str(_mapping(self.raw.get("status")).get("nominatedNodeName") or "")
+
+    @cached_property
+    def scheduling_gates(self) -> tuple[str, ...]:
+        """The names of ``spec.schedulingGates``: while any is left the pod is not scheduled."""
+        return tuple(
+            str(_mapping(g).get("name", "")) for g in _sequence(self.spec.get("schedulingGates"))
+        )
+
+    @property
     def terminated(self) -> bool:
         """Succeeded and Failed pods hold no resources on their node any more."""
         return self.phase in ("Succeeded", "Failed")

@@ -23,6 +23,18 @@ node would score the same 0.
 Plugins read the snapshot and never change it. A filter says why a node does not fit with one or
 more reason strings, the texts kube-scheduler uses, which the pipeline counts into messages such as
 "0/5 nodes are available: 3 Insufficient cpu.".
+
+A filter also says which cluster events can change its verdict (:attr:`Filter.wakes_on`, with an
+optional :meth:`Filter.queueing_hint`), kube-scheduler's EventsToRegister and queueing hints: a
+pod parked as unschedulable is tried again only after an event that could help a filter that
+rejected it.
+
+The scheduling loop's other extension points, after kube-scheduler's framework, are mixins that
+a plugin adds only where it has something to do: :class:`PreEnqueue` (may the pod enter the
+active queue), :class:`PostFilter` (when no node fits), :class:`Reserve` (claim what the chosen
+node gives the pod, or release it), :class:`Permit` (a last veto before binding),
+:class:`PreBind` (API writes the bind depends on) and :class:`PostBind`. Their ``state`` is the
+plugin's own ``pre_filter`` result for the cycle, kept in the :class:`CycleState`.
 """
 
 from __future__ import annotations
@@ -30,16 +42,16 @@ from __future__ import annotations
 import enum
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Final, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import Indices, NodeBlock
-from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.objects import NodeView, PodView
 
 MAX_NODE_SCORE = 100
 """Every scorer's score, after normalization, lies in 0..MAX_NODE_SCORE."""
@@ -86,6 +98,46 @@ class ArgsError(ValueError):
         self.errors = tuple(errors)
 
 
+class EventKind(enum.Flag):
+    """What changed in the cluster, as kube-scheduler's ClusterEvent names a resource and an
+    action. Pod events are about assigned pods (bound, or assumed by this scheduler)."""
+
+    NODE_ADDED = enum.auto()
+    NODE_DELETED = enum.auto()
+    NODE_ALLOCATABLE = enum.auto()
+    NODE_LABELS = enum.auto()
+    NODE_TAINTS = enum.auto()
+    NODE_UNSCHEDULABLE = enum.auto()
+    POD_ADDED = enum.auto()
+    POD_DELETED = enum.auto()
+    POD_LABELS = enum.auto()
+    POD_SCALED_DOWN = enum.auto()
+
+
+NODE_EVENTS: Final = (
+    EventKind.NODE_ADDED
+    | EventKind.NODE_DELETED
+    | EventKind.NODE_ALLOCATABLE
+    | EventKind.NODE_LABELS
+    | EventKind.NODE_TAINTS
+    | EventKind.NODE_UNSCHEDULABLE
+)
+POD_EVENTS: Final = (
+    EventKind.POD_ADDED | EventKind.POD_DELETED | EventKind.POD_LABELS | EventKind.POD_SCALED_DOWN
+)
+ALL_EVENTS: Final = NODE_EVENTS | POD_EVENTS
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterEvent:
+    """One change: its kinds (a node update may change labels and taints at once), the node it
+    is about (for a pod event, the pod's node, when known) and the pod, for a pod event."""
+
+    kind: EventKind
+    node: NodeView | None = None
+    pod: PodView | None = None
+
+
 @dataclass(slots=True)
 class Cycle:
     """One pod's scheduling cycle: the pod, the snapshot it is decided on, the random source."""
@@ -104,6 +156,16 @@ class Filter(ABC, Generic[State]):
     """Whether ``filter`` draws from the cycle's random source, so that its verdicts depend on
     which nodes it is asked about, in which order. The pipeline then asks it only about the
     nodes that the node-by-node walk visits; with more than one such filter, node by node."""
+
+    wakes_on: ClassVar[EventKind] = ALL_EVENTS
+    """The events that can turn a node this filter rejected into one it accepts: a pod it
+    rejected waits for one of them (or for the queue's timeout) before it is tried again."""
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """Whether ``event``, one of ``wakes_on``, may let ``pod`` pass now (kube-scheduler's
+        QueueingHintFn); the default says yes. A wrong "no" leaves a pod waiting up to the
+        queue's timeout, so a hint answers no only where it is sure."""
+        return True
 
     def pre_filter(self, cycle: Cycle) -> State | Skip:
         """Per-pod preparation; its result is passed to every ``filter`` call of this cycle, or
@@ -142,6 +204,147 @@ class Scorer(ABC, Generic[State]):
 
     def normalize(self, state: State, scores: Scores) -> None:
         """Rescale ``scores`` (one per feasible node, in order) to 0..MAX_NODE_SCORE in place."""
+
+
+class CycleState:
+    """What each plugin prepared for one pod's cycle (its ``pre_filter`` result), handed back to
+    the plugin's later extension points in the same cycle, as kube-scheduler's CycleState."""
+
+    __slots__ = ("_states",)
+
+    def __init__(self) -> None:
+        self._states: dict[int, Any] = {}
+
+    def write(self, plugin: object, state: Any) -> None:
+        self._states[id(plugin)] = state
+
+    def read(self, plugin: object) -> Any:
+        """The state ``plugin`` prepared in this cycle; None when it prepared none."""
+        return self._states.get(id(plugin))
+
+
+class PreEnqueue(ABC):
+    """Decides whether a pending pod may enter the active queue at all (kube-scheduler's
+    PreEnqueue): a pod held back costs no scheduling attempt, and is asked about again each time
+    it changes."""
+
+    name: str
+
+    @abstractmethod
+    def pre_enqueue(self, pod: PodView) -> str | None:
+        """None when ``pod`` may be scheduled; otherwise why it waits."""
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What a post-filter did for a pod no node fits: the node it nominated the pod to, if any,
+    and what it has to say, appended to the FailedScheduling message."""
+
+    nominated_node: str | None = None
+    message: str = ""
+
+
+class PostFilter(ABC, Generic[State]):
+    """Runs when no node fits the pod (kube-scheduler's PostFilter, where preemption lives)."""
+
+    name: str
+
+    @abstractmethod
+    def post_filter(
+        self, state: State, cycle: Cycle, reasons: Mapping[str, int]
+    ) -> PostFilterResult:
+        """Try to make room for the pod; ``reasons`` counts why the nodes did not fit."""
+
+
+class Reserve(ABC, Generic[State]):
+    """Claims what the chosen node gives the pod before the bind (volumes, devices), so that
+    the next cycles, which do not wait for the bind, cannot give it away again."""
+
+    name: str
+
+    @abstractmethod
+    def reserve(self, state: State, pod: PodView, node: str) -> str | None:
+        """None when reserved; otherwise why not (the pod is then tried again later)."""
+
+    @abstractmethod
+    def unreserve(self, state: State, pod: PodView, node: str) -> None:
+        """Release what ``reserve`` claimed: a later step failed. Must not fail itself."""
+
+
+class Permit(ABC, Generic[State]):
+    """A last veto on the chosen node before the binding cycle starts."""
+
+    name: str
+
+    @abstractmethod
+    def permit(self, state: State, pod: PodView, node: str) -> str | None:
+        """None to let the pod bind; otherwise why not."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """An API object a plugin writes: ``resource`` is the plural path of its collection, as
+    ``persistentvolumeclaims``; ``namespace`` is empty for a cluster-scoped one."""
+
+    api_version: str
+    resource: str
+    name: str
+    namespace: str = ""
+
+
+class ObjectWriter(Protocol):
+    """The port through which pre-binds write to the API server (and what they wait for)."""
+
+    async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Merge-patch the object; the object as the server returns it."""
+        ...
+
+
+class PreBind(ABC, Generic[State]):
+    """API writes the bind depends on (a volume's claim, say), made in the binding cycle."""
+
+    name: str
+
+    @abstractmethod
+    async def pre_bind(
+        self, state: State, pod: PodView, node: str, objects: ObjectWriter
+    ) -> str | None:
+        """None when the pod may be bound; otherwise why not (the cycle is then undone)."""
+
+
+class PostBind(ABC, Generic[State]):
+    """Told after a successful bind (kube-scheduler's PostBind); informational."""
+
+    name: str
+
+    @abstractmethod
+    def post_bind(self, state: State, pod: PodView, node: str) -> None:
+        """The pod is bound to ``node``."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtensionPoints:
+    """A policy's plugins by the loop's extension points beyond filter and score, each list in
+    policy order; a plugin is in every list of the extension points it implements."""
+
+    pre_enqueue: tuple[PreEnqueue, ...] = ()
+    post_filter: tuple[PostFilter[Any], ...] = ()
+    reserve: tuple[Reserve[Any], ...] = ()
+    permit: tuple[Permit[Any], ...] = ()
+    pre_bind: tuple[PreBind[Any], ...] = ()
+    post_bind: tuple[PostBind[Any], ...] = ()
+
+    @classmethod
+    def of(cls, plugins: Iterable[object]) -> ExtensionPoints:
+        unique = list({id(plugin): plugin for plugin in plugins}.values())
+        return cls(
+            tuple(p for p in unique if isinstance(p, PreEnqueue)),
+            tuple(p for p in unique if isinstance(p, PostFilter)),
+            tuple(p for p in unique if isinstance(p, Reserve)),
+            tuple(p for p in unique if isinstance(p, Permit)),
+            tuple(p for p in unique if isinstance(p, PreBind)),
+            tuple(p for p in unique if isinstance(p, PostBind)),
+        )
 
 
 def filter_each(

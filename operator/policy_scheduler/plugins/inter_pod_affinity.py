@@ -61,6 +61,7 @@ from policy_scheduler.plugins.base import (
     Args,
     ArgsError,
     Cycle,
+    EventKind,
     FieldError,
     Filter,
     Rejections,
@@ -250,6 +251,13 @@ class _FilterState:
 
 class _InterPodAffinityFilter(Filter[_FilterState]):
     name = NAME
+    wakes_on = (
+        EventKind.NODE_ADDED
+        | EventKind.NODE_LABELS
+        | EventKind.POD_ADDED
+        | EventKind.POD_DELETED
+        | EventKind.POD_LABELS
+    )
 
     def pre_filter(self, cycle: Cycle) -> _FilterState | Skip:
         incoming = cycle.pod

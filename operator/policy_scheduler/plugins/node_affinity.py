@@ -45,6 +45,7 @@ from policy_scheduler.plugins.base import (
     Args,
     ArgsError,
     Cycle,
+    EventKind,
     FieldError,
     Filter,
     Rejections,
@@ -171,6 +172,7 @@ def _filter_state(pod: PodView) -> FilterState:
 
 class _AffinityFilter(Filter[FilterState]):
     name = NAME
+    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 
     def __init__(self, added: NodeSelector | None) -> None:
         self._added = added

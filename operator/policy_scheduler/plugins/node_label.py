@@ -17,7 +17,15 @@ from dataclasses import dataclass
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import label_key_problem, label_value_problem
-from policy_scheduler.plugins.base import FITS, Args, ArgsError, FieldError, Filter, unknown_fields
+from policy_scheduler.plugins.base import (
+    FITS,
+    Args,
+    ArgsError,
+    EventKind,
+    FieldError,
+    Filter,
+    unknown_fields,
+)
 
 NAME = "NodeLabel"
 
@@ -67,6 +75,7 @@ def _conflicts(present: Sequence[_Entry], absent: Sequence[_Entry], path: str) -
 
 class _NodeLabelFilter(Filter[None]):
     name = NAME
+    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 
     def __init__(self, present: Sequence[_Entry], absent: Sequence[_Entry]) -> None:
         # (entry, whether the node must have it, reason): the reasons are built once, so filter()

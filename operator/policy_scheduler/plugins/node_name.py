@@ -9,7 +9,15 @@ from collections.abc import Sequence
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import FITS, Args, Filter, Rejections, filter_each, no_args
+from policy_scheduler.plugins.base import (
+    FITS,
+    Args,
+    EventKind,
+    Filter,
+    Rejections,
+    filter_each,
+    no_args,
+)
 
 NAME = "NodeName"
 
@@ -18,6 +26,7 @@ _REASONS = ("node(s) didn't match the requested node name",)
 
 class _NodeNameFilter(Filter[None]):
     name = NAME
+    wakes_on = EventKind.NODE_ADDED
 
     def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
         if pod.node_name and pod.node_name != node.name:

@@ -18,7 +18,9 @@ from policy_scheduler.plugins.base import (
     FITS,
     SKIP,
     Args,
+    ClusterEvent,
     Cycle,
+    EventKind,
     Filter,
     Rejections,
     Skip,
@@ -35,10 +37,17 @@ class _NodePortsFilter(Filter[tuple[HostPort, ...]]):
     """The state is the pod's wanted host ports."""
 
     name = NAME
+    wakes_on = EventKind.NODE_ADDED | EventKind.POD_DELETED
 
     def pre_filter(self, cycle: Cycle) -> tuple[HostPort, ...] | Skip:
         # As kube-scheduler's PreFilter: a pod without host ports fits every node.
         return cycle.pod.host_ports or SKIP
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """A deleted pod frees a port only if it held one the pod wants (kube's hint)."""
+        if event.pod is None or not event.kind & EventKind.POD_DELETED:
+            return True
+        return any(w.conflicts(used) for w in pod.host_ports for used in event.pod.host_ports)
 
     def filter(self, state: tuple[HostPort, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         for wanted in state:

@@ -29,7 +29,9 @@ from policy_scheduler.model.selectors import label_key_problem
 from policy_scheduler.plugins.base import (
     Args,
     ArgsError,
+    ClusterEvent,
     Cycle,
+    EventKind,
     FieldError,
     Filter,
     Rejections,
@@ -56,6 +58,12 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
     """The state is the pod's non-zero requests that this filter checks."""
 
     name = NAME
+    wakes_on = (
+        EventKind.NODE_ADDED
+        | EventKind.NODE_ALLOCATABLE
+        | EventKind.POD_DELETED
+        | EventKind.POD_SCALED_DOWN
+    )
 
     def __init__(self, ignored: frozenset[str], ignored_groups: frozenset[str]) -> None:
         self._ignored = ignored
@@ -67,13 +75,26 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         )
 
     def pre_filter(self, cycle: Cycle) -> tuple[_Check, ...]:
-        requests = cycle.pod.requests
+        return self._checks(cycle.pod)
+
+    def _checks(self, pod: PodView) -> tuple[_Check, ...]:
+        requests = pod.requests
         names = [CPU, MEMORY, EPHEMERAL_STORAGE]
         names += (n for n in requests if is_scalar_resource(n) and not self._skipped(n))
         return tuple(
             (name, requests[name], f"Insufficient {name}")
             for name in names
             if requests.get(name, 0) > 0
+        )
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """No event on a node can make room that the node does not have even when empty (kube's
+        hint for a node asks the same; for a deleted pod it queues whatever the node)."""
+        if event.node is None:
+            return True
+        allocatable = event.node.allocatable
+        return event.node.allowed_pods > 0 and all(
+            amount <= allocatable.get(name, 0) for name, amount, _ in self._checks(pod)
         )
 
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:

@@ -16,6 +16,7 @@ from policy_scheduler.plugins.base import (
     FITS,
     Args,
     Cycle,
+    EventKind,
     Filter,
     Rejections,
     filter_where,
@@ -37,6 +38,7 @@ class _UnschedulableFilter(Filter[bool]):
     """The state is whether the pod tolerates cordoned nodes."""
 
     name = NAME
+    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_UNSCHEDULABLE | EventKind.NODE_TAINTS
 
     def pre_filter(self, cycle: Cycle) -> bool:
         tolerations = parse_tolerations(cycle.pod.tolerations)

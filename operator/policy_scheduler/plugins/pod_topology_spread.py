@@ -65,6 +65,7 @@ from policy_scheduler.plugins.base import (
     Args,
     ArgsError,
     Cycle,
+    EventKind,
     FieldError,
     Filter,
     Rejections,
@@ -283,6 +284,15 @@ class _FilterState:
 
 class _SpreadFilter(Filter[_FilterState]):
     name = NAME
+    wakes_on = (
+        EventKind.NODE_ADDED
+        | EventKind.NODE_DELETED
+        | EventKind.NODE_LABELS
+        | EventKind.NODE_TAINTS
+        | EventKind.POD_ADDED
+        | EventKind.POD_DELETED
+        | EventKind.POD_LABELS
+    )
 
     def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
         self.defaults = defaults

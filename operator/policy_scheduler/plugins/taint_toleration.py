@@ -28,6 +28,7 @@ from policy_scheduler.plugins.base import (
     FITS,
     Args,
     Cycle,
+    EventKind,
     Filter,
     Rejections,
     Scorer,
@@ -87,6 +88,7 @@ def tolerated(tolerations: Sequence[Toleration], key: str, value: str, effect: s
 
 class _TaintFilter(Filter[tuple[Toleration, ...]]):
     name = NAME
+    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_TAINTS
 
     def pre_filter(self, cycle: Cycle) -> tuple[Toleration, ...]:
         return parse_tolerations(cycle.pod.tolerations)

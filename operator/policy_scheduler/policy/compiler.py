@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 
 from policy_scheduler.model.selectors import LabelSelector, SelectorError
 from policy_scheduler.pipeline import Pipeline, WeightedScorer
-from policy_scheduler.plugins.base import Args, ArgsError, FieldError, Filter, Scorer
+from policy_scheduler.plugins.base import (
+    Args,
+    ArgsError,
+    ExtensionPoints,
+    FieldError,
+    Filter,
+    Scorer,
+)
 from policy_scheduler.plugins.registry import FILTER_ALIASES, FILTERS, SCORER_ALIASES, SCORERS
 from policy_scheduler.policy import schema
 
@@ -50,6 +57,8 @@ class CompiledPolicy:
     generation: int
     """``metadata.generation`` of the compiled spec (0 for a policy read from a file)."""
     pipeline: Pipeline
+    extensions: ExtensionPoints
+    """The policy's plugins at the loop's extension points beyond filter and score."""
     aliases: tuple[tuple[str, str], ...]
     """(legacy name, current name) of each legacy plugin name the policy uses, in order of use."""
 
@@ -80,6 +89,8 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
     if errors:
         raise PolicyError(errors)
     generation = metadata.get("generation")
+    filters = [plugin for _, plugin in predicates]
+    scorers = [plugin for _, plugin in priorities]
     return CompiledPolicy(
         name=name,
         scheduler_name=spec.get("schedulerName", name),
@@ -87,11 +98,12 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
         history=spec["history"],
         generation=generation if isinstance(generation, int) else 0,
         pipeline=Pipeline(
-            [plugin for _, plugin in predicates],
+            filters,
             [WeightedScorer(plugin, item["weight"]) for item, plugin in priorities],
             spec["percentageOfNodesToScore"],
             node_pool,
         ),
+        extensions=ExtensionPoints.of([*filters, *scorers]),
         aliases=tuple(dict.fromkeys(aliases)),
     )
 

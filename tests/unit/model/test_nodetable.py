@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from policy_scheduler.cache import Cache
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import EXACT_LIMIT, LabelMap, NodeBlock, NodeTable, plus
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.quantity import CPU, MEMORY
+from policy_scheduler.scheduling.cache import SchedulerCache
 
 GPU = "example.com/gpu"
 HUGE = "8Ei"  # 2**63: beyond int64
@@ -113,7 +113,7 @@ def assert_table_matches(snapshot: Snapshot) -> None:
     assert list(backwards) == list(snapshot)[::-1]
 
 
-Step = Callable[[Cache], object]
+Step = Callable[[SchedulerCache], object]
 
 STEPS: dict[str, list[Step]] = {
     "nodes and pods added": [
@@ -172,7 +172,7 @@ STEPS: dict[str, list[Step]] = {
 
 @pytest.mark.parametrize("steps", STEPS.values(), ids=STEPS.keys())
 def test_the_table_follows_every_change(steps: list[Step]) -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     for step in steps:
         step(cache)
         assert_table_matches(cache.snapshot)
@@ -181,7 +181,7 @@ def test_the_table_follows_every_change(steps: list[Step]) -> None:
 
 
 def test_labels_asked_for_before_a_change_follow_it() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1", "a"))
     cache.set_node(node("n2", "b"))
     zones = LabelMap("zone", {"a": 1, "c": 3}, default=7, missing=-1)
@@ -222,11 +222,11 @@ def test_plus(amount: int, dtype: type) -> None:
 def test_counted_label_maps_translate_to_other_tables() -> None:
     """A map made from one table's codes (as the plugins count pods per domain) gives the same
     numbers in another table, whose codes differ."""
-    snapshot = Snapshot(NodeInfo(NodeView(node(f"n{i}", "abc"[i % 3]))) for i in range(5))
+    snapshot = ClusterState(NodeInfo(NodeView(node(f"n{i}", "abc"[i % 3]))) for i in range(5))
     other = NodeTable(reversed(list(snapshot)))
     pods = [pod(f"p{i}", f"n{i}") for i in range(5)]
     for i, p in enumerate(pods):
-        snapshot.nodes[f"n{i}"].add_pod(p)
+        snapshot.add_pod(snapshot.nodes[f"n{i}"], p)
     (group,) = (g for g in snapshot.label_groups.values() if g.pod.labels["app"] == "one")
     totals = snapshot.table.per_domain("zone", [snapshot.node_counts(group)])
     assert totals is not None
@@ -243,7 +243,6 @@ def test_a_block_of_one_reads_a_node_outside_any_snapshot() -> None:
     )
     expected = columns(info)
     assert read(NodeBlock.of(info), 0, set(expected["allocatable"])) == expected
-    assert info.snapshot is None
 
 
 def test_an_empty_table() -> None:

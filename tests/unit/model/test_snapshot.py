@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from policy_scheduler.cache import Cache
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.scheduling.cache import SchedulerCache
 
 ANTI = {
     "podAntiAffinity": {
@@ -55,7 +55,7 @@ def indexes(snapshot: Snapshot) -> dict[str, Any]:
 
 
 def test_indexes_follow_every_change() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_pod(pod("early", "n3", "web"))  # before its node
     cache.set_node(node("n1", "a", [("web:1", 100)]))
     cache.set_node(node("n2", "b", [("web:1", 100), ("db:2", 300)]))
@@ -79,18 +79,18 @@ def test_indexes_follow_every_change() -> None:
     assert seen == indexes(Snapshot(list(cache.snapshot)))
 
 
-def test_a_node_info_changed_after_joining_keeps_its_snapshot_right() -> None:
+def test_pods_added_to_the_live_state_keep_its_indexes_right() -> None:
     view = NodeView(node("n", "a", []))
     info = NodeInfo(view)
-    snapshot = Snapshot([info])
-    info.add_pod(pod("p", "n", "web", affinity=True))
-    assert indexes(snapshot)["affinity_groups"] != {}
-    info.remove_pod("p")
-    assert indexes(snapshot) == indexes(Snapshot([NodeInfo(view)]))
+    state = ClusterState([info])
+    state.add_pod(info, pod("p", "n", "web", affinity=True))
+    assert indexes(state) == indexes(Snapshot([NodeInfo(view, [pod("p", "n", "web", True)])]))
+    assert state.remove_pod(info, "p") is not None
+    assert indexes(state) == indexes(Snapshot([NodeInfo(view)]))
 
 
 def test_image_size_is_the_first_nodes_in_snapshot_order() -> None:
-    cache = Cache()
+    cache = SchedulerCache()
     cache.set_node(node("n1", "a", [("web:1", 100)]))
     cache.set_node(node("n2", "a", [("web:1", 200)]))
     cache.set_node(node("n1", "a", [("web:1", 100)]))  # an update keeps n1 first

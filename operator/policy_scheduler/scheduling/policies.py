@@ -6,6 +6,8 @@ silently takes pods away from one that already schedules them. A claimant that d
 still holds its name: its pods wait, told why, rather than being scheduled by a policy nobody
 meant for them. Names whose policies were deleted are remembered, so their pods are told that
 nobody serves them any more, while pods of other schedulers are left alone.
+
+The table also says what each policy's conditions are (``Ready``, ``Valid``, ``Conflict``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,19 @@ from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compil
 
 
 @dataclass(frozen=True, slots=True)
+class Condition:
+    """One of a policy's status conditions, before the status writer stamps it."""
+
+    type: str
+    status: bool
+    reason: str
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PolicyEntry:
+    """A SchedulingPolicy as last seen: compiled, or the errors that kept it from compiling."""
+
     name: str
     created: str
     generation: int
@@ -53,6 +67,8 @@ def claimed_scheduler_name(obj: Mapping[str, Any]) -> str:
 
 
 class PolicyTable:
+    """Every SchedulingPolicy, by name, and which of them serves each scheduler name."""
+
     def __init__(self) -> None:
         self._entries: dict[str, PolicyEntry] = {}
         self._retired: set[str] = set()
@@ -110,3 +126,31 @@ class PolicyTable:
                 waiting=f"SchedulingPolicy {owner.name} is invalid: {'; '.join(owner.errors)}"
             )
         return Route(policy=owner.compiled)
+
+    def conditions(self, entry: PolicyEntry) -> list[Condition]:
+        """``Ready``, ``Valid`` and ``Conflict`` for one of the table's policies."""
+        owner = self.owner(entry.scheduler_name)
+        valid = Condition("Valid", True, "Compiled")
+        if entry.compiled is None:
+            valid = Condition("Valid", False, "InvalidPolicy", "; ".join(entry.errors))
+        conflict = Condition("Conflict", False, "NoConflict")
+        if owner is not None and owner.name != entry.name:
+            conflict = Condition(
+                "Conflict",
+                True,
+                "SchedulerNameTaken",
+                f"schedulerName {entry.scheduler_name} is served by SchedulingPolicy "
+                f"{owner.name}, which is older",
+            )
+        if not valid.status:
+            ready = Condition("Ready", False, "InvalidPolicy", "the policy does not compile")
+        elif conflict.status:
+            ready = Condition("Ready", False, "Conflict", conflict.message)
+        else:
+            ready = Condition(
+                "Ready",
+                True,
+                "Serving",
+                f"scheduling pods with schedulerName {entry.scheduler_name}",
+            )
+        return [ready, valid, conflict]

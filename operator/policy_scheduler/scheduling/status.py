@@ -1,40 +1,41 @@
 """The SchedulingPolicy status writer: counts, heartbeat, conditions and the newest decisions.
 
 Decisions are buffered in memory and each policy's status is written at most once per interval
-(about a second) with one merge PATCH, never once per pod, plus a heartbeat every few seconds
-while nothing changes, so a stale ``heartbeatTime`` tells users the scheduler is down. The kept
-decisions are bounded by the policy's ``spec.history``, so the status stays small whatever the
-traffic.
+(about a second) through the :class:`~.ports.StatusStore` port, never once per pod, plus a
+heartbeat every few seconds while nothing changes, so a stale ``heartbeatTime`` tells users the
+scheduler is down. The kept decisions are bounded by the policy's ``spec.history``, so the status
+stays small whatever the traffic.
+
+The counts continue from what is on the object: a standby follows every status the leader
+writes (:meth:`StatusWriter.adopt` with ``follow``), and a new leader starts from the statuses it
+reads when it takes over, so ``scheduled`` never goes backwards across a failover or a restart.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from policy_scheduler.kube.client import GROUP, MERGE_PATCH, PLURAL, VERSION, ApiError, Kube, path
-from policy_scheduler.kube.events import now_rfc3339
-from policy_scheduler.metrics import SCHEDULED, UNSCHEDULABLE, Metrics
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.policy.compiler import Mode
-
-logger = logging.getLogger(__name__)
+from policy_scheduler.scheduling.policies import Condition
+from policy_scheduler.scheduling.ports import (
+    SCHEDULED,
+    UNSCHEDULABLE,
+    Clock,
+    MetricsSink,
+    NoMetrics,
+    StatusStore,
+    SystemClock,
+    WriteResult,
+    rfc3339,
+)
 
 WRITE_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    type: str
-    status: bool
-    reason: str
-    message: str = ""
 
 
 def decision_record(decision: Decision, when: str, dry_run: bool) -> dict[str, Any]:
@@ -64,26 +65,31 @@ class StatusWriter:
 
     def __init__(
         self,
-        kube: Kube,
+        store: StatusStore,
         unschedulable_counts: Callable[[], Mapping[str, int]],
-        clock: Callable[[], float] = time.monotonic,
-        metrics: Metrics | None = None,
+        clock: Clock | None = None,
+        metrics: MetricsSink | None = None,
     ) -> None:
-        self._kube = kube
+        self._store = store
         self._unschedulable_counts = unschedulable_counts
-        self._clock = clock
-        self._metrics = metrics if metrics is not None else Metrics()
+        self._clock = clock if clock is not None else SystemClock()
+        self._metrics = metrics if metrics is not None else NoMetrics()
         self._policies: dict[str, _PolicyStatus] = {}
         self._written_unschedulable: dict[str, int] = {}
 
-    def adopt(self, name: str, status: Mapping[str, Any], history: int) -> None:
-        """Start from what the object's status says (counts survive a restart)."""
-        if name in self._policies:
+    def adopt(
+        self, name: str, status: Mapping[str, Any], history: int, follow: bool = False
+    ) -> None:
+        """Start from what the object's status says when the policy is new here (counts
+        survive a restart), and every time with ``follow``: a standby follows what the leader
+        writes, and a new leader starts from what it reads when it takes over."""
+        old = self._policies.get(name)
+        if old is not None and not follow:
             self.set_history(name, history)
             return
         decisions = [d for d in status.get("decisions") or () if isinstance(d, Mapping)]
         scheduled = status.get("scheduled")
-        self._policies[name] = _PolicyStatus(
+        self._policies[name] = entry = _PolicyStatus(
             history=history,
             scheduled=scheduled if isinstance(scheduled, int) else 0,
             last_decision=status.get("lastDecision"),
@@ -94,6 +100,8 @@ class StatusWriter:
                 if isinstance(c, Mapping) and "type" in c
             },
         )
+        if old is not None:
+            entry.generation, entry.scheduler_name = old.generation, old.scheduler_name
 
     def set_history(self, name: str, history: int) -> None:
         entry = self._policies[name]
@@ -123,7 +131,7 @@ class StatusWriter:
                 condition.message,
             ):
                 continue
-            stamp = now_rfc3339()
+            stamp = rfc3339(self._clock.now())
             if old is not None and old.get("status") == status:
                 stamp = old.get("lastTransitionTime", stamp)
             entry.conditions[condition.type] = {
@@ -140,7 +148,7 @@ class StatusWriter:
         entry = self._policies.get(name)
         if entry is None:
             return
-        record = decision_record(decision, now_rfc3339(), dry_run)
+        record = decision_record(decision, rfc3339(self._clock.now()), dry_run)
         if decision.node is not None:
             if not dry_run:
                 entry.scheduled += 1
@@ -162,7 +170,7 @@ class StatusWriter:
             "observedGeneration": entry.generation,
             "schedulerName": entry.scheduler_name,
             "conditions": list(entry.conditions.values()),
-            "heartbeatTime": now_rfc3339(),
+            "heartbeatTime": rfc3339(self._clock.now()),
             "scheduled": entry.scheduled,
             "unschedulable": unschedulable,
             "decisions": list(entry.decisions),
@@ -173,7 +181,7 @@ class StatusWriter:
 
     async def flush(self) -> None:
         """Write every policy whose status changed, or whose heartbeat is due."""
-        now = self._clock()
+        now = self._clock.monotonic()
         counts = self._unschedulable_counts()
         for name, entry in list(self._policies.items()):
             unschedulable = counts.get(name, 0)
@@ -183,23 +191,12 @@ class StatusWriter:
             entry.dirty = False
             entry.written_at = now
             self._written_unschedulable[name] = unschedulable
-            try:
-                await self._kube.request(
-                    "PATCH",
-                    path("apis", GROUP, VERSION, PLURAL, name, "status"),
-                    self.body(name, unschedulable),
-                    MERGE_PATCH,
-                )
-            except ApiError as error:
-                if error.status == 404:
-                    self._metrics.status_write("not_found")
-                    self.forget(name)
-                    continue
-                self._metrics.status_write("error")
+            result = await self._store.write(name, self.body(name, unschedulable))
+            self._metrics.status_write(result.value)
+            if result is WriteResult.NOT_FOUND:
+                self.forget(name)
+            elif result is WriteResult.FAILED:
                 entry.dirty = True
-                logger.warning("could not write the status of %s: %s", name, error.message)
-            else:
-                self._metrics.status_write("success")
 
     async def run(self) -> None:
         while True:

@@ -1,10 +1,13 @@
-"""Pending pods waiting for a decision, in kube-scheduler's three queues.
+"""Pending pods waiting for a decision, in kube-scheduler's three queues and its gated pods.
 
 - **active**: ready to be decided, highest priority first, then oldest;
 - **backoff**: tried and failed (bind error, or unschedulable and then moved back), waiting
   1 s, 2 s, 4 s ... up to 10 s by attempt before they are active again;
-- **unschedulable**: no node fit; they wait until a cluster change that could help (a node added
-  or changed, a pod deleted, a policy changed) or at most five minutes.
+- **unschedulable**: no node fit; they wait until a cluster change that could help them (the
+  loop decides which, from the filters that rejected each pod: :meth:`SchedulingQueue.move`) or
+  at most five minutes;
+- **gated**: held back by a pre-enqueue plugin (scheduling gates); they cost no attempt and
+  become active when a change of the pod lets them through.
 
 The queue keeps no clock of its own; callers pass ``now`` (monotonic seconds), so the behaviour is
 exact in tests. A pod the loop has popped is "in flight" until it is reported back.
@@ -13,7 +16,7 @@ exact in tests. A pod the loop has popped is "in flight" until it is reported ba
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -28,17 +31,23 @@ class Where(Enum):
     ACTIVE = "active"
     BACKOFF = "backoff"
     UNSCHEDULABLE = "unschedulable"
+    GATED = "gated"
     IN_FLIGHT = "in-flight"
 
 
 @dataclass(slots=True)
 class QueuedPod:
+    """A pending pod and where it waits."""
+
     pod: PodView
     where: Where = Where.ACTIVE
     attempts: int = 0
     ready_at: float = 0.0  # backoff: when it may be active again
     parked_at: float = 0.0  # unschedulable: since when
     last_failure: str = field(default="")  # the last FailedScheduling message, not to repeat it
+    # Unschedulable: the filters that rejected it, whose events may help it; gated: why it waits.
+    rejected_by: frozenset[str] = frozenset()
+    gated_by: str = ""
 
 
 def backoff_duration(attempts: int) -> float:
@@ -47,6 +56,8 @@ def backoff_duration(attempts: int) -> float:
 
 
 class SchedulingQueue:
+    """The pending pods of every policy, by uid."""
+
     def __init__(self) -> None:
         self._pods: dict[str, QueuedPod] = {}
         # Heaps and the parked dict may hold stale entries (a pod that moved on); each entry's
@@ -72,16 +83,34 @@ class SchedulingQueue:
             result[entry.where.value] += 1
         return result
 
-    def add(self, pod: PodView, now: float) -> None:
-        """A pending pod appeared or changed. A change may make it fit, so a parked pod moves."""
+    def add(self, pod: PodView, now: float, moves: bool = True) -> None:
+        """A pending pod appeared or changed. A change may make a parked pod fit, so it moves,
+        unless ``moves`` is False (a change only of the pod's status, which cannot help it)."""
         entry = self._pods.get(pod.uid)
         if entry is None:
             entry = self._pods[pod.uid] = QueuedPod(pod)
             self._push(entry)
             return
         entry.pod = pod
-        if entry.where is Where.UNSCHEDULABLE:
+        if entry.where is Where.GATED:
+            entry.gated_by = ""
+            self._push(entry)
+        elif entry.where is Where.UNSCHEDULABLE and moves:
             self._unpark(entry, now)
+
+    def gate(self, pod: PodView, reason: str) -> None:
+        """Hold ``pod`` out of the active queue (a pre-enqueue plugin said why) until it is added
+        again."""
+        entry = self._pods.get(pod.uid)
+        if entry is None:
+            entry = self._pods[pod.uid] = QueuedPod(pod)
+        elif entry.where is Where.IN_FLIGHT:
+            entry.pod = pod
+            return  # the cycle reports back; the next change of the pod asks again
+        entry.pod = pod
+        self._parked.pop(pod.uid, None)
+        entry.where = Where.GATED
+        entry.gated_by = reason
 
     def delete(self, uid: str) -> None:
         """The pod is gone, or bound: it leaves the queue wherever it is."""
@@ -100,13 +129,17 @@ class SchedulingQueue:
                 return entry
         return None
 
-    def unschedulable(self, uid: str, message: str, now: float) -> None:
-        """The popped pod fit no node: park it until something changes."""
+    def unschedulable(
+        self, uid: str, message: str, now: float, rejected_by: frozenset[str] = frozenset()
+    ) -> None:
+        """The popped pod fit no node (``rejected_by`` said no): park it until something that
+        could help it happens."""
         entry = self._pods.get(uid)
         if entry is not None:
             entry.where = Where.UNSCHEDULABLE
             entry.parked_at = now
             entry.last_failure = message
+            entry.rejected_by = rejected_by
             self._parked.pop(uid, None)
             self._parked[uid] = None
 
@@ -116,13 +149,18 @@ class SchedulingQueue:
         if entry is not None:
             self._back_off(entry, now + backoff_duration(entry.attempts))
 
-    def cluster_changed(self, now: float) -> None:
-        """Something happened that might let parked pods fit: move them all back."""
+    def move(self, now: float, helps: Callable[[QueuedPod], bool] | None = None) -> int:
+        """Something happened that might let parked pods fit: move back those that ``helps``
+        accepts (all without it). How many moved."""
+        moved = 0
         for uid in list(self._parked):
             entry = self._pods.get(uid)
-            if entry is not None and entry.where is Where.UNSCHEDULABLE:
+            if entry is None or entry.where is not Where.UNSCHEDULABLE:
+                del self._parked[uid]
+            elif helps is None or helps(entry):
                 self._unpark(entry, now)
-        self._parked.clear()
+                moved += 1
+        return moved
 
     def next_wakeup(self, now: float) -> float | None:
         """When a waiting pod becomes ready by itself; None when nothing waits on time."""

@@ -1,0 +1,25 @@
+"""SchedulingGates: a pod with ``spec.schedulingGates`` waits outside the active queue
+(kube-scheduler's SchedulingGates PreEnqueue plugin).
+
+The API server refuses to bind a gated pod, so trying costs a request and an error; the gates'
+owner (Kueue, say) removes them when the pod may run, and the pod's update lets it in. The loop
+runs this plugin for every policy, as kube-scheduler enables it in every profile: no policy can
+usefully do without it. The message is kube-scheduler's.
+"""
+
+from __future__ import annotations
+
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import PreEnqueue
+
+NAME = "SchedulingGates"
+
+
+class SchedulingGates(PreEnqueue):
+    name = NAME
+
+    def pre_enqueue(self, pod: PodView) -> str | None:
+        gates = pod.scheduling_gates
+        if not gates:
+            return None
+        return f"waiting for scheduling gates: [{' '.join(gates)}]"

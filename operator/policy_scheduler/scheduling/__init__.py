@@ -1,0 +1,13 @@
+"""The scheduling framework: the loop that turns pending pods into bindings, after
+kube-scheduler's ``scheduleOne``, and the state it keeps. No module here talks to an API server.
+
+- :mod:`.loop`: the :class:`~.loop.Scheduler`, fed by watch events, with its extension points
+  (pre-enqueue, filter, post-filter, score, reserve, permit, pre-bind, bind, post-bind);
+- :mod:`.ports`: the narrow protocols through which it binds, tells, writes statuses and
+  objects, counts metrics and reads the clock; :mod:`policy_scheduler.kube` implements them over
+  the API, :mod:`policy_scheduler.simulate` and the unit tests in memory;
+- :mod:`.cache`: the live cluster state with assumed pods, and the snapshot a cycle decides on;
+- :mod:`.queue`: pending pods (active, backoff, unschedulable, gated);
+- :mod:`.policies`: which SchedulingPolicy serves which scheduler name, and its conditions;
+- :mod:`.status`: each policy's status, kept in memory and written coalesced.
+"""

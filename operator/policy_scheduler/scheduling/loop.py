@@ -1,0 +1,563 @@
+"""The scheduling loop: kube-scheduler's ``scheduleOne`` with its extension points, fed by watch
+events and talking to the world only through :mod:`~policy_scheduler.scheduling.ports`.
+
+One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the scheduling cycle:
+
+1. **pre-enqueue** (before the pod is queued at all): scheduling gates and the policy's
+   PreEnqueue plugins; a held pod waits as ``gated`` and costs nothing until it changes;
+2. **filter** and **score** (the policy's :class:`~policy_scheduler.pipeline.Pipeline`, with
+   pods nominated to a node counted against it while filtering);
+3. **post-filter** when no node fits; the pod is then parked with the filters that rejected it,
+   and only an event one of them registered for moves it back (queueing hints);
+4. **reserve** (the cache assumes the pod on its node; then the Reserve plugins) and **permit**;
+
+and then, in a task of its own so that the next cycle starts at once, the binding cycle:
+**pre-bind**, **bind** (the :class:`~.ports.Binder` port), **post-bind**. A failure after
+reserve runs **unreserve** of every Reserve plugin in reverse order and forgets the assumed pod.
+
+A policy in ``mode: DryRun`` stops after scoring: it records and tells, and binds nothing; its
+pods are decided again whenever the policy that serves them changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.pipeline import Decision
+from policy_scheduler.plugins.base import (
+    ClusterEvent,
+    Cycle,
+    CycleState,
+    EventKind,
+    ObjectWriter,
+    PreEnqueue,
+)
+from policy_scheduler.plugins.scheduling_gates import SchedulingGates
+from policy_scheduler.policy.compiler import CompiledPolicy, Mode
+from policy_scheduler.scheduling.cache import SchedulerCache
+from policy_scheduler.scheduling.policies import PolicyTable, Route
+from policy_scheduler.scheduling.ports import (
+    ERROR,
+    NORMAL,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    WARNING,
+    Binder,
+    Clock,
+    EventRecorder,
+    MetricsSink,
+    NoMetrics,
+    Outcome,
+    PodConditions,
+    SchedulerState,
+    StatusStore,
+    SystemClock,
+)
+from policy_scheduler.scheduling.queue import QueuedPod, SchedulingQueue, Where
+from policy_scheduler.scheduling.status import StatusWriter
+
+logger = logging.getLogger(__name__)
+
+BIND_CONCURRENCY = 64
+"""Binding cycles in flight at once: each holds one API request."""
+
+_ALWAYS: tuple[PreEnqueue, ...] = (SchedulingGates(),)
+"""Pre-enqueue plugins every policy runs, as kube-scheduler enables them in every profile."""
+
+# What of a pod's object can change its scheduling: not its status (our own PodScheduled patch,
+# a nominated node) and not the bookkeeping of its metadata, as kube-scheduler's isPodUpdated.
+_BOOKKEEPING = ("resourceVersion", "generation", "managedFields")
+
+
+def _scheduling_view(raw: Mapping[str, Any]) -> tuple[Any, Any]:
+    metadata = raw.get("metadata") or {}
+    return (
+        {k: v for k, v in metadata.items() if k not in _BOOKKEEPING},
+        raw.get("spec"),
+    )
+
+
+def node_event(before: NodeView | None, after: NodeView) -> EventKind:
+    """What a node's update changed of what filters read; an empty flag for a heartbeat."""
+    if before is None:
+        return EventKind.NODE_ADDED
+    kind = EventKind(0)
+    if before.allocatable != after.allocatable:
+        kind |= EventKind.NODE_ALLOCATABLE
+    if before.labels != after.labels:
+        kind |= EventKind.NODE_LABELS
+    if before.taints != after.taints:
+        kind |= EventKind.NODE_TAINTS
+    if before.unschedulable != after.unschedulable:
+        kind |= EventKind.NODE_UNSCHEDULABLE
+    return kind
+
+
+def pod_event(before: PodView | None, after: PodView) -> EventKind:
+    """What an assigned pod's arrival or update changed of what filters read."""
+    if before is None:
+        return EventKind.POD_ADDED
+    kind = EventKind(0)
+    if before.node_name and before.node_name != after.node_name:
+        kind |= EventKind.POD_ADDED | EventKind.POD_DELETED
+    if before.labels != after.labels:
+        kind |= EventKind.POD_LABELS
+    if any(after.requests.get(name, 0) < amount for name, amount in before.requests.items()):
+        kind |= EventKind.POD_SCALED_DOWN
+    return kind
+
+
+class Scheduler:
+    """The scheduler's state (cache, queue, policies, nominated pods, policy statuses) and the
+    loop that turns pending pods into bindings.
+
+    The ``*_changed``/``*_deleted`` methods take watch events, leading or not, so a standby that
+    takes over starts deciding at once; :meth:`run` and :meth:`StatusWriter.run
+    <policy_scheduler.scheduling.status.StatusWriter.run>` do the work while leading.
+    """
+
+    def __init__(
+        self,
+        binder: Binder,
+        events: EventRecorder,
+        conditions: PodConditions,
+        status: StatusStore,
+        objects: ObjectWriter,
+        *,
+        clock: Clock | None = None,
+        seed: int | None = None,
+        metrics: MetricsSink | None = None,
+        on_decision: Callable[[Decision], None] | None = None,
+    ) -> None:
+        """``on_decision`` is told every decision as it is made (``simulate`` collects them)."""
+        self.cache = SchedulerCache()
+        self.queue = SchedulingQueue()
+        self.policies = PolicyTable()
+        self.clock = clock if clock is not None else SystemClock()
+        self.metrics = metrics if metrics is not None else NoMetrics()
+        self.metrics.read_state(self._metrics_state)
+        self.status = StatusWriter(status, self.unschedulable_counts, self.clock, self.metrics)
+        self.events = events
+        self.leading = False
+        """Whether this replica writes: until then policy statuses follow the objects'."""
+        self._binder = binder
+        self._conditions = conditions
+        self._objects = objects
+        self._rng = random.Random(seed)
+        self._on_decision = on_decision
+        self._wake = asyncio.Event()
+        self._bind_slots = asyncio.Semaphore(BIND_CONCURRENCY)
+        self._binds: set[asyncio.Task[None]] = set()
+        # DryRun pods stay pending; once decided they wait here, with the policy that decided
+        # them, until the policy serving them changes.
+        self._dry_run_done: dict[str, tuple[PodView, CompiledPolicy]] = {}
+        # Pending pods for scheduler names no policy has claimed (yet: at start-up pods are
+        # listed before policies); a policy that claims their name takes them.
+        self._unclaimed: dict[str, PodView] = {}
+        # Pending pods of any scheduler that a preemption nominated to a node, by uid.
+        self._nominated: dict[str, PodView] = {}
+
+    # --- feeds from the watches ---------------------------------------------------------------
+
+    def node_changed(self, raw: Mapping[str, Any]) -> None:
+        before, after = self.cache.set_node(raw)
+        kind = node_event(before, after)
+        if kind:
+            self._cluster_event(ClusterEvent(kind, node=after))
+
+    def node_deleted(self, raw: Mapping[str, Any]) -> None:
+        node = self.cache.delete_node(str((raw.get("metadata") or {}).get("name", "")))
+        if node is not None:
+            self._cluster_event(ClusterEvent(EventKind.NODE_DELETED, node=node))
+
+    def pod_changed(self, raw: Mapping[str, Any]) -> None:
+        pod = PodView(raw)
+        if pod.nominated_node_name and not pod.node_name and not pod.deleting:
+            self._nominated[pod.uid] = pod
+        else:
+            self._nominated.pop(pod.uid, None)
+        if pod.node_name:
+            self._forget_pending(pod.uid)
+            # Our own bind confirmed: the pod arrives for the other pods' filters only now.
+            assumed = self.cache.is_assumed(pod.uid)
+            before = self.cache.set_pod(pod)
+            if pod.terminated:
+                kind = EventKind.POD_DELETED if before is not None else EventKind(0)
+            else:
+                kind = EventKind.POD_ADDED if assumed else pod_event(before, pod)
+            if kind:
+                self._cluster_event(self._pod_cluster_event(kind, pod, pod.node_name))
+            return
+        # A pending view of a pod the watch has already shown bound is stale; keep the bound one.
+        if self.cache.node_of(pod.uid) is not None and not self.cache.is_assumed(pod.uid):
+            return
+        if pod.deleting or pod.terminated:
+            self._forget_pending(pod.uid)
+            return
+        done = self._dry_run_done.get(pod.uid)
+        if done is not None:
+            self._dry_run_done[pod.uid] = (pod, done[1])
+            return
+        queued = self.queue.get(pod.uid)
+        before = queued.pod if queued is not None else self._unclaimed.get(pod.uid)
+        changed = before is None or _scheduling_view(before.raw) != _scheduling_view(pod.raw)
+        self._enqueue(pod, moves=changed)
+
+    def pod_deleted(self, raw: Mapping[str, Any]) -> None:
+        pod = PodView(raw)
+        self._nominated.pop(pod.uid, None)
+        self._forget_pending(pod.uid)
+        node_name = self.cache.node_of(pod.uid)
+        before = self.cache.delete_pod(pod.uid)
+        if before is not None and node_name is not None:
+            self._cluster_event(self._pod_cluster_event(EventKind.POD_DELETED, before, node_name))
+
+    def policy_changed(self, raw: Mapping[str, Any]) -> None:
+        entry, changed = self.policies.apply(raw)
+        history = entry.compiled.history if entry.compiled else 0
+        self.status.adopt(entry.name, raw.get("status") or {}, history, follow=not self.leading)
+        self._update_conditions()
+        if changed:
+            self._policies_changed()
+
+    def policy_deleted(self, name: str) -> None:
+        self.policies.remove(name)
+        self.status.forget(name)
+        self._update_conditions()
+        self._policies_changed()
+
+    def take_over(self, policies: Iterable[Mapping[str, Any]]) -> None:
+        """This replica leads from now on: every policy's status continues from the object as
+        just read (``policies``), whatever a standby saw before."""
+        changed = False
+        for raw in policies:
+            entry, compiled = self.policies.apply(raw)
+            changed = changed or compiled
+            history = entry.compiled.history if entry.compiled else 0
+            self.status.adopt(entry.name, raw.get("status") or {}, history, follow=True)
+        self.leading = True
+        self._update_conditions()
+        if changed:
+            self._policies_changed()
+
+    def _enqueue(self, pod: PodView, moves: bool = True) -> None:
+        route = self.policies.route(pod.scheduler_name)
+        if not route.ours:
+            self._unclaimed[pod.uid] = pod
+            return
+        self._unclaimed.pop(pod.uid, None)
+        gated = self._pre_enqueue(pod, route)
+        if gated is not None:
+            self.queue.gate(pod, gated)
+            return
+        self.queue.add(pod, self.clock.monotonic(), moves)
+        self._wake.set()
+
+    def _pre_enqueue(self, pod: PodView, route: Route) -> str | None:
+        """Why ``pod`` may not enter the active queue, if a pre-enqueue plugin says so."""
+        plugins = _ALWAYS
+        if route.policy is not None:
+            plugins += route.policy.extensions.pre_enqueue
+        for plugin in plugins:
+            reason = plugin.pre_enqueue(pod)
+            if reason is not None:
+                return reason
+        return None
+
+    def _forget_pending(self, uid: str) -> None:
+        self.queue.delete(uid)
+        self._unclaimed.pop(uid, None)
+        self._dry_run_done.pop(uid, None)
+
+    def _policies_changed(self) -> None:
+        """A policy came, went or changed: pods it may now serve are queued, DryRun pods whose
+        policy changed are decided again, and every parked pod is tried again."""
+        for pod in list(self._unclaimed.values()):
+            self._enqueue(pod)
+        for uid, (pod, decided_by) in list(self._dry_run_done.items()):
+            if self.policies.route(pod.scheduler_name).policy is not decided_by:
+                del self._dry_run_done[uid]
+                self._enqueue(pod)
+        self.queue.move(self.clock.monotonic())
+        self._wake.set()
+
+    def _pod_cluster_event(self, kind: EventKind, pod: PodView, node_name: str) -> ClusterEvent:
+        info = self.cache.snapshot.get(node_name)
+        return ClusterEvent(kind, node=None if info is None else info.node, pod=pod)
+
+    def _cluster_event(self, event: ClusterEvent) -> None:
+        """Move back the parked pods that ``event`` may help: those rejected by a filter that
+        registered for it and whose hint does not rule it out."""
+        if self.queue.move(self.clock.monotonic(), lambda entry: self._helps(entry, event)):
+            self._wake.set()
+
+    def _helps(self, entry: QueuedPod, event: ClusterEvent) -> bool:
+        policy = self.policies.route(entry.pod.scheduler_name).policy
+        if policy is None:
+            return False  # it waits for a policy, not for the cluster
+        if not entry.rejected_by:
+            # No filter said no: there was no node at all.
+            return bool(event.kind & EventKind.NODE_ADDED)
+        for name in entry.rejected_by:
+            plugin = policy.pipeline.filter_named(name)
+            if plugin is None or (
+                event.kind & plugin.wakes_on and plugin.queueing_hint(entry.pod, event)
+            ):
+                return True
+        return False
+
+    def _update_conditions(self) -> None:
+        for entry in self.policies:
+            self.status.set_conditions(
+                entry.name, entry.generation, entry.scheduler_name, self.policies.conditions(entry)
+            )
+
+    def unschedulable_counts(self) -> dict[str, int]:
+        """Pods waiting as unschedulable, per serving policy (the status's ``unschedulable``)."""
+        counts: dict[str, int] = {}
+        for entry in self.queue.entries(Where.UNSCHEDULABLE):
+            owner = self.policies.owner(entry.pod.scheduler_name)
+            if owner is not None:
+                counts[owner.name] = counts.get(owner.name, 0) + 1
+        return counts
+
+    def _metrics_state(self) -> SchedulerState:
+        return SchedulerState(
+            pending_pods=self.queue.counts(),
+            binds_in_flight=len(self._binds),
+            nodes=len(self.cache.snapshot),
+            pods=self.cache.pod_count,
+            policies_valid={entry.name: entry.compiled is not None for entry in self.policies},
+        )
+
+    # --- the scheduling loop ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Schedule pods as they become ready, for as long as the task runs."""
+        while True:
+            if not self.schedule_next():
+                now = self.clock.monotonic()
+                wakeup = self.queue.next_wakeup(now)
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self._wake.wait(), None if wakeup is None else max(wakeup - now, 0.0)
+                    )
+                continue
+            # Let the watches run between decisions: they confirm binds and bring new pods.
+            await asyncio.sleep(0)
+
+    def schedule_next(self) -> bool:
+        """Run one scheduling cycle if a pod is ready; False when none is."""
+        now = self.clock.monotonic()
+        entry = self.queue.pop(now)
+        if entry is None:
+            return False
+        self.schedule_one(entry, now)
+        return True
+
+    def schedule_one(self, entry: QueuedPod, now: float) -> None:
+        """The scheduling cycle of one popped pod; a bind it decides runs as a task."""
+        pod = entry.pod
+        route = self.policies.route(pod.scheduler_name)
+        if route.policy is None:
+            if route.waiting is None:
+                self.queue.delete(pod.uid)
+            else:
+                self._wait(entry, route.waiting, now, "NoSchedulingPolicy", None)
+            return
+        policy = route.policy
+        started = self.clock.monotonic()
+        states = CycleState()
+        try:
+            decision = policy.pipeline.decide(
+                pod,
+                self.cache.snapshot,
+                self._rng,
+                states,
+                self.cache.nominated(self._nominated_against(pod)),
+            )
+        except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
+            self.metrics.algorithm(self.clock.monotonic() - started)
+            logger.exception("policy %s failed on pod %s", policy.name, pod.key)
+            self._failed(pod, policy, started, f"internal error: {error}", "Scheduling")
+            return
+        self.metrics.algorithm(self.clock.monotonic() - started)
+        if self._on_decision is not None:
+            self._on_decision(decision)
+        if decision.node is None:
+            message = decision.message
+            cycle = Cycle(pod, self.cache.snapshot, self._rng)
+            for plugin in policy.extensions.post_filter:
+                result = plugin.post_filter(states.read(plugin), cycle, decision.reasons)
+                if result.message:
+                    message = f"{message} {result.message}"
+            self._wait(entry, message, now, "FailedScheduling", (policy, decision))
+            self.metrics.attempt(UNSCHEDULABLE, policy.name, self.clock.monotonic() - started)
+        elif policy.mode is Mode.DRY_RUN:
+            self.queue.delete(pod.uid)
+            self._dry_run_done[pod.uid] = (pod, policy)
+            self.status.record(policy.name, decision, dry_run=True)
+            self.events.event(
+                pod,
+                NORMAL,
+                "DryRunScheduled",
+                f"SchedulingPolicy {policy.name} (DryRun) would assign {pod.key} to "
+                f"{decision.node} (score {decision.score}); nothing was bound",
+                "Scheduling",
+            )
+        else:
+            self._reserve(entry, policy, decision, states, started)
+
+    def _nominated_against(self, pod: PodView) -> list[tuple[str, PodView]]:
+        """The pods nominated to a node that hold its room against ``pod``: those of at least
+        its priority, as kube-scheduler counts them when it filters."""
+        return [
+            (other.nominated_node_name, other)
+            for other in self._nominated.values()
+            if other.uid != pod.uid and other.priority >= pod.priority
+        ]
+
+    def _reserve(
+        self,
+        entry: QueuedPod,
+        policy: CompiledPolicy,
+        decision: Decision,
+        states: CycleState,
+        started: float,
+    ) -> None:
+        """Assume, reserve and permit; then the binding cycle, in a task."""
+        pod, node = entry.pod, str(decision.node)
+        self.cache.assume(pod, node)
+        reserved = []
+        refusal = None
+        for plugin in policy.extensions.reserve:
+            refusal = plugin.reserve(states.read(plugin), pod, node)
+            if refusal is not None:
+                break
+            reserved.append(plugin)
+        else:
+            for permit in policy.extensions.permit:
+                refusal = permit.permit(states.read(permit), pod, node)
+                if refusal is not None:
+                    break
+        if refusal is not None:
+            self._undo(pod, policy, states, node, reserved)
+            self._failed(pod, policy, started, refusal, "Scheduling")
+            return
+        task = asyncio.get_running_loop().create_task(
+            self._bind(
+                pod, decision, policy, states=states, attempts=entry.attempts, started=started
+            )
+        )
+        self._binds.add(task)
+        task.add_done_callback(self._binds.discard)
+
+    def _undo(
+        self,
+        pod: PodView,
+        policy: CompiledPolicy,
+        states: CycleState,
+        node: str,
+        reserved: Iterable[Any] | None = None,
+    ) -> None:
+        """Unreserve (every Reserve plugin, or those in ``reserved``, in reverse order) and
+        forget the assumed pod."""
+        plugins = policy.extensions.reserve if reserved is None else tuple(reserved)
+        for plugin in reversed(plugins):
+            plugin.unreserve(states.read(plugin), pod, node)
+        forgotten = self.cache.forget(pod.uid)
+        if forgotten is not None:
+            self._cluster_event(self._pod_cluster_event(EventKind.POD_DELETED, forgotten, node))
+
+    def _failed(
+        self, pod: PodView, policy: CompiledPolicy, started: float, message: str, action: str
+    ) -> None:
+        """An error (not a verdict) ended the pod's attempt: it backs off and is tried again."""
+        self.queue.retry_later(pod.uid, self.clock.monotonic())
+        self.events.event(pod, WARNING, "FailedScheduling", message, action)
+        self.metrics.attempt(ERROR, policy.name, self.clock.monotonic() - started)
+
+    def _wait(
+        self,
+        entry: QueuedPod,
+        message: str,
+        now: float,
+        reason: str,
+        decision: tuple[CompiledPolicy, Decision] | None,
+    ) -> None:
+        """Park an unschedulable pod; tell its story once per distinct message."""
+        repeated = entry.last_failure == message
+        rejected_by = decision[1].rejected_by if decision is not None else frozenset()
+        self.queue.unschedulable(entry.pod.uid, message, now, rejected_by)
+        if repeated:
+            return
+        self.events.event(entry.pod, WARNING, reason, message, "Scheduling")
+        if decision is not None:
+            policy, result = decision
+            self._conditions.unschedulable(entry.pod, message)
+            self.status.record(policy.name, result, dry_run=policy.mode is Mode.DRY_RUN)
+
+    async def _bind(
+        self,
+        pod: PodView,
+        decision: Decision,
+        policy: CompiledPolicy,
+        *,
+        states: CycleState,
+        attempts: int,
+        started: float,
+    ) -> None:
+        """The binding cycle: pre-bind, bind, post-bind, and report; ``attempts`` and
+        ``started`` (the attempt's start) are for metrics."""
+        node = str(decision.node)
+        async with self._bind_slots:
+            for plugin in policy.extensions.pre_bind:
+                refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
+                if refusal is not None:
+                    self._undo(pod, policy, states, node)
+                    self._failed(pod, policy, started, refusal, "Binding")
+                    self._wake.set()
+                    return
+            called = self.clock.monotonic()
+            result = await self._binder.bind(pod, node)
+            self.metrics.bind(result.outcome.value, self.clock.monotonic() - called)
+        if result.outcome is Outcome.BOUND:
+            for post in policy.extensions.post_bind:
+                post.post_bind(states.read(post), pod, node)
+            self.metrics.attempt(SCHEDULED, policy.name, self.clock.monotonic() - started)
+            self.metrics.pod_scheduled(attempts)
+            self.queue.delete(pod.uid)
+            self.status.record(policy.name, decision, dry_run=False)
+            self.events.event(
+                pod,
+                NORMAL,
+                "Scheduled",
+                f"Successfully assigned {pod.key} to {node} "
+                f"(SchedulingPolicy {policy.name}, score {decision.score})",
+                "Binding",
+            )
+        elif result.outcome is Outcome.FAILED:
+            logger.warning("binding %s to %s failed: %s", pod.key, node, result.message)
+            self._undo(pod, policy, states, node)
+            self._failed(pod, policy, started, f"Binding rejected: {result.message}", "Binding")
+        else:
+            # Bound by someone else, or deleted: the watch brings the truth; nothing to retry.
+            logger.info("not binding %s: %s", pod.key, result.message)
+            self._undo(pod, policy, states, node)
+            self.queue.delete(pod.uid)
+            # Not a failure of ours, but not a schedule either: kube-scheduler's error too.
+            self.metrics.attempt(ERROR, policy.name, self.clock.monotonic() - started)
+        self._wake.set()
+
+    async def drain(self) -> None:
+        """Let running binding cycles finish and report, and the events be posted."""
+        if self._binds:
+            await asyncio.gather(*self._binds, return_exceptions=True)
+        await self.events.drain()

@@ -1,0 +1,172 @@
+"""The scheduling loop's ports: everything it asks of the world outside, as narrow protocols.
+
+The loop never talks to an API server itself. :mod:`policy_scheduler.kube` implements these ports
+over the API (``pods/binding``, core/v1 Events, the pod's status, the policy's status
+subresource); :mod:`policy_scheduler.simulate` and the loop's unit tests implement them in
+memory. The ports that write are fire-and-forget where kube-scheduler's are (events, the
+PodScheduled condition: the implementation posts in the background and only logs a failure), and
+awaited where the loop needs the answer (a bind, a status write).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any, Protocol
+
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import ObjectRef, ObjectWriter
+
+__all__ = [
+    "BindResult",
+    "Binder",
+    "Clock",
+    "EventRecorder",
+    "MetricsSink",
+    "NoMetrics",
+    "ObjectRef",
+    "ObjectWriter",
+    "Outcome",
+    "PodConditions",
+    "SchedulerState",
+    "StatusStore",
+    "SystemClock",
+    "WriteResult",
+]
+
+NORMAL = "Normal"
+WARNING = "Warning"
+
+
+class Outcome(Enum):
+    BOUND = "bound"
+    TAKEN = "taken"  # 409: the pod is assigned already (by us before a restart, or by another)
+    GONE = "gone"  # 404: the pod was deleted meanwhile
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class BindResult:
+    outcome: Outcome
+    message: str = ""
+
+
+class Binder(Protocol):
+    """Binds a pod to a node (kube-scheduler's DefaultBinder)."""
+
+    async def bind(self, pod: PodView, node: str) -> BindResult: ...
+
+
+class EventRecorder(Protocol):
+    """Tells users about a pod with an event, in the background."""
+
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None: ...
+
+    async def drain(self) -> None:
+        """Wait for what is being posted (on shutdown)."""
+        ...
+
+
+class PodConditions(Protocol):
+    """Sets the pod's ``PodScheduled`` condition (what cluster autoscalers read)."""
+
+    def unschedulable(self, pod: PodView, message: str) -> None: ...
+
+
+class WriteResult(Enum):
+    WRITTEN = "success"
+    NOT_FOUND = "not_found"  # the policy is gone
+    FAILED = "error"
+
+
+class StatusStore(Protocol):
+    """Writes a SchedulingPolicy's status (a merge patch of ``{"status": ...}``)."""
+
+    async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult: ...
+
+
+class Clock(Protocol):
+    """Monotonic seconds, for the queue's timing and the metrics; the wall clock, for the times
+    written into statuses and conditions."""
+
+    def monotonic(self) -> float: ...
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    """The machine's clocks."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+"""The results of a scheduling attempt, as kube-scheduler's metrics label them."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerState:
+    """What the scheduler holds when a scrape asks."""
+
+    pending_pods: Mapping[str, int]  # queue name -> pods in it
+    binds_in_flight: int
+    nodes: int
+    pods: int
+    policies_valid: Mapping[str, bool]  # policy name -> compiles
+
+
+class MetricsSink(Protocol):
+    """What the loop counts and times (:class:`policy_scheduler.metrics.Metrics` exports it)."""
+
+    def read_state(self, read: Callable[[], SchedulerState]) -> None: ...
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None: ...
+
+    def algorithm(self, seconds: float) -> None: ...
+
+    def pod_scheduled(self, attempts: int) -> None: ...
+
+    def bind(self, result: str, seconds: float) -> None: ...
+
+    def status_write(self, result: str) -> None: ...
+
+    def decision_recorded(self, policy: str, mode: str, result: str) -> None: ...
+
+
+class NoMetrics:
+    """The sink of a run that exports no metrics (``simulate``): it keeps nothing."""
+
+    def read_state(self, read: Callable[[], SchedulerState]) -> None:
+        pass
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        pass
+
+    def algorithm(self, seconds: float) -> None:
+        pass
+
+    def pod_scheduled(self, attempts: int) -> None:
+        pass
+
+    def bind(self, result: str, seconds: float) -> None:
+        pass
+
+    def status_write(self, result: str) -> None:
+        pass
+
+    def decision_recorded(self, policy: str, mode: str, result: str) -> None:
+        pass
+
+
+def rfc3339(moment: datetime) -> str:
+    """A time as Kubernetes writes it in a status: seconds, UTC."""
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
