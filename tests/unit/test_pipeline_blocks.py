@@ -103,9 +103,7 @@ class NodeByNode:
         if nodes:
             self.next_start = (start + processed) % len(nodes)
         if not feasible:
-            return Decision(
-                pod.key, None, None, (), reasons, len(nodes), 0, frozenset(rejected_by)
-            )
+            return Decision(pod.key, None, None, (), reasons, len(nodes), 0, frozenset(rejected_by))
         totals, columns = self.score(cycle, feasible)
         best, ties = 0, 1
         for i in range(1, len(totals)):

@@ -144,8 +144,6 @@ class Scheduler:
         self.metrics.read_state(self._metrics_state)
         self.status = StatusWriter(status, self.unschedulable_counts, self.clock, self.metrics)
         self.events = events
-        self.leading = False
-        """Whether this replica writes: until then policy statuses follow the objects'."""
         self._binder = binder
         self._conditions = conditions
         self._objects = objects
@@ -221,7 +219,7 @@ class Scheduler:
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)
         history = entry.compiled.history if entry.compiled else 0
-        self.status.adopt(entry.name, raw.get("status") or {}, history, follow=not self.leading)
+        self.status.adopt(entry.name, raw.get("status") or {}, history)
         self._update_conditions()
         if changed:
             self._policies_changed()
@@ -240,8 +238,7 @@ class Scheduler:
             entry, compiled = self.policies.apply(raw)
             changed = changed or compiled
             history = entry.compiled.history if entry.compiled else 0
-            self.status.adopt(entry.name, raw.get("status") or {}, history, follow=True)
-        self.leading = True
+            self.status.adopt(entry.name, raw.get("status") or {}, history, afresh=True)
         self._update_conditions()
         if changed:
             self._policies_changed()
@@ -435,20 +432,18 @@ class Scheduler:
         """Assume, reserve and permit; then the binding cycle, in a task."""
         pod, node = entry.pod, str(decision.node)
         self.cache.assume(pod, node)
-        reserved = []
         refusal = None
         for plugin in policy.extensions.reserve:
             refusal = plugin.reserve(states.read(plugin), pod, node)
             if refusal is not None:
                 break
-            reserved.append(plugin)
         else:
             for permit in policy.extensions.permit:
                 refusal = permit.permit(states.read(permit), pod, node)
                 if refusal is not None:
                     break
         if refusal is not None:
-            self._undo(pod, policy, states, node, reserved)
+            self._undo(pod, policy, states, node)
             self._failed(pod, policy, started, refusal, "Scheduling")
             return
         task = asyncio.get_running_loop().create_task(
@@ -459,18 +454,11 @@ class Scheduler:
         self._binds.add(task)
         task.add_done_callback(self._binds.discard)
 
-    def _undo(
-        self,
-        pod: PodView,
-        policy: CompiledPolicy,
-        states: CycleState,
-        node: str,
-        reserved: Iterable[Any] | None = None,
-    ) -> None:
-        """Unreserve (every Reserve plugin, or those in ``reserved``, in reverse order) and
-        forget the assumed pod."""
-        plugins = policy.extensions.reserve if reserved is None else tuple(reserved)
-        for plugin in reversed(plugins):
+    def _undo(self, pod: PodView, policy: CompiledPolicy, states: CycleState, node: str) -> None:
+        """Unreserve and forget the assumed pod. Every Reserve plugin is told, in reverse order,
+        also those whose reserve did not run or failed, as kube-scheduler does: unreserve must
+        cope with what it did not reserve."""
+        for plugin in reversed(policy.extensions.reserve):
             plugin.unreserve(states.read(plugin), pod, node)
         forgotten = self.cache.forget(pod.uid)
         if forgotten is not None:

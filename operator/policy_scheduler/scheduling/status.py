@@ -6,9 +6,9 @@ heartbeat every few seconds while nothing changes, so a stale ``heartbeatTime`` 
 scheduler is down. The kept decisions are bounded by the policy's ``spec.history``, so the status
 stays small whatever the traffic.
 
-The counts continue from what is on the object: a standby follows every status the leader
-writes (:meth:`StatusWriter.adopt` with ``follow``), and a new leader starts from the statuses it
-reads when it takes over, so ``scheduled`` never goes backwards across a failover or a restart.
+The counts continue from what is on the object: a new leader starts from the statuses it reads
+when it takes over (:meth:`StatusWriter.adopt` with ``afresh``), not from what it saw as a
+standby, so ``scheduled`` never goes backwards across a failover or a restart.
 """
 
 from __future__ import annotations
@@ -78,13 +78,12 @@ class StatusWriter:
         self._written_unschedulable: dict[str, int] = {}
 
     def adopt(
-        self, name: str, status: Mapping[str, Any], history: int, follow: bool = False
+        self, name: str, status: Mapping[str, Any], history: int, afresh: bool = False
     ) -> None:
         """Start from what the object's status says when the policy is new here (counts
-        survive a restart), and every time with ``follow``: a standby follows what the leader
-        writes, and a new leader starts from what it reads when it takes over."""
+        survive a restart), or ``afresh`` (a new leader, from what it read on taking over)."""
         old = self._policies.get(name)
-        if old is not None and not follow:
+        if old is not None and not afresh:
             self.set_history(name, history)
             return
         decisions = [d for d in status.get("decisions") or () if isinstance(d, Mapping)]

@@ -1,0 +1,629 @@
+"""The scheduling loop through its ports, without an API server (in the spirit of
+kube-scheduler's TestSchedulerScheduleOne): given these objects and these watch events, expect
+these binds, events, pod conditions, queue places and policy status.
+
+Each case is a list of steps; a step feeds the loop, runs it until no pod is ready (binds
+included), or moves the clock. The ports are :class:`~policy_scheduler.simulate.InMemory`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import (
+    Cycle,
+    ExtensionPoints,
+    Filter,
+    ObjectRef,
+    ObjectWriter,
+    Permit,
+    PostBind,
+    PostFilter,
+    PostFilterResult,
+    PreBind,
+    PreEnqueue,
+    Reserve,
+)
+from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
+from policy_scheduler.scheduling import policies
+from policy_scheduler.scheduling.loop import Scheduler
+from policy_scheduler.scheduling.ports import BindResult, Outcome
+from policy_scheduler.scheduling.queue import Where
+from policy_scheduler.simulate import FrozenClock, InMemory
+
+Raw = dict[str, Any]
+
+
+def node(name: str, cpu: str = "2", labels: dict[str, str] | None = None) -> Raw:
+    return {
+        "metadata": {"name": name, "labels": labels or {}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "10"}},
+    }
+
+
+def pod(
+    name: str,
+    cpu: str = "1",
+    *,
+    scheduler: str = "test",
+    priority: int = 0,
+    on: str = "",
+    gates: Iterable[str] = (),
+    nominated: str = "",
+    labels: dict[str, str] | None = None,
+    selector: dict[str, str] | None = None,
+    host_port: int | None = None,
+) -> Raw:
+    container: Raw = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+    if host_port is not None:
+        container["ports"] = [{"containerPort": host_port, "hostPort": host_port}]
+    spec: Raw = {"schedulerName": scheduler, "priority": priority, "containers": [container]}
+    if on:
+        spec["nodeName"] = on
+    if gates:
+        spec["schedulingGates"] = [{"name": gate} for gate in gates]
+    if selector:
+        spec["nodeSelector"] = selector
+    raw: Raw = {
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "uid": name,
+            "resourceVersion": "1",
+            "labels": labels or {},
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "spec": spec,
+        "status": {"phase": "Running" if on else "Pending"},
+    }
+    if nominated:
+        raw["status"]["nominatedNodeName"] = nominated
+    return raw
+
+
+def policy(mode: str = "Enforce", generation: int = 1, status: Raw | None = None) -> Raw:
+    return {
+        "apiVersion": "policy-scheduler.dev/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {
+            "name": "test",
+            "generation": generation,
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "spec": {
+            "mode": mode,
+            "predicates": [
+                {"name": "NodePorts"},
+                {"name": "NodeAffinity"},
+                {"name": "NodeResourcesFit"},
+            ],
+            "priorities": [{"name": "LeastAllocated", "weight": 1}],
+        },
+        "status": status or {},
+    }
+
+
+def changed(raw: Raw, **edits: Any) -> Raw:
+    """``raw`` with a new resourceVersion and each ``path=value`` edit (``__`` separates keys)."""
+    copied = copy.deepcopy(raw)
+    copied["metadata"]["resourceVersion"] = str(int(copied["metadata"]["resourceVersion"]) + 1)
+    for path, value in edits.items():
+        *parents, last = path.split("__")
+        target = copied
+        for key in parents:
+            target = target.setdefault(key, {})
+        if value is None:
+            target.pop(last, None)
+        else:
+            target[last] = value
+    return copied
+
+
+@dataclass
+class Run:
+    """The loop under test with its in-memory ports and clock."""
+
+    memory: InMemory = field(default_factory=InMemory)
+    clock: FrozenClock = field(default_factory=FrozenClock)
+    scheduler: Scheduler = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.scheduler = Scheduler(
+            self.memory,
+            self.memory,
+            _Conditions(self.memory),
+            self.memory,
+            self.memory,
+            clock=self.clock,
+            seed=1,
+        )
+
+    async def settle(self) -> None:
+        """Decide every ready pod and let every binding cycle finish."""
+        while self.scheduler.schedule_next():
+            await asyncio.sleep(0)
+        await self.scheduler.drain()
+
+    def where(self, name: str) -> Where | None:
+        entry = self.scheduler.queue.get(name)
+        return None if entry is None else entry.where
+
+    def reasons(self, name: str) -> list[str]:
+        return [reason for key, _, reason, _ in self.memory.events if key == f"ns/{name}"]
+
+
+class _Conditions:
+    def __init__(self, memory: InMemory) -> None:
+        self.unschedulable = memory.unschedulable_pod
+
+
+Step = Callable[[Run], object]
+
+
+def feed(*objects: Raw) -> Step:
+    """Watch events: nodes, pods or policies added or changed."""
+
+    def step(run: Run) -> None:
+        for raw in objects:
+            if "schedulingpolicy" in str(raw.get("kind", "")).lower():
+                run.scheduler.policy_changed(raw)
+            elif "containers" in raw.get("spec", {}):
+                run.scheduler.pod_changed(raw)
+            else:
+                run.scheduler.node_changed(raw)
+
+    return step
+
+
+def delete_pod(raw: Raw) -> Step:
+    return lambda run: run.scheduler.pod_deleted(raw)
+
+
+def lead(*policies: Raw) -> Step:
+    return lambda run: run.scheduler.take_over(policies)
+
+
+def settle() -> Step:
+    return lambda run: asyncio.get_event_loop().run_until_complete(run.settle())
+
+
+def later(seconds: float) -> Step:
+    def step(run: Run) -> None:
+        run.clock.at += seconds
+
+    return step
+
+
+@dataclass(frozen=True)
+class Expect:
+    binds: list[tuple[str, str]] = field(default_factory=list)
+    events: dict[str, list[str]] = field(default_factory=dict)
+    """Per pod name, the reasons of its events in order."""
+    where: dict[str, Where | None] = field(default_factory=dict)
+    unschedulable: list[str] | None = None
+    """The pods given PodScheduled=False, in order."""
+    status: Raw = field(default_factory=dict)
+    """Fields of the policy's status body as the writer would write it now."""
+
+
+def check(run: Run, expect: Expect) -> None:
+    assert run.memory.binds == [(f"ns/{p}", n) for p, n in expect.binds]
+    for name, reasons in expect.events.items():
+        assert run.reasons(name) == reasons, name
+    for name, where in expect.where.items():
+        assert run.where(name) == where, name
+    if expect.unschedulable is not None:
+        told = [key for key, _ in run.memory.unschedulable]
+        assert told == [f"ns/{p}" for p in expect.unschedulable]
+    if expect.status:
+        body = run.scheduler.status.body("test", 0)["status"]
+        for key, value in expect.status.items():
+            assert body.get(key) == value, key
+
+
+BIG = pod("big", "4")  # no node has 4 CPUs
+GATED = pod("gated", gates=["example.com/quota"])
+
+
+@dataclass(frozen=True)
+class Case:
+    steps: list[Step]
+    expect: Expect
+
+
+CASES = {
+    "a pending pod is bound and told": Case(
+        [feed(node("n1"), policy(), pod("a")), settle()],
+        Expect(binds=[("a", "n1")], events={"a": ["Scheduled"]}, where={"a": None}),
+    ),
+    "pods of other schedulers are left alone": Case(
+        [feed(node("n1"), policy(), pod("a", scheduler="default-scheduler")), settle()],
+        Expect(binds=[], events={"a": []}, where={"a": None}),
+    ),
+    "a pod that fits nowhere is parked and told once": Case(
+        [feed(node("n1"), policy(), BIG), settle(), later(400), settle()],
+        Expect(
+            events={"big": ["FailedScheduling"]},
+            unschedulable=["big"],
+            where={"big": Where.UNSCHEDULABLE},
+        ),
+    ),
+    # Bug: a policy switched from DryRun to Enforce never bound the pods it had decided.
+    "a DryRun policy switched to Enforce binds the pods it had decided": Case(
+        [
+            feed(node("n1"), policy("DryRun"), pod("a")),
+            settle(),
+            feed(policy("Enforce", generation=2)),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")], events={"a": ["DryRunScheduled", "Scheduled"]}),
+    ),
+    "a DryRun pod is not decided again while its policy stays the same": Case(
+        [
+            feed(node("n1"), policy("DryRun"), pod("a")),
+            settle(),
+            feed(changed(pod("a"), metadata__labels={"x": "y"})),
+            settle(),
+        ],
+        Expect(binds=[], events={"a": ["DryRunScheduled"]}),
+    ),
+    # Bug: a status-only update (our own PodScheduled=False patch) moved a parked pod back.
+    "a status-only update leaves an unschedulable pod parked": Case(
+        [
+            feed(node("n1"), policy(), BIG),
+            settle(),
+            later(20),
+            feed(changed(BIG, status__conditions=[{"type": "PodScheduled", "status": "False"}])),
+        ],
+        Expect(where={"big": Where.UNSCHEDULABLE}),
+    ),
+    "a change of the pod's spec or labels moves it back": Case(
+        [
+            feed(node("n1"), policy(), BIG),
+            settle(),
+            later(20),
+            feed(changed(BIG, metadata__labels={"tier": "web"})),
+        ],
+        Expect(where={"big": Where.ACTIVE}),
+    ),
+    # Bug: gated pods were sent to pods/binding (refused with 409) and counted as errors.
+    "a gated pod costs nothing until its last gate is removed": Case(
+        [feed(node("n1"), policy(), GATED), settle()],
+        Expect(binds=[], events={"gated": []}, where={"gated": Where.GATED}),
+    ),
+    "a pod whose gates are removed is scheduled at once": Case(
+        [
+            feed(node("n1"), policy(), GATED),
+            settle(),
+            feed(changed(GATED, spec__schedulingGates=None)),
+            settle(),
+        ],
+        Expect(binds=[("gated", "n1")], events={"gated": ["Scheduled"]}),
+    ),
+    "a pod gated before its policy exists waits gated": Case(
+        [feed(node("n1"), GATED, policy()), settle()],
+        Expect(binds=[], where={"gated": Where.GATED}),
+    ),
+    "a pod being deleted never enters the queue": Case(
+        [
+            feed(node("n1"), policy(), changed(pod("a"), metadata__deletionTimestamp="now")),
+            settle(),
+        ],
+        Expect(binds=[], events={"a": []}, where={"a": None}),
+    ),
+    "a queued pod that starts terminating leaves the queue": Case(
+        [
+            feed(node("n1", cpu="1"), policy(), BIG),
+            settle(),
+            feed(changed(BIG, metadata__deletionTimestamp="now")),
+        ],
+        Expect(where={"big": None}),
+    ),
+    # Bug: pods nominated by a preemption were ignored, and their room taken.
+    "a nominated pod of higher priority holds its node's room": Case(
+        [
+            feed(
+                node("n1"),
+                policy(),
+                pod("nominee", "2", scheduler="default-scheduler", priority=10, nominated="n1"),
+                pod("a", priority=5),
+            ),
+            settle(),
+        ],
+        Expect(binds=[], events={"a": ["FailedScheduling"]}, where={"a": Where.UNSCHEDULABLE}),
+    ),
+    "a nominated pod of lower priority does not hold the room": Case(
+        [
+            feed(
+                node("n1"),
+                policy(),
+                pod("nominee", "2", scheduler="default-scheduler", priority=1, nominated="n1"),
+                pod("a", priority=5),
+            ),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")]),
+    ),
+    "a nominated pod that gets bound counts as any assigned pod": Case(
+        [
+            feed(
+                node("n1"),
+                policy(),
+                pod("nominee", "1", scheduler="default-scheduler", priority=10, nominated="n1"),
+            ),
+            feed(pod("nominee", "1", scheduler="default-scheduler", priority=10, on="n1")),
+            feed(pod("a", priority=5)),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")]),
+    ),
+    # Bug: any node or pod change woke every parked pod. Queueing hints: only what can help.
+    "an assigned pod arriving does not wake a pod short of CPU": Case(
+        [
+            feed(node("n1"), policy(), pod("full", "2", on="n1"), pod("a")),
+            settle(),
+            later(20),
+            feed(pod("other", "0", on="n1")),
+        ],
+        Expect(where={"a": Where.UNSCHEDULABLE}),
+    ),
+    "an assigned pod deleted from a node that could hold the pod wakes it": Case(
+        [
+            feed(node("n1"), policy(), pod("full", "2", on="n1"), pod("a")),
+            settle(),
+            later(20),
+            delete_pod(pod("full", "2", on="n1")),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")]),
+    ),
+    "a pod deleted from a node too small for the pod even when empty does not wake it": Case(
+        [
+            feed(node("n1"), policy(), BIG, pod("small", "1", on="n1")),
+            settle(),
+            later(20),
+            delete_pod(pod("small", "1", on="n1")),
+        ],
+        Expect(where={"big": Where.UNSCHEDULABLE}),
+    ),
+    "a node label change does not wake a pod short of CPU": Case(
+        [
+            feed(node("n1"), policy(), BIG),
+            settle(),
+            later(20),
+            feed(node("n1", labels={"rack": "r1"})),
+        ],
+        Expect(where={"big": Where.UNSCHEDULABLE}),
+    ),
+    "a node added that is large enough wakes a pod short of CPU": Case(
+        [feed(node("n1"), policy(), BIG), settle(), later(20), feed(node("n2", "8")), settle()],
+        Expect(binds=[("big", "n2")]),
+    ),
+    "a node added that is too small does not wake it": Case(
+        [feed(node("n1"), policy(), BIG), settle(), later(20), feed(node("n2", "3"))],
+        Expect(where={"big": Where.UNSCHEDULABLE}),
+    ),
+    "a node label change wakes a pod whose node selector matched no node": Case(
+        [
+            feed(node("n1"), policy(), pod("picky", selector={"disk": "ssd"})),
+            settle(),
+            later(20),
+            feed(node("n1", labels={"disk": "ssd"})),
+            settle(),
+        ],
+        Expect(binds=[("picky", "n1")]),
+    ),
+    "a pod deleted does not wake a pod whose node selector matched no node": Case(
+        [
+            feed(node("n1"), policy(), pod("x", on="n1"), pod("picky", selector={"d": "s"})),
+            settle(),
+            later(20),
+            delete_pod(pod("x", on="n1")),
+        ],
+        Expect(where={"picky": Where.UNSCHEDULABLE}),
+    ),
+    "a deleted pod frees a host port only if it held that port": Case(
+        [
+            feed(node("n1", "8"), policy(), pod("holder", "0", on="n1", host_port=80)),
+            feed(pod("other", "0", on="n1", host_port=81), pod("a", "0", host_port=80)),
+            settle(),
+            later(20),
+            delete_pod(pod("other", "0", on="n1", host_port=81)),
+        ],
+        Expect(where={"a": Where.UNSCHEDULABLE}),
+    ),
+    "a policy change wakes its parked pods": Case(
+        [feed(node("n1"), policy(), BIG), settle(), later(20), feed(policy(generation=2))],
+        Expect(where={"big": Where.ACTIVE}),
+    ),
+    # Bug: after a failover the new leader wrote the status it had read as a standby.
+    "a new leader continues the status it reads on taking over, not the one it saw": Case(
+        [
+            feed(node("n1"), policy(status={"scheduled": 3})),
+            feed(policy(status={"scheduled": 7, "lastDecision": {"pod": "ns/x", "node": "n1"}})),
+            lead(policy(status={"scheduled": 9, "lastDecision": {"pod": "ns/y", "node": "n1"}})),
+            feed(pod("a")),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")], status={"scheduled": 10}),
+    ),
+    "a leader keeps its own counts when its writes come back through the watch": Case(
+        [
+            feed(node("n1")),
+            lead(policy(status={"scheduled": 4})),
+            feed(pod("a")),
+            settle(),
+            feed(policy(status={"scheduled": 4})),  # its write of before the bind, late
+        ],
+        Expect(binds=[("a", "n1")], status={"scheduled": 5}),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_schedule_one(case: Case) -> None:
+    run = Run()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        for step in case.steps:
+            step(run)
+        check(run, case.expect)
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+# --- The extension points: which run, in which order, and what a refusal undoes -------------
+
+
+class Recorder(
+    Filter[str], PreEnqueue, PostFilter[str], Reserve[str], Permit[str], PreBind[str], PostBind[str]
+):
+    """A plugin at every extension point that logs each call, with its cycle state, and refuses
+    at the step named ``refuse``."""
+
+    name = "Recorder"
+
+    def __init__(self, log: list[str], refuse: str = "") -> None:
+        self.log = log
+        self.refuse = refuse
+
+    def _call(self, step: str, pod: PodView, state: str | None = None) -> str | None:
+        self.log.append(f"{step} {pod.name}" + (f" ({state})" if state else ""))
+        return f"{step} refused" if step == self.refuse else None
+
+    def pre_enqueue(self, pod: PodView) -> str | None:
+        if pod.labels.get("hold"):
+            self._call("pre_enqueue", pod)
+            return "held by Recorder"
+        return None
+
+    def pre_filter(self, cycle: Cycle) -> str:
+        return f"state of {cycle.pod.name}"
+
+    def filter(self, state: str, pod: PodView, node: Any) -> tuple[str, ...]:
+        return ("Recorder says no",) if pod.labels.get("reject") else ()
+
+    def post_filter(self, state: str, cycle: Cycle, reasons: Any) -> PostFilterResult:
+        self._call("post_filter", cycle.pod, state)
+        return PostFilterResult(message="Recorder found no victim.")
+
+    def reserve(self, state: str, pod: PodView, node: str) -> str | None:
+        return self._call("reserve", pod, state)
+
+    def unreserve(self, state: str, pod: PodView, node: str) -> None:
+        self._call("unreserve", pod, state)
+
+    def permit(self, state: str, pod: PodView, node: str) -> str | None:
+        return self._call("permit", pod)
+
+    async def pre_bind(
+        self, state: str, pod: PodView, node: str, objects: ObjectWriter
+    ) -> str | None:
+        await objects.patch(ObjectRef("v1", "persistentvolumeclaims", "claim", "ns"), {"x": 1})
+        return self._call("pre_bind", pod)
+
+    def post_bind(self, state: str, pod: PodView, node: str) -> None:
+        self._call("post_bind", pod)
+
+
+class FailingBinder(InMemory):
+    async def bind(self, pod: PodView, node: str) -> BindResult:
+        return BindResult(Outcome.FAILED, "etcd said no")
+
+
+@dataclass(frozen=True)
+class PointCase:
+    log: list[str]
+    binds: list[tuple[str, str]] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+    where: Where | None = None
+    refuse: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    binder_fails: bool = False
+
+
+S = "(state of a)"
+POINTS = {
+    "every step runs once, in kube-scheduler's order, with the plugin's cycle state": PointCase(
+        [f"reserve a {S}", "permit a", "pre_bind a", "post_bind a"],
+        binds=[("a", "n1")],
+        events=["Scheduled"],
+    ),
+    "a refused reserve unreserves and backs off": PointCase(
+        [f"reserve a {S}", f"unreserve a {S}"],
+        events=["FailedScheduling"],
+        where=Where.BACKOFF,
+        refuse="reserve",
+    ),
+    "a refused permit unreserves and backs off": PointCase(
+        [f"reserve a {S}", "permit a", f"unreserve a {S}"],
+        events=["FailedScheduling"],
+        where=Where.BACKOFF,
+        refuse="permit",
+    ),
+    "a refused pre-bind unreserves and binds nothing": PointCase(
+        [f"reserve a {S}", "permit a", "pre_bind a", f"unreserve a {S}"],
+        events=["FailedScheduling"],
+        where=Where.BACKOFF,
+        refuse="pre_bind",
+    ),
+    "a failed bind unreserves": PointCase(
+        [f"reserve a {S}", "permit a", "pre_bind a", f"unreserve a {S}"],
+        events=["FailedScheduling"],
+        where=Where.BACKOFF,
+        binder_fails=True,
+    ),
+    "no node fits: post-filter runs and its words end the message": PointCase(
+        [f"post_filter a {S}"],
+        events=["FailedScheduling"],
+        where=Where.UNSCHEDULABLE,
+        labels={"reject": "yes"},
+    ),
+    "a policy's pre-enqueue plugin holds the pod before any cycle": PointCase(
+        ["pre_enqueue a"], where=Where.GATED, labels={"hold": "yes"}
+    ),
+}
+
+
+@pytest.mark.parametrize("case", POINTS.values(), ids=POINTS.keys())
+def test_extension_points(case: PointCase, monkeypatch: pytest.MonkeyPatch) -> None:
+    log: list[str] = []
+    plugin = Recorder(log, case.refuse)
+
+    def with_recorder(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        compiled.pipeline.filters = [*compiled.pipeline.filters, plugin]
+        return dataclasses.replace(compiled, extensions=ExtensionPoints.of([plugin]))
+
+    monkeypatch.setattr(policies, "compile_policy", with_recorder)  # as the table compiles
+    run = Run(memory=FailingBinder() if case.binder_fails else InMemory())
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        feed(node("n1"), policy(), pod("a", labels=case.labels))(run)
+        settle()(run)
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    assert log == case.log
+    assert run.memory.binds == [(f"ns/{p}", n) for p, n in case.binds]
+    assert run.reasons("a") == case.events
+    assert run.where("a") == case.where
+    # Assumed until the watch shows the pod bound; forgotten after a failure.
+    assert run.scheduler.cache.is_assumed("a") == bool(case.binds)
+    if case.where is Where.UNSCHEDULABLE:
+        assert run.memory.events[-1][3].endswith(" Recorder found no victim.")
+    if "pre_bind a" in log:
+        assert run.memory.patches == [
+            (ObjectRef("v1", "persistentvolumeclaims", "claim", "ns"), {"x": 1})
+        ]
