@@ -1,6 +1,7 @@
 """``policy-scheduler explain`` on the real control plane: a bound pod and an unschedulable one,
-every node's verdict with the filter that rejected it, the scores, the verdict, ``-o json``, and
-one clear line with exit code 1 or 2 for what cannot be explained."""
+every node's verdict with the filter that rejected it, the scores, the verdict, ``-o json``; a
+bound pod re-evaluated as if pending beside the decision the policy recorded; and one clear line
+with exit code 1 or 2 for what cannot be explained."""
 
 from __future__ import annotations
 
@@ -148,12 +149,94 @@ def test_explain_a_bound_and_an_unschedulable_pod(
     table = explain(cluster.kubeconfig, "web", "-n", namespace)
     lines = table.stdout.splitlines()
     assert lines[0].startswith(f"pod {namespace}/web: bound to {big}; ")
-    header = lines[2].split()
+    # After the recorded decision (which the status may not hold yet), the nodes as of now.
+    now = lines.index(f"feasible nodes: 2 of {len(nodes)}")
+    header = lines[now + 1].split()
     assert header == ["NODE", "TOTAL", "LeastAllocated", "(x1)", "NodeLabelPreference", "(x2)"]
-    assert lines[3].split() == [big, "97.67", "93", "100"]
-    assert lines[4].split() == [small, "24.67", "74", "0"]
-    assert f"verdict: if it were scheduled now, it would go to {big} (score 97.67)" in lines
-    assert f"it is on {big}, which matches" in lines
+    assert lines[now + 2].split() == [big, "97.67", "93", "100"]
+    assert lines[now + 3].split() == [small, "24.67", "74", "0"]
+    assert lines[-2:] == [
+        f"verdict: it is on {big}; if it were pending now, it would go to {big} (score 97.67)",
+        f"{big} is the policy's choice now",
+    ]
+
+
+def test_explain_a_bound_pod_as_if_pending_beside_its_recorded_decision(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    labels = {"pool": pool}
+    small, big = f"{pool}-small", f"{pool}-big"
+    cluster.apply(
+        node(small, cpu="1", labels=labels),
+        node(big, cpu="4", labels=labels),
+        # NodeName would reject every node but a bound pod's own, were its nodeName kept.
+        policy(pool, pool, predicates=[{"name": "NodeName"}, {"name": "NodeResourcesFit"}]),
+    )
+    cluster.apply(
+        # Placed by its own spec.nodeName, not by the policy: it has no recorded decision.
+        pod("pinned", pool, cpu="500m", extra={"nodeName": small}),
+        # 3 of big's 4 CPUs: were its own usage counted, big could not take it again.
+        pod("fill", pool, cpu="3"),
+        namespace=namespace,
+    )
+    operator.start()
+
+    def recorded_fill() -> dict[str, Any] | None:
+        # Pending until bound ("recorded" is only a bound pod's), and the operator writes its
+        # decisions into the policy's status about once a second.
+        report = explained(cluster, "fill", "-n", namespace)
+        return report if report.get("recorded") else None
+
+    report = wait_for("the recorded decision of fill", recorded_fill)
+    assert report["boundTo"] == big
+    recorded = report["recorded"]
+    assert (recorded["pod"], recorded["node"], recorded["score"]) == (f"{namespace}/fill", big, 62)
+    assert recorded["candidates"] == [{"node": big, "score": 62, "scores": {"LeastAllocated": 62}}]
+    assert recorded["reasons"] == {"Insufficient cpu": 1}
+    assert "dryRun" not in recorded
+    nodes = {n["node"]: n for n in report["nodes"]}
+    assert not [n for n in report["nodes"] if n.get("filter") == "NodeName"]
+    # LeastAllocated of 3 CPUs and 64Mi on 4 CPUs and 8Gi: 25 and 99 free, 62.
+    assert nodes[big] == {
+        "node": big,
+        "feasible": True,
+        "score": 62.0,
+        "scores": {"LeastAllocated": 62},
+    }
+    assert (nodes[small]["filter"], nodes[small]["reasons"]) == (
+        "NodeResourcesFit",
+        ["Insufficient cpu"],
+    )
+    assert report["verdict"] == {"nodes": [big], "score": 62.0, "matches": True}
+
+    table = explain(cluster.kubeconfig, "fill", "-n", namespace)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[1] == f"recorded decision at {recorded['time']}: {big} (score 62)"
+    assert [line.split() for line in lines[2:4]] == [
+        ["NODE", "TOTAL", "LeastAllocated"],
+        [big, "62", "62"],
+    ]
+    assert (
+        f"now, as if it were pending (its nodeName ignored, its own usage not counted on {big}):"
+        in lines
+    )
+    assert not [line for line in lines if "NodeName" in line]
+    assert lines[-2:] == [
+        f"verdict: it is on {big}; if it were pending now, it would go to {big} (score 62)",
+        f"{big} is the policy's choice now",
+    ]
+
+    # The pinned pod: no decision of the policy placed it, and its nodeName holds no node back.
+    report = explained(cluster, "pinned", "-n", namespace)
+    assert report["boundTo"] == small
+    assert report["recorded"] is None
+    assert not [n for n in report["nodes"] if n.get("filter") == "NodeName"]
+    assert {n["node"] for n in report["nodes"] if n["feasible"]} == {small, big}
+    table = explain(cluster.kubeconfig, "pinned", "-n", namespace)
+    assert table.stdout.splitlines()[1] == (
+        f"recorded decision: none; SchedulingPolicy {pool} keeps no decision that placed this pod"
+    )
 
 
 def test_what_cannot_be_explained(
