@@ -22,12 +22,13 @@ import pykube
 import requests
 import yaml
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.policy.schema import API_VERSION, KIND
 from policy_scheduler.scheduling.policies import PolicyTable
+from policy_scheduler.simulate import ClusterDump, snapshot_of
 
 
 class ExplainError(Exception):
@@ -339,14 +340,10 @@ def as_pending(pod: PodView) -> PodView:
 def snapshot_without(
     pod: PodView, nodes: Iterable[NodeView], assigned: Iterable[PodView]
 ) -> Snapshot:
-    """The nodes with the pods assigned to them, except ``pod`` itself, so that a bound pod's
-    own usage does not count against its node; finished pods hold nothing, pods of nodes not
-    listed are left out."""
-    placed: dict[str, list[PodView]] = {}
-    for other in assigned:
-        if other.node_name and other.uid != pod.uid and not other.terminated:
-            placed.setdefault(other.node_name, []).append(other)
-    return Snapshot(NodeInfo(node, placed.get(node.name, ())) for node in nodes)
+    """The nodes with the pods assigned to them, as simulate sees a cluster dump, except ``pod``
+    itself, so that a bound pod's own usage does not count against its node."""
+    others = tuple(other for other in assigned if other.uid != pod.uid)
+    return snapshot_of(ClusterDump(tuple(nodes), others))
 
 
 def recorded_decision(status: Mapping[str, Any], pod: PodView) -> Mapping[str, Any] | None:
