@@ -10,41 +10,37 @@ not compile). ``explain`` exits 0 when it explained the pod, 1 when no valid Sch
 serves the pod, 2 when the cluster cannot be read (no such pod, no access, a bad kubeconfig).
 """
 
+# Kopf, aiohttp, pykube, the kubernetes client and prometheus_client take a second to import, which
+# validate, simulate and convert (and --help) must not pay: the modules that pull them in are
+# imported inside the commands that talk to a cluster, run and explain.
+# ruff: noqa: PLC0415
+
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import kopf
 import yaml
 
 from policy_scheduler import __version__
-from policy_scheduler.explain import (
-    ExplainError,
-    NotServedError,
-    connect,
-    default_namespace,
-    explain_pod,
-)
-from policy_scheduler.handlers import register
-from policy_scheduler.kube.client import Kube
-from policy_scheduler.kube.events import POST_CONCURRENCY
-from policy_scheduler.kube.leader import LeaderElection, LeaseTimings
-from policy_scheduler.kube.scheduler import BIND_CONCURRENCY, Scheduler
+from policy_scheduler.kube.timings import LeaseTimings
 from policy_scheduler.manifests import ManifestError, read_objects
-from policy_scheduler.metrics import Endpoint
 from policy_scheduler.pipeline import Decision, reason_counts
 from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compile_policy
 from policy_scheduler.policy.convert import LegacyPolicyError, convert, default_name, parse_legacy
 from policy_scheduler.policy.load import read_policy_file
 from policy_scheduler.simulate import load_cluster, simulate
+
+if TYPE_CHECKING:
+    from policy_scheduler.kube.client import Kube
+    from policy_scheduler.kube.leader import LeaderElection
+    from policy_scheduler.metrics import Endpoint
 
 LOG_FORMATS = ("plain", "full", "json")
 LEASE_NAMESPACE = "policy-scheduler"
@@ -182,6 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _endpoint(text: str) -> Endpoint:
+    from policy_scheduler.metrics import Endpoint
+
     try:
         return Endpoint.parse(text)
     except ValueError as error:
@@ -220,6 +218,8 @@ def _lease_namespace(args: argparse.Namespace) -> str:
 
 
 def _election(args: argparse.Namespace, kube: Kube) -> LeaderElection | None:
+    from policy_scheduler.kube.leader import LeaderElection
+
     if not args.leader_elect:
         return None
     timings = LeaseTimings(
@@ -239,6 +239,15 @@ def _election(args: argparse.Namespace, kube: Kube) -> LeaderElection | None:
 
 
 def run_operator(args: argparse.Namespace) -> int:
+    import asyncio
+
+    import kopf
+
+    from policy_scheduler.handlers import register
+    from policy_scheduler.kube.client import Kube
+    from policy_scheduler.kube.events import POST_CONCURRENCY
+    from policy_scheduler.kube.scheduler import BIND_CONCURRENCY, Scheduler
+
     kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG") or None
     if kubeconfig:
         # Kopf's login reads $KUBECONFIG; both clients must be the same identity.
@@ -375,6 +384,14 @@ def table(decision: Decision, weights: dict[str, int]) -> list[str]:
 
 def explain_command(args: argparse.Namespace) -> int:
     """The report goes to stdout; a pod that cannot be explained is one line on stderr."""
+    from policy_scheduler.explain import (
+        ExplainError,
+        NotServedError,
+        connect,
+        default_namespace,
+        explain_pod,
+    )
+
     try:
         api = connect(args.kubeconfig)
         report = explain_pod(api, args.pod, args.namespace or default_namespace(api))

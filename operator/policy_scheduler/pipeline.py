@@ -90,6 +90,8 @@ def failure_message(total_nodes: int, reasons: Mapping[str, int]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class WeightedScorer:
+    """A policy's priority: the scorer and its weight in the total."""
+
     scorer: Scorer[Any]
     weight: int
 

@@ -37,6 +37,8 @@ class ClusterFileError(ManifestError):
 
 @dataclass(frozen=True)
 class ClusterDump:
+    """The nodes and pods of a cluster file."""
+
     nodes: tuple[NodeView, ...]
     pods: tuple[PodView, ...]
 

@@ -16,22 +16,15 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from policy_scheduler.kube.client import ApiError, Kube, path
+from policy_scheduler.kube.timings import LeaseTimings
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True, slots=True)
-class LeaseTimings:
-    """kube-scheduler's defaults: 15 s lease, 10 s renew deadline, 2 s retry."""
-
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+DEFAULT_TIMINGS = LeaseTimings()
 
 
 def _micro_time() -> str:
@@ -51,7 +44,7 @@ class LeaderElection:
         *,
         name: str = "policy-scheduler",
         identity: str | None = None,
-        timings: LeaseTimings = LeaseTimings(),
+        timings: LeaseTimings = DEFAULT_TIMINGS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._kube = kube

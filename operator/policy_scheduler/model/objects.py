@@ -296,6 +296,8 @@ class PodView:
 
 @dataclass(frozen=True, slots=True)
 class Taint:
+    """One of a node's ``spec.taints``."""
+
     key: str
     value: str
     effect: str

@@ -16,6 +16,8 @@ NAME = "SchedulingGates"
 
 
 class SchedulingGates(PreEnqueue):
+    """Holds a pod while it has scheduling gates."""
+
     name = NAME
 
     def pre_enqueue(self, pod: PodView) -> str | None:

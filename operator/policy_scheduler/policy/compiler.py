@@ -31,6 +31,8 @@ NODE_SELECTOR = "spec.nodeSelector"
 
 
 class Mode(StrEnum):
+    """A policy's ``spec.mode``."""
+
     ENFORCE = "Enforce"
     """Bind each pod to the chosen node."""
     DRY_RUN = "DryRun"

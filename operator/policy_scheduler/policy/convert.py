@@ -149,6 +149,8 @@ class LegacyPolicyError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Conversion:
+    """A legacy Policy turned into a SchedulingPolicy, and what did not carry over."""
+
     policy: dict[str, Any]
     """The SchedulingPolicy, as plain data."""
     notes: tuple[str, ...]

@@ -42,6 +42,8 @@ WARNING = "Warning"
 
 
 class Outcome(Enum):
+    """How a bind ended."""
+
     BOUND = "bound"
     TAKEN = "taken"  # 409: the pod is assigned already (by us before a restart, or by another)
     GONE = "gone"  # 404: the pod was deleted meanwhile
@@ -50,6 +52,8 @@ class Outcome(Enum):
 
 @dataclass(frozen=True, slots=True)
 class BindResult:
+    """How a bind ended, and the API server's message when it failed."""
+
     outcome: Outcome
     message: str = ""
 
@@ -77,6 +81,8 @@ class PodConditions(Protocol):
 
 
 class WriteResult(Enum):
+    """How a status write ended (the values label the status-write metric)."""
+
     WRITTEN = "success"
     NOT_FOUND = "not_found"  # the policy is gone
     FAILED = "error"

@@ -28,6 +28,8 @@ UNSCHEDULABLE_TIMEOUT = 300.0
 
 
 class Where(Enum):
+    """Where a queued pod waits (or that a cycle has it: in flight)."""
+
     ACTIVE = "active"
     BACKOFF = "backoff"
     UNSCHEDULABLE = "unschedulable"

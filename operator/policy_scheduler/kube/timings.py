@@ -1,0 +1,16 @@
+"""Leader-election timings, kept apart from the election itself (``kube/leader.py``) so that the
+command line can offer their defaults without importing the API client: ``validate``,
+``simulate`` and ``convert`` build the same argument parser as ``run`` and must start fast."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTimings:
+    """kube-scheduler's defaults: 15 s lease, 10 s renew deadline, 2 s retry."""
+
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
