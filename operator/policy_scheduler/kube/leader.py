@@ -27,6 +27,26 @@ logger = logging.getLogger(__name__)
 DEFAULT_TIMINGS = LeaseTimings()
 
 
+def lease_problem(
+    error: ApiError, namespace: str, name: str, retry_period: float
+) -> tuple[int, str]:
+    """The level and the line to log when taking or renewing the Lease failed with ``error``.
+
+    A missing namespace is the one failure that never heals by itself, and the first thing a user
+    meets who runs the operator on a fresh cluster: the API server's answer alone ("namespaces
+    ... not found", all kube-scheduler logs) does not say that nothing will be scheduled, nor what
+    to do, so the line says both."""
+    line = f"Lease {namespace}/{name}: {error.message}"
+    if error.status == 404 and error.message == f'namespaces "{namespace}" not found':
+        return logging.ERROR, (
+            f"{line}: this replica cannot lead, so nothing is scheduled; create the namespace "
+            f"(kubectl create namespace {namespace}), choose one that exists "
+            "(--leader-elect-resource-namespace), or run without leader election "
+            f"(--leader-elect=false); retrying every {retry_period:g} s"
+        )
+    return logging.WARNING, line
+
+
 def _micro_time() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -55,6 +75,7 @@ class LeaderElection:
         self._clock = clock
         self._observed: tuple[Any, Any] | None = None
         self._observed_at = 0.0
+        self._reported: str | None = None
         self.leading = False
 
     async def acquire(self) -> None:
@@ -112,48 +133,62 @@ class LeaderElection:
         )
 
     async def _try_acquire_or_renew(self) -> bool:
+        try:
+            taken = await self._attempt()
+        except ApiError as error:
+            # 409: a rival wrote the Lease between our read and our write; not a problem.
+            if error.status != 409:
+                self._report(error)
+            return False
+        self._reported = None
+        return taken
+
+    def _report(self, error: ApiError) -> None:
+        """Log a problem when it first appears; its repeats, one per retry period until it is
+        fixed, go to debug, so that the line that says what is wrong is not buried."""
+        level, line = lease_problem(error, self.namespace, self.name, self._timings.retry_period)
+        logger.log(logging.DEBUG if line == self._reported else level, line)
+        self._reported = line
+
+    async def _attempt(self) -> bool:
+        """Take or renew the Lease if it is free or ours; False while another holds it."""
         now = _micro_time()
         duration = int(self._timings.lease_duration)
-        try:
-            lease = await self._read()
-            if lease is None:
-                await self._kube.request(
-                    "POST",
-                    self._path(),
-                    {
-                        "apiVersion": "coordination.k8s.io/v1",
-                        "kind": "Lease",
-                        "metadata": {"name": self.name, "namespace": self.namespace},
-                        "spec": {
-                            "holderIdentity": self.identity,
-                            "leaseDurationSeconds": duration,
-                            "acquireTime": now,
-                            "renewTime": now,
-                            "leaseTransitions": 0,
-                        },
+        lease = await self._read()
+        if lease is None:
+            await self._kube.request(
+                "POST",
+                self._path(),
+                {
+                    "apiVersion": "coordination.k8s.io/v1",
+                    "kind": "Lease",
+                    "metadata": {"name": self.name, "namespace": self.namespace},
+                    "spec": {
+                        "holderIdentity": self.identity,
+                        "leaseDurationSeconds": duration,
+                        "acquireTime": now,
+                        "renewTime": now,
+                        "leaseTransitions": 0,
                     },
-                )
-                return True
-            spec = lease["spec"]
-            holder = spec.get("holderIdentity") or ""
-            record = (holder, spec.get("renewTime"))
-            if record != self._observed:
-                self._observed, self._observed_at = record, self._clock()
-            held_by_other = holder and holder != self.identity
-            expires = self._observed_at + float(spec.get("leaseDurationSeconds") or duration)
-            if held_by_other and self._clock() < expires:
-                return False
-            if holder != self.identity:
-                spec["acquireTime"] = now
-                spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
-            spec.update(holderIdentity=self.identity, leaseDurationSeconds=duration, renewTime=now)
-            # The read's resourceVersion makes this a compare-and-swap: a rival's write wins, ours
-            # gets 409, and we look again next round.
-            await self._write(lease)
-        except ApiError as error:
-            if error.status != 409:
-                logger.warning("Lease %s/%s: %s", self.namespace, self.name, error.message)
+                },
+            )
+            return True
+        spec = lease["spec"]
+        holder = spec.get("holderIdentity") or ""
+        record = (holder, spec.get("renewTime"))
+        if record != self._observed:
+            self._observed, self._observed_at = record, self._clock()
+        held_by_other = holder and holder != self.identity
+        expires = self._observed_at + float(spec.get("leaseDurationSeconds") or duration)
+        if held_by_other and self._clock() < expires:
             return False
+        if holder != self.identity:
+            spec["acquireTime"] = now
+            spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        spec.update(holderIdentity=self.identity, leaseDurationSeconds=duration, renewTime=now)
+        # The read's resourceVersion makes this a compare-and-swap: a rival's write wins, ours
+        # gets 409, and we look again next round.
+        await self._write(lease)
         self._observed = (self.identity, now)
         self._observed_at = self._clock()
         return True
