@@ -1,0 +1,102 @@
+"""The scheduling loop's pre-enqueue and its view of other schedulers' work, on the real API
+server: gated pods, pods nominated to a node, a DryRun policy switched to Enforce."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness import Cluster, Operator, bound, events, node, pod, policy, wait_for
+
+
+def _when_bound(cluster: Cluster, namespace: str, name: str) -> str | None:
+    return bound(cluster, namespace).get(name)
+
+
+def test_a_gated_pod_waits_without_a_request_and_is_bound_once_ungated(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(node(f"{pool}-0", cpu="2", labels={"pool": pool}))
+    cluster.apply(policy(pool, pool))
+    gated = pod("gated", pool, extra={"schedulingGates": [{"name": "example.com/quota"}]})
+    cluster.apply(gated, pod("free", pool), namespace=namespace)
+    operator.start()
+    # The ungated pod, created after the gated one, is bound: the gated one was seen and held.
+    wait_for("the ungated pod bound", lambda: _when_bound(cluster, namespace, "free"))
+    assert "gated" not in bound(cluster, namespace)
+    told = events(cluster, namespace, "FailedScheduling")
+    assert told == [], "a gated pod costs no attempt and no event"
+
+    patch = json.dumps([{"op": "remove", "path": "/spec/schedulingGates"}])
+    cluster.kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p", patch)
+    assert wait_for("the pod bound once ungated", lambda: _when_bound(cluster, namespace, "gated"))
+
+
+def _priority_class(name: str, value: int, pool: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name, "labels": {"pool": pool}},
+        "value": value,
+    }
+
+
+def test_a_nominated_pod_holds_its_room_against_lower_priorities_only(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    target = f"{pool}-0"
+    cluster.apply(node(target, cpu="2", labels={"pool": pool}))
+    cluster.apply(
+        _priority_class(f"{pool}-low", 10, pool),
+        _priority_class(f"{pool}-mid", 100, pool),
+        _priority_class(f"{pool}-high", 1000, pool),
+    )
+    try:
+        cluster.apply(policy(pool, pool))
+        # Another scheduler's preemption reserved the whole node for this pod.
+        nominee = pod(
+            "nominee", f"{pool}-other", cpu="2", extra={"priorityClassName": f"{pool}-mid"}
+        )
+        cluster.apply(nominee, namespace=namespace)
+        nominated = json.dumps({"status": {"nominatedNodeName": target}})
+        cluster.kubectl(
+            "patch", "pod", "nominee", "-n", namespace, "--subresource=status",
+            "--type=merge", "-p", nominated,
+        )  # fmt: skip
+        low = pod("low", pool, cpu="1", extra={"priorityClassName": f"{pool}-low"})
+        cluster.apply(low, namespace=namespace)
+        operator.start()
+        failed = wait_for(
+            "the low-priority pod told it does not fit",
+            lambda: events(cluster, namespace, "FailedScheduling"),
+        )
+        assert failed[0]["message"] == "0/1 nodes are available: 1 Insufficient cpu."
+        assert "low" not in bound(cluster, namespace)
+
+        high = pod("high", pool, cpu="1", extra={"priorityClassName": f"{pool}-high"})
+        cluster.apply(high, namespace=namespace)
+        assert (
+            wait_for(
+                "the higher-priority pod bound", lambda: _when_bound(cluster, namespace, "high")
+            )
+            == target
+        )
+        assert "low" not in bound(cluster, namespace)
+    finally:
+        cluster.kubectl("delete", "priorityclasses", "-l", f"pool={pool}", "--wait=false")
+
+
+def test_a_dry_run_policy_switched_to_enforce_binds_the_pods_it_decided(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    cluster.apply(node(f"{pool}-0", cpu="2", labels={"pool": pool}))
+    cluster.apply(policy(pool, pool, mode="DryRun"))
+    cluster.apply(pod("web", pool), namespace=namespace)
+    operator.start()
+    wait_for("a DryRunScheduled event", lambda: events(cluster, namespace, "DryRunScheduled"))
+    assert "web" not in bound(cluster, namespace)
+
+    cluster.apply(policy(pool, pool, mode="Enforce"))
+    assert wait_for(
+        "the pod bound after the switch", lambda: _when_bound(cluster, namespace, "web")
+    )
