@@ -53,13 +53,22 @@ class Api:
         body: bytes | Mapping[str, Any] | None = None,
         params: Mapping[str, str] | None = None,
         ok: frozenset[int] = frozenset(),
+        *,
+        content_type: str | None = None,
     ) -> requests.Response:
-        """The response of a 2xx answer or of a status in ``ok``; retried on 429 and 5xx."""
+        """The response of a 2xx answer or of a status in ``ok``; retried on 429 and 5xx.
+        ``content_type`` replaces the session's ``application/json`` (patches need their own)."""
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        headers = {"Content-Type": content_type} if content_type else None
         for attempt in range(ATTEMPTS):
             try:
                 response = self.session.request(
-                    method, self.server + path, data=data, params=params, timeout=60
+                    method,
+                    self.server + path,
+                    data=data,
+                    params=params,
+                    headers=headers,
+                    timeout=60,
                 )
             except requests.ConnectionError:
                 if attempt == ATTEMPTS - 1:
@@ -81,6 +90,10 @@ class Api:
         since a create retried after a lost answer may find its own object."""
         ok = frozenset({409}) if exists_ok else frozenset()
         return self.request("POST", path, body, ok=ok).status_code
+
+    def merge_patch(self, path: str, body: Mapping[str, Any]) -> None:
+        """A JSON merge patch (RFC 7386): the fields of ``body`` set, the rest left alone."""
+        self.request("PATCH", path, body, content_type="application/merge-patch+json")
 
     def list_items(self, path: str, **params: str) -> list[dict[str, Any]]:
         """Every item of a list, page by page (the server caps what one answer holds)."""
