@@ -352,6 +352,21 @@ CASES = {
         ],
         Expect(binds=[("a", "n1")]),
     ),
+    "a nominated pod this scheduler assumed counts once, where it was assumed": Case(
+        [
+            feed(
+                node("n1"),
+                node("n2", "1"),
+                policy(),
+                pod("nominee", "1", priority=10, nominated="n1", selector={"only": "n2"}),
+            ),
+            feed(node("n2", "1", labels={"only": "n2"})),
+            settle(),
+            feed(pod("a", "2", priority=5)),
+            settle(),
+        ],
+        Expect(binds=[("nominee", "n2"), ("a", "n1")]),
+    ),
     "a nominated pod that gets bound counts as any assigned pod": Case(
         [
             feed(

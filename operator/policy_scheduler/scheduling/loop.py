@@ -414,11 +414,14 @@ class Scheduler:
 
     def _nominated_against(self, pod: PodView) -> list[tuple[str, PodView]]:
         """The pods nominated to a node that hold its room against ``pod``: those of at least
-        its priority, as kube-scheduler counts them when it filters."""
+        its priority, as kube-scheduler counts them when it filters. A nominated pod this
+        scheduler has assumed already counts where it was assumed."""
         return [
             (other.nominated_node_name, other)
             for other in self._nominated.values()
-            if other.uid != pod.uid and other.priority >= pod.priority
+            if other.uid != pod.uid
+            and other.priority >= pod.priority
+            and self.cache.node_of(other.uid) is None
         ]
 
     def _reserve(
