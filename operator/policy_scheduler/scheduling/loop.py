@@ -291,11 +291,20 @@ class Scheduler:
     def _cluster_event(self, event: ClusterEvent) -> None:
         """Move back the parked pods that ``event`` may help: those rejected by a filter that
         registered for it and whose hint does not rule it out."""
-        if self.queue.move(self.clock.monotonic(), lambda entry: self._helps(entry, event)):
+        # One lookup per scheduler name, not per parked pod: an event comes with every bind.
+        serving: dict[str, CompiledPolicy | None] = {}
+
+        def helps(entry: QueuedPod) -> bool:
+            name = entry.pod.scheduler_name
+            if name not in serving:
+                serving[name] = self.policies.route(name).policy
+            return self._helps(entry, serving[name], event)
+
+        if self.queue.move(self.clock.monotonic(), helps):
             self._wake.set()
 
-    def _helps(self, entry: QueuedPod, event: ClusterEvent) -> bool:
-        policy = self.policies.route(entry.pod.scheduler_name).policy
+    @staticmethod
+    def _helps(entry: QueuedPod, policy: CompiledPolicy | None, event: ClusterEvent) -> bool:
         if policy is None:
             return False  # it waits for a policy, not for the cluster
         if not entry.rejected_by:
