@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -210,3 +212,43 @@ def assert_not_overcommitted(cluster: Cluster, pool: str) -> None:
             requested[view.node_name] += view.requests.get("cpu", 0)
     for name, cpu in requested.items():
         assert cpu <= nodes[name].allocatable["cpu"], f"{name} overcommitted: {cpu}m"
+
+
+def status(cluster: Cluster, name: str) -> dict[str, Any]:
+    """The status of SchedulingPolicy ``name``; empty until an operator writes one."""
+    found = items(cluster, "schedulingpolicies", "--field-selector", f"metadata.name={name}")
+    result: dict[str, Any] = found[0].get("status") or {}
+    return result
+
+
+def posted_since(
+    cluster: Cluster, namespace: str, reason: str, since: datetime
+) -> list[dict[str, Any]]:
+    """The ``reason`` events posted at or after ``since``, by their ``eventTime``: the poster's
+    clock, which is this machine's, as everything runs here. What a restarted or a new operator
+    said, apart from what the one before it said."""
+    return [
+        e
+        for e in events(cluster, namespace, reason)
+        if datetime.fromisoformat(e["eventTime"]) >= since
+    ]
+
+
+ASSIGNED = re.compile(r"Successfully assigned [^/\s]+/(\S+) to (\S+) ")
+
+
+def assert_scheduled_at_most_once(
+    cluster: Cluster, namespace: str, placed: Mapping[str, str]
+) -> None:
+    """At most one ``Scheduled`` event per pod, naming the node ``placed`` says it is bound to:
+    no pod was bound twice, nor told bound where it is not. (A pod may have none: its operator
+    can be killed between the bind and the event.)"""
+    told: Counter[str] = Counter()
+    for event in events(cluster, namespace, "Scheduled"):
+        found = ASSIGNED.match(event["message"])
+        assert found, f"not a Scheduled message: {event['message']}"
+        name, told_node = found.groups()
+        assert placed.get(name) == told_node, f"{name} is on {placed.get(name)}, told {told_node}"
+        told[name] += 1
+    twice = sorted(name for name, count in told.items() if count > 1)
+    assert not twice, f"Scheduled more than once: {twice}"
