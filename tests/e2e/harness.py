@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -252,3 +253,11 @@ def assert_scheduled_at_most_once(
         told[name] += 1
     twice = sorted(name for name, count in told.items() if count > 1)
     assert not twice, f"Scheduled more than once: {twice}"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for an operator's ``--metrics``)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
