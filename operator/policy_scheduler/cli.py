@@ -12,7 +12,8 @@ serves the pod, 2 when the cluster cannot be read (no such pod, no access, a bad
 
 # Kopf, aiohttp, pykube, the kubernetes client and prometheus_client take a second to import, which
 # validate, simulate and convert (and --help) must not pay: the modules that pull them in are
-# imported inside the commands that talk to a cluster, run and explain.
+# imported inside the commands that talk to a cluster, run and explain; and what only one command
+# needs, inside that command.
 # ruff: noqa: PLC0415
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from policy_scheduler.pipeline import Decision, reason_counts
 from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compile_policy
 from policy_scheduler.policy.convert import LegacyPolicyError, convert, default_name, parse_legacy
 from policy_scheduler.policy.load import read_policy_file
-from policy_scheduler.simulate import load_cluster, simulate
 
 if TYPE_CHECKING:
     from policy_scheduler.kube.client import Kube
@@ -327,6 +327,10 @@ def validate_files(args: argparse.Namespace) -> int:
 
 def simulate_cluster(args: argparse.Namespace) -> int:
     """Decisions go to stdout, problems to stderr, so ``-o json`` output is JSON or nothing."""
+    # Simulating drives the scheduling loop, which imports asyncio (and with it ssl): validate
+    # and convert need neither.
+    from policy_scheduler.simulate import load_cluster, simulate
+
     problems: list[str] = []
     policies: list[dict[str, Any]] = []
     try:
