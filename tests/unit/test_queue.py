@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.scheduling.queue import SchedulingQueue, Where, backoff_duration
+from policy_scheduler.scheduling.queue import QueuedPod, SchedulingQueue, Where, backoff_duration
 
 
-def pod(name: str, priority: int = 0, created: str = "2026-01-01T00:00:00Z") -> PodView:
+def pod(
+    name: str, priority: int = 0, created: str = "2026-01-01T00:00:00Z", cpu: str = "0"
+) -> PodView:
     return PodView(
         {
             "metadata": {
@@ -17,7 +19,10 @@ def pod(name: str, priority: int = 0, created: str = "2026-01-01T00:00:00Z") -> 
                 "uid": name,
                 "creationTimestamp": created,
             },
-            "spec": {"priority": priority},
+            "spec": {
+                "priority": priority,
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}],
+            },
         }
     )
 
@@ -105,6 +110,39 @@ def test_an_update_to_a_parked_pod_moves_it() -> None:
     queue.unschedulable("a", "no", 0)
     queue.add(pod("a", priority=5), 30)
     assert popped(queue, 30) == ["a"]
+
+
+def parked(queue: SchedulingQueue, *pods: PodView, rejected_by: str = "F") -> None:
+    for p in pods:
+        queue.add(p, 0)
+    popped(queue, 0)
+    for p in pods:
+        queue.unschedulable(p.uid, "no", 0, frozenset({rejected_by}))
+
+
+def test_move_asks_once_per_group_of_alike_pods() -> None:
+    queue = SchedulingQueue()
+    parked(queue, *(pod(f"same{i}", cpu="1") for i in range(3)), pod("larger", cpu="2"))
+    parked(queue, pod("other-filter", cpu="1"), rejected_by="G")
+    asked: list[str] = []
+
+    def helps(entry: QueuedPod) -> bool:
+        asked.append(entry.pod.name)
+        return entry.pod.requests["cpu"] == 1000 and entry.rejected_by == {"F"}
+
+    assert queue.move(60, helps) == 3
+    assert sorted(asked) == ["larger", "other-filter", "same0"]
+    assert popped(queue, 60) == ["same0", "same1", "same2"]
+    assert queue.counts()["unschedulable"] == 2
+
+
+def test_a_status_only_update_keeps_a_parked_pods_place_and_timeout() -> None:
+    queue = SchedulingQueue()
+    parked(queue, pod("a"))
+    queue.add(pod("a", cpu="2"), 30, moves=False)  # its group changes, not its place
+    assert queue.next_wakeup(30) == 300
+    assert queue.move(60, lambda entry: entry.pod.requests["cpu"] == 2000) == 1
+    assert popped(queue, 60) == ["a"]
 
 
 def test_deleted_pods_never_come_out() -> None:

@@ -120,6 +120,12 @@ class PodView:
         return str(_mapping(self.raw.get("status")).get("nominatedNodeName") or "")
 
     @cached_property
+    def hint_signature(self) -> tuple[frozenset[tuple[str, int]], tuple[HostPort, ...]]:
+        """What queueing hints may read of a pod (its requests and host ports): pods with equal
+        signatures are asked about as one."""
+        return frozenset(self.requests.items()), self.host_ports
+
+    @cached_property
     def scheduling_gates(self) -> tuple[str, ...]:
         """The names of ``spec.schedulingGates``: while any is left the pod is not scheduled."""
         return tuple(

@@ -164,7 +164,9 @@ class Filter(ABC, Generic[State]):
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """Whether ``event``, one of ``wakes_on``, may let ``pod`` pass now (kube-scheduler's
         QueueingHintFn); the default says yes. A wrong "no" leaves a pod waiting up to the
-        queue's timeout, so a hint answers no only where it is sure."""
+        queue's timeout, so a hint answers no only where it is sure. It may read only what
+        :attr:`PodView.hint_signature` holds of the pod: the queue asks once for all the parked
+        pods that are alike."""
         return True
 
     def pre_filter(self, cycle: Cycle) -> State | Skip:

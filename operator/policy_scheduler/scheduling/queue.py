@@ -5,7 +5,11 @@
   1 s, 2 s, 4 s ... up to 10 s by attempt before they are active again;
 - **unschedulable**: no node fit; they wait until a cluster change that could help them (the
   loop decides which, from the filters that rejected each pod: :meth:`SchedulingQueue.move`) or
-  at most five minutes;
+  at most five minutes. They are kept in groups of pods that any event helps alike (same
+  scheduler name, same rejecting filters, same :attr:`~policy_scheduler.model.objects.PodView.
+  hint_signature`), so that an event costs one question per group, not one per pod: with
+  thousands of parked pods and an event per bind, per-pod questions cost more than the
+  attempts they save;
 - **gated**: held back by a pre-enqueue plugin (scheduling gates); they cost no attempt and
   become active when a change of the pod lets them through.
 
@@ -16,7 +20,7 @@ exact in tests. A pod the loop has popped is "in flight" until it is reported ba
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -51,6 +55,11 @@ class QueuedPod:
     rejected_by: frozenset[str] = frozenset()
     gated_by: str = ""
 
+    @property
+    def alike(self) -> Hashable:
+        """What makes parked pods equal to an event: the key of its group."""
+        return (self.pod.scheduler_name, self.rejected_by, self.pod.hint_signature)
+
 
 def backoff_duration(attempts: int) -> float:
     """1 s after the first attempt, doubling with each further one, at most 10 s."""
@@ -66,7 +75,9 @@ class SchedulingQueue:
         # ``where`` is the truth, checked when an item comes out.
         self._active: list[tuple[tuple[int, str, str], int, str]] = []
         self._backoff: list[tuple[float, int, str]] = []
-        self._parked: dict[str, None] = {}  # unschedulable uids, oldest first
+        # Exactly the unschedulable uids: oldest first, and by group (QueuedPod.alike).
+        self._parked: dict[str, None] = {}
+        self._groups: dict[Hashable, dict[str, None]] = {}
         self._sequence = 0
 
     def __len__(self) -> int:
@@ -93,12 +104,18 @@ class SchedulingQueue:
             entry = self._pods[pod.uid] = QueuedPod(pod)
             self._push(entry)
             return
+        if entry.where is Where.UNSCHEDULABLE:
+            # The changed pod may be alike other pods than before (its requests changed).
+            self._ungroup(entry)
+            entry.pod = pod
+            self._groups.setdefault(entry.alike, {})[pod.uid] = None
+            if moves:
+                self._unpark(entry, now)
+            return
         entry.pod = pod
         if entry.where is Where.GATED:
             entry.gated_by = ""
             self._push(entry)
-        elif entry.where is Where.UNSCHEDULABLE and moves:
-            self._unpark(entry, now)
 
     def gate(self, pod: PodView, reason: str) -> None:
         """Hold ``pod`` out of the active queue (a pre-enqueue plugin said why) until it is added
@@ -109,15 +126,16 @@ class SchedulingQueue:
         elif entry.where is Where.IN_FLIGHT:
             entry.pod = pod
             return  # the cycle reports back; the next change of the pod asks again
+        self._leave_parked(entry)
         entry.pod = pod
-        self._parked.pop(pod.uid, None)
         entry.where = Where.GATED
         entry.gated_by = reason
 
     def delete(self, uid: str) -> None:
         """The pod is gone, or bound: it leaves the queue wherever it is."""
-        self._pods.pop(uid, None)
-        self._parked.pop(uid, None)
+        entry = self._pods.pop(uid, None)
+        if entry is not None:
+            self._leave_parked(entry)
 
     def pop(self, now: float) -> QueuedPod | None:
         """The next pod to decide, or None when no pod is ready now; it is then in flight."""
@@ -138,12 +156,13 @@ class SchedulingQueue:
         could help it happens."""
         entry = self._pods.get(uid)
         if entry is not None:
+            self._leave_parked(entry)
             entry.where = Where.UNSCHEDULABLE
             entry.parked_at = now
             entry.last_failure = message
             entry.rejected_by = rejected_by
-            self._parked.pop(uid, None)
             self._parked[uid] = None
+            self._groups.setdefault(entry.alike, {})[uid] = None
 
     def retry_later(self, uid: str, now: float) -> None:
         """The popped pod's bind failed: try again after its backoff."""
@@ -153,15 +172,15 @@ class SchedulingQueue:
 
     def move(self, now: float, helps: Callable[[QueuedPod], bool] | None = None) -> int:
         """Something happened that might let parked pods fit: move back those that ``helps``
-        accepts (all without it). How many moved."""
+        accepts (all without it). ``helps`` is asked about one pod of each group and must
+        answer alike for the others. How many moved."""
         moved = 0
-        for uid in list(self._parked):
-            entry = self._pods.get(uid)
-            if entry is None or entry.where is not Where.UNSCHEDULABLE:
-                del self._parked[uid]
-            elif helps is None or helps(entry):
-                self._unpark(entry, now)
-                moved += 1
+        for uids in list(self._groups.values()):
+            if helps is None or helps(self._pods[next(iter(uids))]):
+                members = list(uids)
+                for uid in members:
+                    self._unpark(self._pods[uid], now)
+                moved += len(members)
         return moved
 
     def next_wakeup(self, now: float) -> float | None:
@@ -187,8 +206,21 @@ class SchedulingQueue:
         self._sequence += 1
         heapq.heappush(self._backoff, (ready_at, self._sequence, entry.pod.uid))
 
+    def _leave_parked(self, entry: QueuedPod) -> None:
+        """Whatever the entry's next place, it is no longer parked (if it was)."""
+        if entry.where is not Where.UNSCHEDULABLE:
+            return
+        del self._parked[entry.pod.uid]
+        self._ungroup(entry)
+
+    def _ungroup(self, entry: QueuedPod) -> None:
+        group = self._groups[entry.alike]
+        del group[entry.pod.uid]
+        if not group:
+            del self._groups[entry.alike]
+
     def _unpark(self, entry: QueuedPod, now: float) -> None:
-        self._parked.pop(entry.pod.uid, None)
+        self._leave_parked(entry)
         # A pod that failed a moment ago still serves its backoff, as in kube-scheduler.
         ready_at = entry.parked_at + backoff_duration(entry.attempts)
         if now < ready_at:
@@ -203,10 +235,8 @@ class SchedulingQueue:
             if entry is not None and entry.where is Where.BACKOFF and entry.ready_at == ready_at:
                 self._push(entry)
         while self._parked:
-            uid = next(iter(self._parked))
-            entry = self._pods.get(uid)
-            if entry is not None and entry.where is Where.UNSCHEDULABLE:
-                if entry.parked_at + UNSCHEDULABLE_TIMEOUT > now:
-                    break
-                self._push(entry)
-            del self._parked[uid]
+            entry = self._pods[next(iter(self._parked))]
+            if entry.parked_at + UNSCHEDULABLE_TIMEOUT > now:
+                break
+            self._leave_parked(entry)
+            self._push(entry)
