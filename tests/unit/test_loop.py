@@ -436,6 +436,15 @@ CASES = {
         ],
         Expect(binds=[("picky", "n1")]),
     ),
+    "a node label change that leaves the node unmatched does not wake that pod": Case(
+        [
+            feed(node("n1"), policy(), pod("picky", selector={"disk": "ssd"})),
+            settle(),
+            later(20),
+            feed(node("n1", labels={"disk": "hdd"})),
+        ],
+        Expect(where={"picky": Where.UNSCHEDULABLE}),
+    ),
     "a pod deleted does not wake a pod whose node selector matched no node": Case(
         [
             feed(node("n1"), policy(), pod("x", on="n1"), pod("picky", selector={"d": "s"})),

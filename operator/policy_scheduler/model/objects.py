@@ -120,10 +120,13 @@ class PodView:
         return str(_mapping(self.raw.get("status")).get("nominatedNodeName") or "")
 
     @cached_property
-    def hint_signature(self) -> tuple[frozenset[tuple[str, int]], tuple[HostPort, ...]]:
-        """What queueing hints may read of a pod (its requests and host ports): pods with equal
+    def hint_signature(self) -> tuple[frozenset[tuple[str, int]], tuple[HostPort, ...], str]:
+        """What queueing hints may read of a pod: its requests, its host ports and its required
+        node affinity (``nodeSelector`` and the required terms, as text). Pods with equal
         signatures are asked about as one."""
-        return frozenset(self.requests.items()), self.host_ports
+        required = _mapping(self.affinity.get("nodeAffinity")).get(REQUIRED_NODE_AFFINITY)
+        affinity = json.dumps([self.node_selector, required], sort_keys=True)
+        return frozenset(self.requests.items()), self.host_ports, affinity
 
     @cached_property
     def scheduling_gates(self) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ from policy_scheduler.plugins.base import (
     SKIP,
     Args,
     ArgsError,
+    ClusterEvent,
     Cycle,
     EventKind,
     FieldError,
@@ -184,6 +185,16 @@ class _AffinityFilter(Filter[FilterState]):
         if affinity.required is None and not affinity.node_selector and self._added is None:
             return SKIP
         return _filter_state(cycle.pod)
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """Only a node that now matches the pod (and the enforced selector) can help, as
+        kube-scheduler's hint says."""
+        node = event.node
+        if node is None:
+            return True
+        if self._added is not None and not self._added.matches(node.name, node.labels):
+            return False
+        return pod.required_node_affinity.matches(node.name, node.labels)
 
     def filter(self, state: FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         if state.conflict:
