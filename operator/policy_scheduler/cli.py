@@ -246,7 +246,8 @@ def run_operator(args: argparse.Namespace) -> int:
     from policy_scheduler.handlers import register
     from policy_scheduler.kube.client import Kube
     from policy_scheduler.kube.events import POST_CONCURRENCY
-    from policy_scheduler.kube.scheduler import BIND_CONCURRENCY, Scheduler
+    from policy_scheduler.kube.scheduler import KubeScheduler
+    from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 
     kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG") or None
     if kubeconfig:
@@ -260,14 +261,14 @@ def run_operator(args: argparse.Namespace) -> int:
     # watches of nodes and pods, so that a bind never waits for a connection.
     kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2 + 2)
     election = _election(args, kube)
-    scheduler = Scheduler(kube, seed=args.seed)
+    replica = KubeScheduler(kube, seed=args.seed)
     if election is not None:
-        scheduler.metrics.read_lease(election.name, lambda: election.leading)
+        replica.metrics.read_lease(election.name, lambda: election.leading)
     registry = kopf.OperatorRegistry()
     lost_lease = asyncio.Event()
     register(
         registry,
-        scheduler,
+        replica,
         in_cluster=kubeconfig is None,
         election=election,
         stop_flag=lost_lease,
@@ -352,7 +353,7 @@ def simulate_cluster(args: argparse.Namespace) -> int:
     _, policy = _compile(args.policy, 1, policies[0], sys.stderr)
     if policy is None:
         return EXIT_INVALID_POLICY
-    decisions = simulate(policy.pipeline, policy.scheduler_name, cluster, args.seed)
+    decisions = simulate(policies[0], cluster, args.seed)
     if args.output == "json":
         print(json.dumps([d.to_dict() for d in decisions], indent=2))
     elif not decisions:
