@@ -151,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the policy serving the pod's schedulerName against the cluster as it is "
         "now (read-only) and print every node's verdict: the filter that rejects it and why, or "
         "each priority's score and the weighted total; then where the pod would go, or why it "
-        "fits nowhere. A bound pod is decided as if it were scheduled now. Exit 0 when explained, "
+        "fits nowhere. A bound pod is shown with the decision its policy recorded, if kept, and "
+        "decided again as if it were pending (its nodeName and its own usage ignored). Exit 0 "
+        "when explained, "
         "1 when no valid SchedulingPolicy serves the pod, 2 when the cluster cannot be read.",
     )
     why.add_argument("pod", metavar="POD")
