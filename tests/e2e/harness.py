@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 
 import pykube
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from policy_scheduler.model.objects import NodeView, PodView
 
@@ -261,3 +263,26 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+Samples = Mapping[tuple[str, frozenset[tuple[str, str]]], float]
+"""A scrape of an operator's ``--metrics``: (metric, labels) -> value."""
+
+
+def scrape(url: str) -> Samples | None:
+    """Every sample of the exposition, or None while nothing answers."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            assert response.headers["Content-Type"].startswith("text/plain")
+            text = response.read().decode()
+    except OSError:
+        return None
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: Samples, metric: str, /, **labels: str) -> float | None:
+    return samples.get((metric, frozenset(labels.items())))

@@ -6,7 +6,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness import Cluster, Operator, bound, events, node, pod, policy, wait_for
+from harness import (
+    Cluster,
+    Operator,
+    Samples,
+    bound,
+    events,
+    free_port,
+    node,
+    pod,
+    policy,
+    scrape,
+    value,
+    wait_for,
+)
 
 
 def _when_bound(cluster: Cluster, namespace: str, name: str) -> str | None:
@@ -20,12 +33,24 @@ def test_a_gated_pod_waits_without_a_request_and_is_bound_once_ungated(
     cluster.apply(policy(pool, pool))
     gated = pod("gated", pool, extra={"schedulingGates": [{"name": "example.com/quota"}]})
     cluster.apply(gated, pod("free", pool), namespace=namespace)
-    operator.start()
+    url = f"http://127.0.0.1:{free_port()}/metrics"
+    operator.start(extra_args=["--metrics", url])
     # The ungated pod, created after the gated one, is bound: the gated one was seen and held.
     wait_for("the ungated pod bound", lambda: _when_bound(cluster, namespace, "free"))
+
+    def gated_counted() -> Samples | None:
+        samples = scrape(url)
+        if samples is None or value(samples, "scheduler_pending_pods", queue="gated") != 1:
+            return None
+        return samples
+
+    samples = wait_for("the gated pod counted in the gated queue", gated_counted)
+    attempts = "scheduler_schedule_attempts_total"
+    assert value(samples, attempts, result="error", profile=pool) is None
+    assert value(samples, attempts, result="scheduled", profile=pool) == 1
+    assert value(samples, "policy_scheduler_bind_duration_seconds_count", result="taken") is None
     assert "gated" not in bound(cluster, namespace)
-    told = events(cluster, namespace, "FailedScheduling")
-    assert told == [], "a gated pod costs no attempt and no event"
+    assert events(cluster, namespace, "FailedScheduling") == []
 
     patch = json.dumps([{"op": "remove", "path": "/spec/schedulingGates"}])
     cluster.kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p", patch)

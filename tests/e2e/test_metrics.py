@@ -6,45 +6,28 @@ from __future__ import annotations
 
 import socket
 import subprocess
-import urllib.request
-from collections.abc import Mapping
 
 import pytest
-from harness import Cluster, Operator, bound, events, node, pod, policy, wait_for
-from prometheus_client.parser import text_string_to_metric_families
+from harness import (
+    Cluster,
+    Operator,
+    Samples,
+    bound,
+    events,
+    free_port,
+    node,
+    pod,
+    policy,
+    scrape,
+    value,
+    wait_for,
+)
 
-QUEUES = ("active", "backoff", "unschedulable")
-Samples = Mapping[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def scrape(url: str) -> Samples | None:
-    """Every sample of the exposition, or None while nothing answers."""
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            assert response.headers["Content-Type"].startswith("text/plain")
-            text = response.read().decode()
-    except OSError:
-        return None
-    return {
-        (sample.name, frozenset(sample.labels.items())): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def value(samples: Samples, metric: str, /, **labels: str) -> float | None:
-    return samples.get((metric, frozenset(labels.items())))
+QUEUES = ("active", "backoff", "unschedulable", "gated")
 
 
 def pending(samples: Samples) -> float:
-    """Pods in the three queues; each queue is reported, if empty with 0."""
+    """Pods in the four queues; each queue is reported, if empty with 0."""
     counts = [value(samples, "scheduler_pending_pods", queue=q) for q in QUEUES]
     assert None not in counts, counts
     return sum(c or 0 for c in counts)
