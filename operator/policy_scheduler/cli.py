@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import yaml
 
-from policy_scheduler import __version__
 from policy_scheduler.kube.timings import LeaseTimings
 from policy_scheduler.manifests import ManifestError, read_objects
 from policy_scheduler.pipeline import Decision, reason_counts
@@ -52,12 +51,22 @@ EXIT_INVALID_POLICY = 1
 EXIT_BAD_FILE = 2
 
 
+class _Version(argparse.Action):
+    """``--version``, which reads the installed version only when asked (see the package)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        import policy_scheduler
+
+        print(f"policy-scheduler {policy_scheduler.__version__}")  # stdout, as argparse's own
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="policy-scheduler",
         description="A Kubernetes scheduler whose policy is a SchedulingPolicy custom resource.",
     )
-    parser.add_argument("--version", action="version", version=f"policy-scheduler {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser(
