@@ -88,7 +88,8 @@ class InMemory:
 
     binds: list[tuple[str, str]] = field(default_factory=list)
     events: list[tuple[str, str, str, str]] = field(default_factory=list)
-    unschedulable: list[tuple[str, str]] = field(default_factory=list)
+    conditions: list[tuple[str, str]] = field(default_factory=list)
+    """The pods set ``PodScheduled=False``, with the message."""
     statuses: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     patches: list[tuple[ObjectRef, Mapping[str, Any]]] = field(default_factory=list)
 
@@ -102,8 +103,8 @@ class InMemory:
     async def drain(self) -> None:
         pass
 
-    def unschedulable_pod(self, pod: PodView, message: str) -> None:
-        self.unschedulable.append((pod.key, message))
+    def unschedulable(self, pod: PodView, message: str) -> None:
+        self.conditions.append((pod.key, message))
 
     async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult:
         self.statuses[name] = body
@@ -112,11 +113,6 @@ class InMemory:
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
         self.patches.append((ref, patch))
         return patch
-
-
-class _Conditions:
-    def __init__(self, memory: InMemory) -> None:
-        self.unschedulable = memory.unschedulable_pod
 
 
 class FrozenClock:
@@ -144,7 +140,7 @@ def simulate(
     scheduler = Scheduler(
         memory,
         memory,
-        _Conditions(memory),
+        memory,
         memory,
         memory,
         clock=FrozenClock(),

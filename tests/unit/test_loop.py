@@ -139,7 +139,7 @@ class Run:
         self.scheduler = Scheduler(
             self.memory,
             self.memory,
-            _Conditions(self.memory),
+            self.memory,
             self.memory,
             self.memory,
             clock=self.clock,
@@ -158,11 +158,6 @@ class Run:
 
     def reasons(self, name: str) -> list[str]:
         return [reason for key, _, reason, _ in self.memory.events if key == f"ns/{name}"]
-
-
-class _Conditions:
-    def __init__(self, memory: InMemory) -> None:
-        self.unschedulable = memory.unschedulable_pod
 
 
 Step = Callable[[Run], object]
@@ -221,7 +216,7 @@ def check(run: Run, expect: Expect) -> None:
     for name, where in expect.where.items():
         assert run.where(name) == where, name
     if expect.unschedulable is not None:
-        told = [key for key, _ in run.memory.unschedulable]
+        told = [key for key, _ in run.memory.conditions]
         assert told == [f"ns/{p}" for p in expect.unschedulable]
     if expect.status:
         body = run.scheduler.status.body("test", 0)["status"]
