@@ -57,6 +57,9 @@ def default_identity() -> str:
 
 
 class LeaderElection:
+    """One replica's part in the election for a Lease: acquire it, hold it by renewing within
+    the renew deadline, release it on a clean stop."""
+
     def __init__(
         self,
         kube: Kube,
