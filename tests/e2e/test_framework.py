@@ -13,6 +13,7 @@ from harness import (
     bound,
     events,
     free_port,
+    items,
     node,
     pod,
     policy,
@@ -125,3 +126,47 @@ def test_a_dry_run_policy_switched_to_enforce_binds_the_pods_it_decided(
     assert wait_for(
         "the pod bound after the switch", lambda: _when_bound(cluster, namespace, "web")
     )
+
+
+def test_kube_schedulers_nomination_holds_against_our_lower_priority_pod(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    """kube-scheduler preempts for its pod and nominates it to the node; when the victim is gone
+    (the test stands in for the kubelet), our lower-priority pod must not take the room."""
+    target = f"{pool}-0"
+    cluster.apply(node(target, cpu="2", labels={"pool": pool}))
+    cluster.apply(
+        _priority_class(f"{pool}-low", 10, pool), _priority_class(f"{pool}-high", 1000, pool)
+    )
+    try:
+        cluster.apply(policy(pool, pool))
+        low = {"priorityClassName": f"{pool}-low"}
+        victim = pod("victim", "default-scheduler", cpu="2", extra={**low, "nodeName": target})
+        cluster.apply(victim, pod("ours", pool, cpu="1", extra=low), namespace=namespace)
+        operator.start()
+        wait_for(
+            "our pod told it does not fit", lambda: events(cluster, namespace, "FailedScheduling")
+        )
+
+        theirs = pod(
+            "theirs", "default-scheduler", cpu="2", extra={"priorityClassName": f"{pool}-high"}
+        )
+        cluster.apply(theirs, namespace=namespace)
+
+        def nominated() -> bool:
+            pods = {p["metadata"]["name"]: p for p in items(cluster, "pods", "-n", namespace)}
+            return (pods["theirs"].get("status") or {}).get("nominatedNodeName") == target and (
+                pods["victim"]["metadata"].get("deletionTimestamp") is not None
+            )
+
+        wait_for("kube-scheduler to nominate its pod and evict the victim", nominated)
+        cluster.kubectl("delete", "pod", "victim", "-n", namespace, "--grace-period=0", "--force")
+        assert (
+            wait_for(
+                "kube-scheduler's pod bound", lambda: _when_bound(cluster, namespace, "theirs")
+            )
+            == target
+        )
+        assert "ours" not in bound(cluster, namespace)
+    finally:
+        cluster.kubectl("delete", "priorityclasses", "-l", f"pool={pool}", "--wait=false")
