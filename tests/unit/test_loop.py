@@ -646,3 +646,18 @@ def test_extension_points(case: PointCase, monkeypatch: pytest.MonkeyPatch) -> N
         assert run.memory.patches == [
             (ObjectRef("v1", "persistentvolumeclaims", "claim", "ns"), {"x": 1})
         ]
+
+
+def test_each_condition_observes_the_newest_generation_even_when_unchanged() -> None:
+    """Issue 11: after 200 quick edits the conditions' observedGeneration stayed at an old one,
+    as if Ready and Valid described an old spec."""
+    run = Run()
+    for generation in range(1, 6):
+        run.scheduler.policy_changed(policy(generation=generation))
+    status = run.scheduler.status.body("test", 0)["status"]
+    assert status["observedGeneration"] == 5
+    assert {c["type"]: c["observedGeneration"] for c in status["conditions"]} == {
+        "Ready": 5,
+        "Valid": 5,
+        "Conflict": 5,
+    }

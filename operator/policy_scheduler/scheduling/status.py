@@ -124,11 +124,12 @@ class StatusWriter:
         for condition in conditions:
             status = "True" if condition.status else "False"
             old = entry.conditions.get(condition.type)
-            if old and (old.get("status"), old.get("reason"), old.get("message")) == (
-                status,
-                condition.reason,
-                condition.message,
-            ):
+            if old and (
+                old.get("status"),
+                old.get("reason"),
+                old.get("message"),
+                old.get("observedGeneration"),
+            ) == (status, condition.reason, condition.message, generation):
                 continue
             stamp = rfc3339(self._clock.now())
             if old is not None and old.get("status") == status:
