@@ -661,3 +661,43 @@ def test_each_condition_observes_the_newest_generation_even_when_unchanged() -> 
         "Valid": 5,
         "Conflict": 5,
     }
+
+
+class ConflictBinder(InMemory):
+    """Answers every bind with 409, after ``meanwhile`` (what the watch shows before the reply)."""
+
+    def __init__(self, meanwhile: Callable[[PodView], None] | None = None) -> None:
+        super().__init__()
+        self.meanwhile = meanwhile
+
+    async def bind(self, pod: PodView, node: str) -> BindResult:
+        if self.meanwhile is not None:
+            self.meanwhile(pod)
+        return BindResult(Outcome.TAKEN, "Operation cannot be fulfilled: etcd leader changed")
+
+
+def test_a_conflict_is_retried_unless_the_watch_shows_the_pod_assigned() -> None:
+    """Issue 11: the API server answers 409 for other failures too (an etcd error during a
+    restart); reading every 409 as "assigned already" left pods pending for good."""
+    run = Run(memory=ConflictBinder())
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        feed(node("n1"), policy(), pod("a"))(run)
+        settle()(run)
+        assert run.where("a") is Where.BACKOFF
+        assert run.reasons("a") == ["FailedScheduling"]
+        assert not run.scheduler.cache.is_assumed("a")
+
+        # Bound by someone else: the watch showed it before the reply came.
+        binder = ConflictBinder()
+        other = Run(memory=binder)
+        binder.meanwhile = lambda p: other.scheduler.pod_changed(pod(p.name, on="n1"))
+        feed(node("n1"), policy(), pod("b"))(other)
+        settle()(other)
+        assert other.where("b") is None
+        assert other.reasons("b") == []
+        assert other.scheduler.cache.node_of("b") == "n1"
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)

@@ -543,17 +543,20 @@ class Scheduler:
                 f"(SchedulingPolicy {policy.name}, score {decision.score})",
                 "Binding",
             )
-        elif result.outcome is Outcome.FAILED:
-            logger.warning("binding %s to %s failed: %s", pod.key, node, result.message)
-            self._undo(pod, policy, states, node)
-            self._failed(pod, policy, started, f"Binding rejected: {result.message}", "Binding")
         else:
-            # Bound by someone else, or deleted: the watch brings the truth; nothing to retry.
-            logger.info("not binding %s: %s", pod.key, result.message)
             self._undo(pod, policy, states, node)
-            self.queue.delete(pod.uid)
-            # Not a failure of ours, but not a schedule either: kube-scheduler's error too.
-            self.metrics.attempt(ERROR, policy.name, self.clock.monotonic() - started)
+            # What the watch has confirmed stays counted after the undo: the pod is assigned
+            # (by us before a restart, or by another scheduler). A 409 alone does not say so:
+            # the API server answers 409 for other failures too, an etcd error among them.
+            if result.outcome is Outcome.GONE or self.cache.node_of(pod.uid) is not None:
+                logger.info("not binding %s: %s", pod.key, result.message)
+                self.queue.delete(pod.uid)
+                # Not a failure of ours, but not a schedule either: kube-scheduler's error too.
+                self.metrics.attempt(ERROR, policy.name, self.clock.monotonic() - started)
+            else:
+                logger.warning("binding %s to %s failed: %s", pod.key, node, result.message)
+                message = f"Binding rejected: {result.message}"
+                self._failed(pod, policy, started, message, "Binding")
         self._wake.set()
 
     async def drain(self) -> None:

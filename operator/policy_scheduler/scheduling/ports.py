@@ -45,7 +45,10 @@ class Outcome(Enum):
     """How a bind ended."""
 
     BOUND = "bound"
-    TAKEN = "taken"  # 409: the pod is assigned already (by us before a restart, or by another)
+    # 409: a conflict. The pod may be assigned already, or the server failed otherwise (an etcd
+    # error, a gated pod): only the watch can tell, so the loop retries unless it shows the pod
+    # assigned.
+    TAKEN = "taken"
     GONE = "gone"  # 404: the pod was deleted meanwhile
     FAILED = "failed"
 
