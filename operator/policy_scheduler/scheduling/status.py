@@ -3,8 +3,11 @@
 Decisions are buffered in memory and each policy's status is written at most once per interval
 (about a second) through the :class:`~.ports.StatusStore` port, never once per pod, plus a
 heartbeat every few seconds while nothing changes, so a stale ``heartbeatTime`` tells users the
-scheduler is down. The kept decisions are bounded by the policy's ``spec.history``, so the status
-stays small whatever the traffic.
+scheduler is down. The kept decisions are bounded by the policy's ``spec.history``, each kept
+decision's message and reasons are bounded, and the oldest kept decisions are left out of a write
+that would exceed :data:`STATUS_BUDGET`, so the status stays small whatever the traffic and the
+messages: an oversized status would be refused by the API server, every write with it, and the
+heartbeat would go stale while the scheduler runs.
 
 The counts continue from what is on the object: a new leader starts from the statuses it reads
 when it takes over (:meth:`StatusWriter.adopt` with ``afresh``), not from what it saw as a
@@ -14,6 +17,7 @@ standby, so ``scheduled`` never goes backwards across a failover or a restart.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,11 +41,49 @@ from policy_scheduler.scheduling.ports import (
 WRITE_INTERVAL = 1.0
 HEARTBEAT_INTERVAL = 10.0
 
+MESSAGE_LIMIT = 1024
+"""The API server refuses an event whose message is longer, in UTF-8 bytes (its
+``NoteLengthLimit``); a kept decision's message is cut to the same length, the same way."""
+REASONS_LIMIT = 16
+"""How many reasons a kept decision counts: those that rejected the most nodes."""
+STATUS_BUDGET = 256 * 1024
+"""The most bytes a status patch may take. etcd refuses an object over 1.5 MiB, and the object
+also holds the spec and the metadata; every write goes to every watcher of the policies, about
+once a second. Usual decisions take about 1 KB each, and a failure with its bounded message and
+reasons a few, so a full history of 100 fits unless the reasons themselves are long."""
+_TRUNCATED = " ..."
+
+
+def truncate(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` cut to ``limit`` UTF-8 bytes as kube-scheduler cuts a FailedScheduling event's
+    (``truncateMessage`` in pkg/scheduler/schedule_one.go): its head, then " ...". Unlike Go's
+    byte slice, this never splits a character, whose broken bytes JSON would not carry."""
+    encoded = message.encode()
+    if len(encoded) <= limit:
+        return message
+    return encoded[: limit - len(_TRUNCATED)].decode(errors="ignore") + _TRUNCATED
+
+
+def bounded(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``status.decisions`` record with its message truncated and only its
+    :data:`REASONS_LIMIT` most common reasons, so that one pod's long failure cannot push the
+    other decisions out of the budget."""
+    result = dict(record)
+    message = result.get("message")
+    if isinstance(message, str):
+        result["message"] = truncate(message)
+    reasons = result.get("reasons")
+    if isinstance(reasons, Mapping) and len(reasons) > REASONS_LIMIT:
+        ranked = sorted(reasons.items(), key=lambda item: -item[1])
+        result["reasons"] = dict(ranked[:REASONS_LIMIT])
+    return result
+
 
 def decision_record(decision: Decision, when: str, dry_run: bool) -> dict[str, Any]:
     """A decision as it appears in ``status.decisions``: :meth:`Decision.to_dict` (which is also
-    what ``simulate -o json`` prints), with the time and whether the policy was in DryRun."""
-    record: dict[str, Any] = {"time": when, **decision.to_dict()}
+    what ``simulate -o json`` prints), :func:`bounded`, with the time and whether the policy was
+    in DryRun."""
+    record: dict[str, Any] = bounded({"time": when, **decision.to_dict()})
     if dry_run:
         record["dryRun"] = True
     return record
@@ -92,7 +134,7 @@ class StatusWriter:
             history=history,
             scheduled=scheduled if isinstance(scheduled, int) else 0,
             last_decision=status.get("lastDecision"),
-            decisions=deque((dict(d) for d in decisions[:history]), maxlen=history),
+            decisions=deque((bounded(d) for d in decisions[:history]), maxlen=history),
             conditions={
                 c["type"]: dict(c)
                 for c in status.get("conditions") or ()
@@ -165,7 +207,9 @@ class StatusWriter:
         )
 
     def body(self, name: str, unschedulable: int) -> dict[str, Any]:
+        """The status patch: the newest decisions that fit in :data:`STATUS_BUDGET`."""
         entry = self._policies[name]
+        decisions: list[dict[str, Any]] = []
         status: dict[str, Any] = {
             "observedGeneration": entry.generation,
             "schedulerName": entry.scheduler_name,
@@ -173,11 +217,19 @@ class StatusWriter:
             "heartbeatTime": rfc3339(self._clock.now()),
             "scheduled": entry.scheduled,
             "unschedulable": unschedulable,
-            "decisions": list(entry.decisions),
+            "decisions": decisions,
         }
         if entry.last_decision is not None:
             status["lastDecision"] = entry.last_decision
-        return {"status": status}
+        body = {"status": status}
+        # Sized as the client serializes it (json.dumps' defaults); 2 for the ", " before each.
+        room = STATUS_BUDGET - len(json.dumps(body))
+        for record in entry.decisions:
+            room -= len(json.dumps(record)) + 2
+            if room < 0:
+                break
+            decisions.append(record)
+        return body
 
     async def flush(self) -> None:
         """Write every policy whose status changed, or whose heartbeat is due."""
