@@ -6,6 +6,10 @@ pool, so binds never wait for a post): one event follows every bind, and with fe
 flight than binds the events fell behind in a burst, piling up in memory and loading the API
 server after the burst was bound. A failure to post is logged, not retried: events are advisory,
 and the next decision about the pod will say it again.
+
+The API server refuses an event whose message is over 1,024 bytes, so a longer one is cut as
+kube-scheduler cuts it (``truncateMessage`` in pkg/scheduler/schedule_one.go); the PodScheduled
+condition keeps the whole message, as kube-scheduler's does, a pod having no such limit.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from policy_scheduler.kube.client import STRATEGIC_MERGE_PATCH, ApiError, Kube, path, pod_path
 from policy_scheduler.model.objects import PodView
+from policy_scheduler.scheduling.status import truncate
 
 COMPONENT = "policy-scheduler"
 POST_CONCURRENCY = 64
@@ -62,7 +67,7 @@ class Recorder:
             },
             "type": type_,
             "reason": reason,
-            "message": message,
+            "message": truncate(message),
             "action": action,
             "source": {"component": COMPONENT},
             "reportingComponent": COMPONENT,
