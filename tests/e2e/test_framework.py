@@ -23,8 +23,9 @@ from harness import (
 )
 
 
-def _when_bound(cluster: Cluster, namespace: str, name: str) -> str | None:
-    return bound(cluster, namespace).get(name)
+def _wait_bound(cluster: Cluster, namespace: str, name: str) -> str:
+    """The node pod ``name`` gets bound to."""
+    return wait_for(f"{name} bound", lambda: bound(cluster, namespace).get(name))
 
 
 def test_a_gated_pod_waits_without_a_request_and_is_bound_once_ungated(
@@ -37,7 +38,7 @@ def test_a_gated_pod_waits_without_a_request_and_is_bound_once_ungated(
     url = f"http://127.0.0.1:{free_port()}/metrics"
     operator.start(extra_args=["--metrics", url])
     # The ungated pod, created after the gated one, is bound: the gated one was seen and held.
-    wait_for("the ungated pod bound", lambda: _when_bound(cluster, namespace, "free"))
+    _wait_bound(cluster, namespace, "free")
 
     def gated_counted() -> Samples | None:
         samples = scrape(url)
@@ -55,7 +56,7 @@ def test_a_gated_pod_waits_without_a_request_and_is_bound_once_ungated(
 
     patch = json.dumps([{"op": "remove", "path": "/spec/schedulingGates"}])
     cluster.kubectl("patch", "pod", "gated", "-n", namespace, "--type=json", "-p", patch)
-    assert wait_for("the pod bound once ungated", lambda: _when_bound(cluster, namespace, "gated"))
+    _wait_bound(cluster, namespace, "gated")
 
 
 def _priority_class(name: str, value: int, pool: str) -> dict[str, Any]:
@@ -101,12 +102,7 @@ def test_a_nominated_pod_holds_its_room_against_lower_priorities_only(
 
         high = pod("high", pool, cpu="1", extra={"priorityClassName": f"{pool}-high"})
         cluster.apply(high, namespace=namespace)
-        assert (
-            wait_for(
-                "the higher-priority pod bound", lambda: _when_bound(cluster, namespace, "high")
-            )
-            == target
-        )
+        assert _wait_bound(cluster, namespace, "high") == target
         assert "low" not in bound(cluster, namespace)
     finally:
         cluster.kubectl("delete", "priorityclasses", "-l", f"pool={pool}", "--wait=false")
@@ -123,9 +119,7 @@ def test_a_dry_run_policy_switched_to_enforce_binds_the_pods_it_decided(
     assert "web" not in bound(cluster, namespace)
 
     cluster.apply(policy(pool, pool, mode="Enforce"))
-    assert wait_for(
-        "the pod bound after the switch", lambda: _when_bound(cluster, namespace, "web")
-    )
+    _wait_bound(cluster, namespace, "web")
 
 
 def test_kube_schedulers_nomination_holds_against_our_lower_priority_pod(
@@ -161,12 +155,7 @@ def test_kube_schedulers_nomination_holds_against_our_lower_priority_pod(
 
         wait_for("kube-scheduler to nominate its pod and evict the victim", nominated)
         cluster.kubectl("delete", "pod", "victim", "-n", namespace, "--grace-period=0", "--force")
-        assert (
-            wait_for(
-                "kube-scheduler's pod bound", lambda: _when_bound(cluster, namespace, "theirs")
-            )
-            == target
-        )
+        assert _wait_bound(cluster, namespace, "theirs") == target
         assert "ours" not in bound(cluster, namespace)
     finally:
         cluster.kubectl("delete", "priorityclasses", "-l", f"pool={pool}", "--wait=false")
