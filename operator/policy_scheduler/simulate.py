@@ -152,11 +152,5 @@ def simulate(
     for pod in cluster.pods:
         scheduler.pod_changed(pod.raw)
     scheduler.policy_changed(enforced)
-
-    async def run() -> None:
-        while scheduler.schedule_next():
-            await asyncio.sleep(0)
-        await scheduler.drain()
-
-    asyncio.run(run())
+    asyncio.run(scheduler.run_until_idle())
     return decisions

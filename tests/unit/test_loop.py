@@ -146,12 +146,6 @@ class Run:
             seed=1,
         )
 
-    async def settle(self) -> None:
-        """Decide every ready pod and let every binding cycle finish."""
-        while self.scheduler.schedule_next():
-            await asyncio.sleep(0)
-        await self.scheduler.drain()
-
     def where(self, name: str) -> Where | None:
         entry = self.scheduler.queue.get(name)
         return None if entry is None else entry.where
@@ -187,7 +181,7 @@ def lead(*policies: Raw) -> Step:
 
 
 def settle() -> Step:
-    return lambda run: asyncio.get_event_loop().run_until_complete(run.settle())
+    return lambda run: asyncio.get_event_loop().run_until_complete(run.scheduler.run_until_idle())
 
 
 def later(seconds: float) -> Step:

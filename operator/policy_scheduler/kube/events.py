@@ -23,6 +23,7 @@ from typing import Any
 
 from policy_scheduler.kube.client import STRATEGIC_MERGE_PATCH, ApiError, Kube, path, pod_path
 from policy_scheduler.model.objects import PodView
+from policy_scheduler.scheduling.ports import rfc3339
 from policy_scheduler.scheduling.status import truncate
 
 COMPONENT = "policy-scheduler"
@@ -32,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return rfc3339(datetime.now(UTC))
 
 
 def now_micro() -> str:

@@ -239,10 +239,9 @@ class PreEnqueue(ABC):
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
-    """What a post-filter did for a pod no node fits: the node it nominated the pod to, if any,
-    and what it has to say, appended to the FailedScheduling message."""
+    """What a post-filter has to say about a pod no node fits, appended to the FailedScheduling
+    message. (Nominating the pod to a node comes with preemption, issue 14.)"""
 
-    nominated_node: str | None = None
     message: str = ""
 
 

@@ -251,7 +251,9 @@ class Scheduler:
         self._unclaimed.pop(pod.uid, None)
         gated = self._pre_enqueue(pod, route)
         if gated is not None:
-            self.queue.gate(pod, gated)
+            # As kube-scheduler: no event, no condition (the API server set SchedulingGated).
+            logger.debug("%s is not queued: %s", pod.key, gated)
+            self.queue.gate(pod)
             return
         self.queue.add(pod, self.clock.monotonic(), moves)
         self._wake.set()
@@ -358,6 +360,13 @@ class Scheduler:
                 continue
             # Let the watches run between decisions: they confirm binds and bring new pods.
             await asyncio.sleep(0)
+
+    async def run_until_idle(self) -> None:
+        """Decide every pod that is ready now, and let their binding cycles finish: a run whose
+        clock stands still (``simulate``, the loop's tests) decides each pending pod once."""
+        while self.schedule_next():
+            await asyncio.sleep(0)
+        await self.drain()
 
     def schedule_next(self) -> bool:
         """Run one scheduling cycle if a pod is ready; False when none is."""

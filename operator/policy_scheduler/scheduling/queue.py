@@ -51,9 +51,8 @@ class QueuedPod:
     ready_at: float = 0.0  # backoff: when it may be active again
     parked_at: float = 0.0  # unschedulable: since when
     last_failure: str = field(default="")  # the last FailedScheduling message, not to repeat it
-    # Unschedulable: the filters that rejected it, whose events may help it; gated: why it waits.
+    # Unschedulable: the filters that rejected it, whose events may help it.
     rejected_by: frozenset[str] = frozenset()
-    gated_by: str = ""
 
     @property
     def alike(self) -> Hashable:
@@ -114,11 +113,10 @@ class SchedulingQueue:
             return
         entry.pod = pod
         if entry.where is Where.GATED:
-            entry.gated_by = ""
             self._push(entry)
 
-    def gate(self, pod: PodView, reason: str) -> None:
-        """Hold ``pod`` out of the active queue (a pre-enqueue plugin said why) until it is added
+    def gate(self, pod: PodView) -> None:
+        """Hold ``pod`` out of the active queue (a pre-enqueue plugin said so) until it is added
         again."""
         entry = self._pods.get(pod.uid)
         if entry is None:
@@ -129,7 +127,6 @@ class SchedulingQueue:
         self._leave_parked(entry)
         entry.pod = pod
         entry.where = Where.GATED
-        entry.gated_by = reason
 
     def delete(self, uid: str) -> None:
         """The pod is gone, or bound: it leaves the queue wherever it is."""
