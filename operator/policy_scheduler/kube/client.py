@@ -18,7 +18,7 @@ import json
 import math
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -31,6 +31,7 @@ PLURAL = "schedulingpolicies"
 
 JSON = "application/json"
 MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 REQUEST_TIMEOUT = 30.0
@@ -151,10 +152,11 @@ class Kube:
         self,
         method: str,
         url_path: str,
-        body: Mapping[str, Any] | None = None,
+        body: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
         content_type: str = JSON,
     ) -> dict[str, Any]:
-        """Send one request; the decoded answer of a 2xx, else :class:`ApiError`."""
+        """Send one request (``body``: an object, or a JSON patch's operations); the decoded
+        answer of a 2xx, else :class:`ApiError`."""
         data = None if body is None else json.dumps(body)
         async with self._answer(method, url_path, _REQUEST_TIMEOUT, data, content_type) as answer:
             payload = await answer.read()
