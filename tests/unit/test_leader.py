@@ -55,7 +55,12 @@ class NamespaceAppears:
         self.lease: dict[str, Any] | None = None
 
     async def request(
-        self, method: str, url_path: str, body: Mapping[str, Any] | None = None
+        self,
+        method: str,
+        url_path: str,
+        body: Mapping[str, Any] | None = None,
+        *,
+        fenced: bool = True,
     ) -> dict[str, Any]:
         if method == "GET":
             if self.lease is None:
@@ -74,7 +79,7 @@ def test_a_missing_namespace_is_told_once_and_the_lease_taken_once_it_exists(
 ) -> None:
     api = NamespaceAppears(missing=5)
     election = LeaderElection(
-        cast(Kube, api), "sched", timings=LeaseTimings(0.3, 0.2, retry_period=0.001)
+        cast(Kube, api), "sched", timings=LeaseTimings(60, 30, retry_period=0.001)
     )
     caplog.set_level(logging.DEBUG, logger="policy_scheduler.kube.leader")
 
@@ -90,7 +95,7 @@ def test_the_problem_is_told_again_when_it_comes_back_after_a_success(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     api = NamespaceAppears(missing=1)
-    election = LeaderElection(cast(Kube, api), "sched", timings=LeaseTimings(0.3, 0.2, 0.001))
+    election = LeaderElection(cast(Kube, api), "sched", timings=LeaseTimings(60, 30, 0.001))
 
     async def scenario() -> None:
         await election.acquire()

@@ -9,16 +9,30 @@ It replaced the generated synchronous client in a thread pool: under a burst, th
 operator showed a third of its CPU in those threads (model validation, urllib3, thread hand-offs)
 and the scheduling loop waiting for the GIL they held; on the loop, a request costs a few
 coroutine steps and no thread.
+
+With leader election, the client is fenced (:meth:`Kube.fence`): a write (POST, PUT, PATCH,
+DELETE) is sent only while this replica leads by its own clock, else it fails with
+:class:`NotLeading`. Binds, events, pod conditions and status all go through here, so a leader
+frozen past its renew deadline (SIGSTOP, a stalled VM) writes nothing when it resumes: a standby
+may hold the Lease by then, and a bind decided on the old leader's picture would overcommit the
+nodes the new leader fills. The fence is checked at the last moment aiohttp offers, its trace
+hooks (:func:`_fence_hooks`), with no wait between the check and the first byte: a check before
+the request would leave the connection's opening (TCP, TLS) and a turn of the event loop in
+between, and a leader frozen in there sent its bind on resuming (the e2e test of a frozen leader
+saw it). What a request meets once sent (the network) is what the Lease's margin over the renew
+deadline is for, as in client-go. Reads and watches are never fenced.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import ssl
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -39,6 +53,8 @@ REQUEST_TIMEOUT = 30.0
 _REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
 TOKEN_REFRESH = 60.0
 """Seconds a bearer token is used before the credentials are asked again."""
+WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+"""The methods the fence holds back."""
 
 
 class ApiError(Exception):
@@ -48,6 +64,40 @@ class ApiError(Exception):
         super().__init__(f"{status}: {message}")
         self.status = status
         self.message = message
+
+
+class NotLeading(ApiError):  # noqa: N818 (not a fault: a write held back on purpose)
+    """A write not sent because this replica may no longer lead: its Lease's renew deadline has
+    passed by its own clock, so a standby may hold the Lease. Status 0, as for a request that was
+    not answered, but certain: nothing reached the API server. Not worth retrying, nor reading
+    back: a replica past its deadline never leads again (it exits)."""
+
+    def __init__(self, method: str, url_path: str, lease: str) -> None:
+        super().__init__(
+            0,
+            f"{method} {url_path}: not sent: the renew deadline of Lease {lease} has passed by "
+            "this replica's clock, so it may no longer lead",
+        )
+
+
+def _fence_hooks() -> aiohttp.TraceConfig:
+    """Hooks that call a request's ``trace_request_ctx``, when it has one (the fence's check,
+    which raises :class:`NotLeading`), right before its bytes are written: aiohttp holds the
+    headers back until the first chunk of the body, and calls the chunk hook, in the task that
+    writes the body, just before writing them; a request without a body goes out right after the
+    headers hook, in the same step. The chunk hook's error reaches the caller wrapped in a
+    connection error (:meth:`Kube._answer` unwraps it)."""
+
+    async def check(
+        _session: aiohttp.ClientSession, context: SimpleNamespace, _params: object
+    ) -> None:
+        if context.trace_request_ctx is not None:
+            context.trace_request_ctx()
+
+    hooks = aiohttp.TraceConfig()
+    hooks.on_request_headers_sent.append(check)
+    hooks.on_request_chunk_sent.append(check)
+    return hooks
 
 
 def path(*segments: str) -> str:
@@ -93,6 +143,15 @@ class Kube:
         self._session: aiohttp.ClientSession | None = None
         self._authorization: str | None = None
         self._authorization_at = -math.inf
+        self._may_write: Callable[[], bool] | None = None
+        self._lease = ""
+
+    def fence(self, may_write: Callable[[], bool], lease: str) -> None:
+        """From now on, send a write only while ``may_write()`` says this replica leads; else
+        raise :class:`NotLeading`, naming ``lease`` (``namespace/name``). Taking the Lease and
+        giving it up, which a replica does while it does not lead, pass ``fenced=False``."""
+        self._may_write = may_write
+        self._lease = lease
 
     def _open(self) -> aiohttp.ClientSession:
         # Made on first use: a session belongs to the event loop it was made on, Kopf's.
@@ -101,6 +160,7 @@ class Kube:
                 connector=aiohttp.TCPConnector(limit=self._concurrency, ssl=self._ssl),
                 # Nothing from the environment: no proxy between the operator and its API server.
                 trust_env=False,
+                trace_configs=[_fence_hooks()],
             )
         return self._session
 
@@ -128,9 +188,15 @@ class Kube:
         timeout: aiohttp.ClientTimeout,
         data: str | None = None,
         content_type: str = JSON,
+        *,
+        fenced: bool = True,
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """The server's answer, once its status says success; else :class:`ApiError` (status 0
-        when no answer came, it broke off, or it was not JSON)."""
+        when no answer came, it broke off, or it was not JSON), or :class:`NotLeading` for a
+        ``fenced`` write the fence holds back."""
+        hold_back = None
+        if fenced and method in WRITES and self._may_write is not None:
+            hold_back = functools.partial(self._hold_back, self._may_write, method, url_path)
         try:
             async with self._open().request(
                 method,
@@ -138,6 +204,7 @@ class Kube:
                 data=data,
                 headers=self._headers(content_type),
                 timeout=timeout,
+                trace_request_ctx=hold_back,
             ) as response:
                 if response.status >= 300:
                     payload = await response.read()
@@ -146,7 +213,13 @@ class Kube:
                     )
                 yield response
         except (aiohttp.ClientError, TimeoutError, ValueError) as error:
+            if isinstance(error.__cause__, NotLeading):
+                raise error.__cause__ from None
             raise ApiError(0, f"{method} {url_path}: {error or type(error).__name__}") from error
+
+    def _hold_back(self, may_write: Callable[[], bool], method: str, url_path: str) -> None:
+        if not may_write():
+            raise NotLeading(method, url_path, self._lease)
 
     async def request(
         self,
@@ -154,11 +227,16 @@ class Kube:
         url_path: str,
         body: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
         content_type: str = JSON,
+        *,
+        fenced: bool = True,
     ) -> dict[str, Any]:
         """Send one request (``body``: an object, or a JSON patch's operations); the decoded
-        answer of a 2xx, else :class:`ApiError`."""
+        answer of a 2xx, else :class:`ApiError`. A write is held to the fence (:meth:`fence`)
+        unless ``fenced`` is false: the Lease's own requests."""
         data = None if body is None else json.dumps(body)
-        async with self._answer(method, url_path, _REQUEST_TIMEOUT, data, content_type) as answer:
+        async with self._answer(
+            method, url_path, _REQUEST_TIMEOUT, data, content_type, fenced=fenced
+        ) as answer:
             payload = await answer.read()
             decoded: dict[str, Any] = json.loads(payload) if payload else {}
         return decoded

@@ -1,11 +1,23 @@
 """Lease-based leader election (coordination.k8s.io/v1), as kube-scheduler does it.
 
 Every replica keeps its cache warm from the watches; only the holder of the Lease decides, binds
-and writes policy status. The holder renews the Lease every ``retry_period``; a replica that could
-not renew for ``renew_deadline`` stops leading. Another replica takes the Lease over once it has
-seen the same holder and renew time, unchanged, for ``lease_duration`` by its *own* clock, so
-clock skew between machines does not matter (client-go's observed-time rule). On a clean stop
-the holder releases the Lease, so a successor need not wait for it to expire.
+and writes policy status. The holder renews the Lease every ``retry_period``. Another replica
+takes the Lease over once it has seen the same holder and renew time, unchanged, for
+``lease_duration`` by its *own* clock, so clock skew between machines does not matter (client-go's
+observed-time rule). On a clean stop the holder releases the Lease, so a successor need not wait
+for it to expire.
+
+The holder leads only while its last successful take or renewal of the Lease started less than
+``renew_deadline`` ago by its own monotonic clock (:attr:`LeaderElection.leading`). Counted from
+the attempt's start, the earliest moment the API server can have stored it, the deadline falls
+at least ``lease_duration - renew_deadline`` before a successor may take over, whatever the
+answer's delay. The client's fence (:meth:`~policy_scheduler.kube.client.Kube.fence`) sends no
+write once ``leading`` is false, so a leader frozen past its deadline (SIGSTOP, a stalled VM)
+writes nothing when it resumes, before any renewal could run. Each attempt to take or renew the
+Lease is held to the renew deadline (a renewal, to what is left of it), as client-go holds it: a
+renewal not answered in time does not count, whenever its answer comes (an API server frozen and
+resumed). A replica whose deadline has passed has lost the Lease for good: :meth:`LeaderElection.
+hold` returns, and the command line exits at once, as kube-scheduler does.
 """
 
 from __future__ import annotations
@@ -79,27 +91,55 @@ class LeaderElection:
         self._observed: tuple[Any, Any] | None = None
         self._observed_at = 0.0
         self._reported: str | None = None
-        self.leading = False
+        # By ``clock``: when the last successful take or renewal started; None before the Lease
+        # is taken and once it is released.
+        self._renewed: float | None = None
+
+    @property
+    def lease(self) -> str:
+        """``namespace/name``."""
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def leading(self) -> bool:
+        """Whether this replica holds the Lease by its own clock: its last take or renewal
+        started less than the renew deadline ago."""
+        return self._left() > 0
+
+    def _left(self) -> float:
+        """Seconds until the renew deadline passes by this replica's clock; not positive once it
+        has, or while the Lease is not held."""
+        if self._renewed is None:
+            return 0.0
+        return self._renewed + self._timings.renew_deadline - self._clock()
 
     async def acquire(self) -> None:
         """Return once this process holds the Lease."""
-        while not await self._try_acquire_or_renew():
+        self._renewed = None
+        while True:
+            started = self._clock()
+            if await self._try_acquire_or_renew(self._timings.renew_deadline):
+                break
             await asyncio.sleep(self._timings.retry_period)
-        self.leading = True
-        logger.info("leading: holding Lease %s/%s as %s", self.namespace, self.name, self.identity)
+        self._renewed = started
+        logger.info("leading: holding Lease %s as %s", self.lease, self.identity)
 
     async def hold(self) -> None:
-        """Renew the Lease until a renewal has not succeeded for the renew deadline."""
-        renewed = self._clock()
-        while self._clock() - renewed < self._timings.renew_deadline:
-            await asyncio.sleep(self._timings.retry_period)
-            if await self._try_acquire_or_renew():
-                renewed = self._clock()
-        self.leading = False
+        """Renew the Lease every retry period while this replica leads; return once it does not
+        (the renew deadline has passed by its own clock): the Lease is lost for good. A renewal
+        counts only if it is answered before the deadline, which also bounds how long it may
+        take."""
+        while (left := self._left()) > 0:
+            await asyncio.sleep(min(self._timings.retry_period, left))
+            started = self._clock()
+            left = self._left()
+            # ``leading`` once more after the answer: resumed from a freeze with the renewal in
+            # flight, the process may handle its answer before the overdue timeout fires.
+            if left > 0 and await self._try_acquire_or_renew(left) and self.leading:
+                self._renewed = started
         logger.error(
-            "lost Lease %s/%s: not renewed for %.0f s",
-            self.namespace,
-            self.name,
+            "lost Lease %s: not renewed within the renew deadline (%g s) by this replica's clock",
+            self.lease,
             self._timings.renew_deadline,
         )
 
@@ -107,7 +147,7 @@ class LeaderElection:
         """Give the Lease up (on a clean stop), so a standby takes over at once."""
         if not self.leading:
             return
-        self.leading = False
+        self._renewed = None
         try:
             lease = await self._read()
             if lease is None or lease["spec"].get("holderIdentity") != self.identity:
@@ -128,16 +168,29 @@ class LeaderElection:
         return lease
 
     async def _write(self, lease: dict[str, Any]) -> None:
-        await self._kube.request("PUT", self._path(self.name), lease)
+        await self._kube.request("PUT", self._path(self.name), lease, fenced=self._renewing)
+
+    @property
+    def _renewing(self) -> bool:
+        """Whether a write of the Lease renews it: those are fenced like every other write, so
+        that one sent after the deadline (a freeze between the read and the write) does not renew
+        a Lease this replica has given up, keeping a successor waiting for nobody. Taking the
+        Lease, which a replica does when it does not lead, and releasing it are not."""
+        return self._renewed is not None
 
     def _path(self, *name: str) -> str:
         return path(
             "apis", "coordination.k8s.io", "v1", "namespaces", self.namespace, "leases", *name
         )
 
-    async def _try_acquire_or_renew(self) -> bool:
+    async def _try_acquire_or_renew(self, within: float) -> bool:
+        """One attempt to take or renew the Lease, given up after ``within`` seconds."""
         try:
-            taken = await self._attempt()
+            async with asyncio.timeout(within):
+                taken = await self._attempt()
+        except TimeoutError:
+            self._report(ApiError(0, f"no answer within {within:.3g} s"))
+            return False
         except ApiError as error:
             # 409: a rival wrote the Lease between our read and our write; not a problem.
             if error.status != 409:
@@ -174,6 +227,7 @@ class LeaderElection:
                         "leaseTransitions": 0,
                     },
                 },
+                fenced=self._renewing,
             )
             return True
         spec = lease["spec"]
