@@ -8,6 +8,7 @@ be used (unreadable, not YAML, the wrong kinds, a broken quantity): one line per
 file and the object, never a traceback. ``convert`` exits as they do (1: the converted policy does
 not compile). ``explain`` exits 0 when it explained the pod, 1 when no valid SchedulingPolicy
 serves the pod, 2 when the cluster cannot be read (no such pod, no access, a bad kubeconfig).
+``run`` exits 0 when it is stopped, 1 at once when it has lost its Lease.
 """
 
 # Kopf, aiohttp, pykube, the kubernetes client and prometheus_client take a second to import, which
@@ -25,7 +26,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import yaml
 
@@ -49,6 +50,8 @@ OUTPUT_FORMATS = ("table", "json")
 EXIT_OK = 0
 EXIT_INVALID_POLICY = 1
 EXIT_BAD_FILE = 2
+EXIT_LOST_LEASE = 1
+"""``run``: this replica lost its Lease (kube-scheduler's code too)."""
 
 
 class _Version(argparse.Action):
@@ -244,14 +247,23 @@ def _election(args: argparse.Namespace, kube: Kube) -> LeaderElection | None:
             "policy-scheduler run: --leader-elect-lease-duration must exceed "
             "--leader-elect-renew-deadline, which must exceed --leader-elect-retry-period"
         )
-    return LeaderElection(
+    election = LeaderElection(
         kube, _lease_namespace(args), name=args.leader_elect_resource_name, timings=timings
     )
+    # Every write the scheduler makes goes through this client: none once the Lease is lost.
+    kube.fence(lambda: election.leading, election.lease)
+    return election
+
+
+def _exit_lost_lease() -> NoReturn:
+    """Exit at once, as kube-scheduler does once it has lost its Lease (``klog.FlushAndExit``):
+    only the log is flushed; no cleanup handler runs, so no bind is drained and nothing is
+    written or released (the Lease is no longer ours). Its supervisor restarts it, a standby."""
+    logging.shutdown()
+    os._exit(EXIT_LOST_LEASE)
 
 
 def run_operator(args: argparse.Namespace) -> int:
-    import asyncio
-
     import kopf
 
     from policy_scheduler.handlers import register
@@ -276,24 +288,16 @@ def run_operator(args: argparse.Namespace) -> int:
     if election is not None:
         replica.metrics.read_lease(election.name, lambda: election.leading)
     registry = kopf.OperatorRegistry()
-    lost_lease = asyncio.Event()
     register(
         registry,
         replica,
         in_cluster=kubeconfig is None,
         election=election,
-        stop_flag=lost_lease,
+        on_lost=_exit_lost_lease,
         metrics=args.metrics,
     )
-    kopf.run(
-        registry=registry,
-        clusterwide=True,
-        standalone=True,
-        liveness_endpoint=args.liveness,
-        stop_flag=lost_lease,
-    )
-    # Like kube-scheduler, a replica that lost its Lease exits non-zero and is restarted.
-    return 1 if lost_lease.is_set() else 0
+    kopf.run(registry=registry, clusterwide=True, standalone=True, liveness_endpoint=args.liveness)
+    return EXIT_OK
 
 
 def _print_lines(lines: Sequence[str], stream: TextIO) -> None:
