@@ -131,11 +131,14 @@ ALL_EVENTS: Final = NODE_EVENTS | POD_EVENTS
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
     """One change: its kinds (a node update may change labels and taints at once), the node it
-    is about (for a pod event, the pod's node, when known) and the pod, for a pod event."""
+    is about (as it is now; the deleted node for NODE_DELETED; for a pod event, the pod's node,
+    when known), the pod, for a pod event, and, for a node update, the node as it was before
+    (None when not known: a hint then reads the update as it would the node's addition)."""
 
     kind: EventKind
     node: NodeView | None = None
     pod: PodView | None = None
+    old_node: NodeView | None = None
 
 
 @dataclass(slots=True)

@@ -216,3 +216,36 @@ def test_required_node_affinity_names_the_invalid_term() -> None:
         "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
         ".nodeSelectorTerms[0].matchFields[0].key: only metadata.name is supported, not 'spec.x'"
     ]
+
+
+BASE: dict[str, Any] = {"containers": [container("100m")], "tolerations": [{"key": "a"}]}
+
+
+@pytest.mark.parametrize(
+    ("other", "alike"),
+    [
+        pytest.param({**BASE, "nodeName": "n1", "priority": 5}, True, id="alike elsewhere"),
+        pytest.param({**BASE, "containers": [container("200m")]}, False, id="requests"),
+        pytest.param({**BASE, "nodeSelector": {"disk": "ssd"}}, False, id="node selector"),
+        pytest.param({**BASE, "tolerations": []}, False, id="tolerations"),
+        pytest.param(
+            {**BASE, "affinity": {"podAntiAffinity": {"x": []}}}, False, id="pod affinity"
+        ),
+        pytest.param(
+            {**BASE, "topologySpreadConstraints": [{"topologyKey": "zone"}]},
+            False,
+            id="spread constraints",
+        ),
+    ],
+)
+def test_hint_signature_holds_what_queueing_hints_read(other: dict[str, Any], alike: bool) -> None:
+    assert (pod(**BASE).hint_signature == pod(**other).hint_signature) is alike
+
+
+def test_hint_signature_holds_the_kind_of_the_controller() -> None:
+    def owned(kind: str, uid: str) -> PodView:
+        owner = {"kind": kind, "uid": uid, "controller": True}
+        return PodView({"metadata": {"name": uid, "ownerReferences": [owner]}, "spec": BASE})
+
+    assert owned("ReplicaSet", "a").hint_signature == owned("ReplicaSet", "b").hint_signature
+    assert owned("ReplicaSet", "a").hint_signature != owned("Job", "a").hint_signature
