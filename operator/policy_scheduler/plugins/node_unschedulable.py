@@ -3,6 +3,10 @@
 A node with ``spec.unschedulable: true`` rejects the pod with "node(s) were unschedulable", unless
 the pod tolerates the taint ``node.kubernetes.io/unschedulable:NoSchedule`` (empty value), which
 is how DaemonSet pods run on cordoned nodes.
+
+Queueing hint, as kube-scheduler's: a pod this filter rejected waits for a node added that is not
+cordoned, or a node uncordoned. (kube-scheduler registers the uncordoning as a taint change, the
+event it reports it as; here it has an event of its own, and a change of taints alone cannot help.)
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins.base import (
     FITS,
     Args,
+    ClusterEvent,
     Cycle,
     EventKind,
     Filter,
@@ -38,11 +43,16 @@ class _UnschedulableFilter(Filter[bool]):
     """The state is whether the pod tolerates cordoned nodes."""
 
     name = NAME
-    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_UNSCHEDULABLE | EventKind.NODE_TAINTS
+    wakes_on = EventKind.NODE_ADDED | EventKind.NODE_UNSCHEDULABLE
 
     def pre_filter(self, cycle: Cycle) -> bool:
         tolerations = parse_tolerations(cycle.pod.tolerations)
         return tolerated(tolerations, UNSCHEDULABLE_TAINT, "", NO_SCHEDULE)
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        # Of an update, only a change of spec.unschedulable is asked about: a node that is
+        # schedulable now was cordoned before.
+        return event.node is None or not event.node.unschedulable
 
     def filter(self, state: bool, pod: PodView, node: NodeInfo) -> Sequence[str]:
         if node.node.unschedulable and not state:

@@ -13,6 +13,10 @@ node has any, every node scores 100.
 A toleration matches a taint as k8s.io/api's ``Toleration.ToleratesTaint`` in v1.34: an empty
 effect matches every effect, an empty key matches every key, operator ``Exists`` matches every
 value and ``Equal`` (the default) only an equal one; any other operator matches nothing.
+
+Queueing hint, as kube-scheduler's: a pod this filter rejected waits for a node added, or a
+node's taints changed, that leaves the node with no NoSchedule/NoExecute taint the pod does not
+tolerate, where it had one before (an added node had none before).
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
-from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.plugins.base import (
     FITS,
     Args,
+    ClusterEvent,
     Cycle,
     EventKind,
     Filter,
@@ -86,6 +91,15 @@ def tolerated(tolerations: Sequence[Toleration], key: str, value: str, effect: s
     return any(t.tolerates(key, value, effect) for t in tolerations)
 
 
+def _untolerated(node: NodeView, tolerations: Sequence[Toleration]) -> bool:
+    """Whether the node has a NoSchedule or NoExecute taint that no toleration matches."""
+    return any(
+        taint.effect in _DO_NOT_SCHEDULE
+        and not tolerated(tolerations, taint.key, taint.value, taint.effect)
+        for taint in node.taints
+    )
+
+
 class _TaintFilter(Filter[tuple[Toleration, ...]]):
     name = NAME
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_TAINTS
@@ -93,13 +107,16 @@ class _TaintFilter(Filter[tuple[Toleration, ...]]):
     def pre_filter(self, cycle: Cycle) -> tuple[Toleration, ...]:
         return parse_tolerations(cycle.pod.tolerations)
 
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        if event.node is None:
+            return True
+        tolerations = parse_tolerations(pod.tolerations)
+        if _untolerated(event.node, tolerations):
+            return False
+        return event.old_node is None or _untolerated(event.old_node, tolerations)
+
     def filter(self, state: tuple[Toleration, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
-        for taint in node.node.taints:
-            if taint.effect in _DO_NOT_SCHEDULE and not tolerated(
-                state, taint.key, taint.value, taint.effect
-            ):
-                return (UNTOLERATED,)
-        return FITS
+        return (UNTOLERATED,) if _untolerated(node.node, state) else FITS
 
     def filter_nodes(
         self, state: tuple[Toleration, ...], pod: PodView, nodes: NodeBlock

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,16 @@ import numpy as np
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.plugins.base import FITS, SKIP, Cycle, Filter, Scorer, Scores
+from policy_scheduler.plugins.base import (
+    FITS,
+    SKIP,
+    ClusterEvent,
+    Cycle,
+    EventKind,
+    Filter,
+    Scorer,
+    Scores,
+)
 
 
 def make_pod(
@@ -53,6 +63,25 @@ def make_node(
     if status is not None:
         raw["status"] = status
     return NodeInfo(NodeView(raw), pods)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A cluster event as a test writes it: ``node`` as it is (or was, deleted), ``old`` the node
+    before an update, ``pod`` the assigned pod of a pod event."""
+
+    kind: EventKind
+    node: NodeInfo | None = None
+    old: NodeInfo | None = None
+    pod: PodView | None = None
+
+
+def wakes(plugin: Filter[Any], pod: PodView, change: Change) -> bool:
+    """Whether a pod the filter rejected is tried again after ``change``, as the scheduling loop
+    asks: the filter registered for its kind and its queueing hint does not rule it out."""
+    node, old = (None if info is None else info.node for info in (change.node, change.old))
+    event = ClusterEvent(change.kind, node, change.pod, old)
+    return bool(change.kind & plugin.wakes_on) and plugin.queueing_hint(pod, event)
 
 
 def _cycles(

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_node, make_node, make_pod
+from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
 from policy_scheduler.plugins import node_unschedulable
-from policy_scheduler.plugins.base import FITS, ArgsError
+from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 
 CORDONED = ("node(s) were unschedulable",)
 KEY = "node.kubernetes.io/unschedulable"
@@ -63,3 +63,27 @@ def test_filter(
 def test_takes_no_args() -> None:
     with pytest.raises(ArgsError):
         node_unschedulable.new_filter({"x": 1}, "args")
+
+
+# kube-scheduler's NodeUnschedulable hint: a node added that is not cordoned, or a node uncordoned.
+HINTS: dict[str, tuple[EventKind, bool, bool]] = {
+    "a node added that is not cordoned helps": (EventKind.NODE_ADDED, False, True),
+    "a cordoned node added does not": (EventKind.NODE_ADDED, True, False),
+    "a node uncordoned helps": (EventKind.NODE_UNSCHEDULABLE, False, True),
+    "a node cordoned does not": (EventKind.NODE_UNSCHEDULABLE, True, False),
+    "a node uncordoned while its labels change helps": (
+        EventKind.NODE_UNSCHEDULABLE | EventKind.NODE_LABELS,
+        False,
+        True,
+    ),
+    "a taint change alone is not asked about": (EventKind.NODE_TAINTS, False, False),
+    "a label change alone is not asked about": (EventKind.NODE_LABELS, False, False),
+    "a node deleted is not asked about": (EventKind.NODE_DELETED, False, False),
+}
+
+
+@pytest.mark.parametrize(("kind", "cordoned", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(kind: EventKind, cordoned: bool, helps: bool) -> None:
+    # Whether the node was cordoned before does not matter: the event says whether that changed.
+    change = Change(kind, make_node("n", spec={"unschedulable": cordoned}))
+    assert wakes(node_unschedulable.new_filter({}, "args"), make_pod(), change) is helps

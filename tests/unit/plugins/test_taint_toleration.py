@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_node, make_node, make_pod, raw_and_normalized
+from plugin_harness import Change, filter_node, make_node, make_pod, raw_and_normalized, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import taint_toleration
-from policy_scheduler.plugins.base import FITS, ArgsError
+from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 from policy_scheduler.plugins.taint_toleration import Toleration, parse_tolerations, tolerated
 
 Raw = dict[str, Any]
@@ -267,3 +267,56 @@ def test_takes_no_args() -> None:
         taint_toleration.new_filter({"x": 1}, "args")
     with pytest.raises(ArgsError, match="TaintToleration takes no args"):
         taint_toleration.new_scorer({"x": 1}, "args")
+
+
+# kube-scheduler's TaintToleration hint: a node added, or whose taints changed, may help only when
+# it has no untolerated NoSchedule/NoExecute taint now and had one before (an added node had none).
+ADDED, TAINTS = EventKind.NODE_ADDED, EventKind.NODE_TAINTS
+GPU = taint("gpu")
+TOLERATES_GPU = {"key": "gpu", "operator": "Exists"}
+HINTS: dict[str, tuple[PodView, Change, bool]] = {
+    "a node added without taints helps": (pod(), Change(ADDED, node("n")), True),
+    "a node added with an untolerated taint does not": (
+        pod(),
+        Change(ADDED, node("n", GPU)),
+        False,
+    ),
+    "a node added with a tolerated taint helps": (
+        pod(TOLERATES_GPU),
+        Change(ADDED, node("n", GPU)),
+        True,
+    ),
+    "a node added with only a PreferNoSchedule taint helps": (
+        pod(),
+        Change(ADDED, node("n", taint("gpu", effect="PreferNoSchedule"))),
+        True,
+    ),
+    "an untolerated taint removed helps": (pod(), Change(TAINTS, node("n"), node("n", GPU)), True),
+    "an untolerated taint replaced by another does not": (
+        pod(),
+        Change(TAINTS, node("n", taint("ssd")), node("n", GPU)),
+        False,
+    ),
+    "a tolerated taint added where none was in the way does not": (
+        pod(TOLERATES_GPU),
+        Change(TAINTS, node("n", GPU), node("n")),
+        False,
+    ),
+    "a taint change, the taints before unknown, is read as the node's addition": (
+        pod(),
+        Change(TAINTS, node("n")),
+        True,
+    ),
+    "a label change is not asked about": (pod(), Change(EventKind.NODE_LABELS, node("n")), False),
+    "a node deleted is not asked about": (pod(), Change(EventKind.NODE_DELETED, node("n")), False),
+    "an assigned pod deleted is not asked about": (
+        pod(),
+        Change(EventKind.POD_DELETED, node("n"), pod=make_pod("x")),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("p", "change", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(p: PodView, change: Change, helps: bool) -> None:
+    assert wakes(taint_toleration.new_filter({}, "args"), p, change) is helps
