@@ -22,6 +22,10 @@ Selectors are parsed as component-helpers parses them, once per cycle: a term th
 no valid term is left, the pod can never be placed, so every node fails with
 "node(s) didn't match Pod's invalid node affinity: <field>: <problem>". A pod whose preferred terms
 are invalid scores as if it had none.
+
+Queueing hint, as kube-scheduler's: a pod this filter rejected waits for a node added that matches
+its nodeSelector and required node affinity (and the scheduler-enforced affinity), or a node whose
+labels changed so that it matches them now and did not before.
 """
 
 from __future__ import annotations
@@ -187,14 +191,17 @@ class _AffinityFilter(Filter[FilterState]):
         return _filter_state(cycle.pod)
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
-        """Only a node that now matches the pod (and the enforced selector) can help, as
-        kube-scheduler's hint says."""
-        node = event.node
+        """Only a node that now matches the pod (and the enforced selector), and did not match
+        the pod before a change of its labels, can help, as kube-scheduler's hint says."""
+        node, old = event.node, event.old_node
         if node is None:
             return True
         if self._added is not None and not self._added.matches(node.name, node.labels):
             return False
-        return pod.required_node_affinity.matches(node.name, node.labels)
+        affinity = pod.required_node_affinity
+        return affinity.matches(node.name, node.labels) and (
+            old is None or not affinity.matches(old.name, old.labels)
+        )
 
     def filter(self, state: FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         if state.conflict:

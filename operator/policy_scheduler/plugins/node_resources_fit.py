@@ -13,6 +13,11 @@ Requests are the pod's effective requests (init containers, sidecars, overhead a
 resources included); a resource the pod requests 0 of is never checked, so an overcommitted
 node still takes pods that do not ask for what it lacks.
 
+Queueing hint: a pod this filter rejected waits for a node added that could hold it when empty,
+a node whose allocatable grew (of a resource it requests, or of pods) to that size, or an assigned
+pod deleted (or scaled down) on such a node. kube-scheduler's hint is the same for nodes, and
+takes any deletion for one that may help.
+
 Args (optional, as kube's NodeResourcesFitArgs): ``ignoredResources: [name]`` and
 ``ignoredResourceGroups: [group]`` (the part before ``/``) name extended resources to skip.
 """
@@ -89,12 +94,22 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """No event on a node can make room that the node does not have even when empty (kube's
-        hint for a node asks the same; for a deleted pod it queues whatever the node)."""
-        if event.node is None:
+        hint for a node asks the same; for a deleted pod it queues whatever the node), and a
+        node's update helps only if it raised the number of pods it allows or the allocatable of
+        a resource the pod requests (as kube's)."""
+        node, old = event.node, event.old_node
+        if node is None:
             return True
-        allocatable = event.node.allocatable
-        return event.node.allowed_pods > 0 and all(
-            amount <= allocatable.get(name, 0) for name, amount, _ in self._checks(pod)
+        checks = self._checks(pod)
+        allocatable = node.allocatable
+        if node.allowed_pods <= 0 or any(
+            amount > allocatable.get(name, 0) for name, amount, _ in checks
+        ):
+            return False
+        return (
+            old is None
+            or old.allowed_pods < node.allowed_pods
+            or any(old.allocatable.get(name, 0) < allocatable.get(name, 0) for name, _, _ in checks)
         )
 
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_node, make_node, raw_and_normalized
+from plugin_harness import Change, filter_node, make_node, raw_and_normalized, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_affinity
-from policy_scheduler.plugins.base import FITS, ArgsError
+from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 
 Raw = dict[str, Any]
 PATH = "spec.predicates[4].args"
@@ -337,6 +337,64 @@ def test_filter_with_added_affinity(p: PodView, info: NodeInfo, reasons: tuple[s
 def test_added_affinity_without_terms_rejects_every_node() -> None:
     args: Raw = {"addedAffinity": {REQUIRED: {"nodeSelectorTerms": []}}}
     assert run_filter(pod(), node(), args) == ENFORCED
+
+
+# kube-scheduler's NodeAffinity hint: a node added that matches the pod (and the enforced
+# affinity), or a node whose labels changed so that it matches now and did not before.
+ADDED_NODE, LABELS = EventKind.NODE_ADDED, EventKind.NODE_LABELS
+SSD = pod({"disk": "ssd"})
+HINTS: dict[str, tuple[PodView, Change, Raw, bool]] = {
+    "a node added that matches helps": (SSD, Change(ADDED_NODE, node(disk="ssd")), {}, True),
+    "a node added that does not match does not": (SSD, Change(ADDED_NODE, node()), {}, False),
+    "a node added that matches the required terms helps": (
+        pod(required=required(term(expr("zone", "In", "a")))),
+        Change(ADDED_NODE, node(zone="a")),
+        {},
+        True,
+    ),
+    "a node added outside the enforced affinity does not": (
+        pod(),
+        Change(ADDED_NODE, node(pool="web")),
+        ADDED,
+        False,
+    ),
+    "a node added inside the enforced affinity helps": (
+        pod(),
+        Change(ADDED_NODE, node(pool="batch")),
+        ADDED,
+        True,
+    ),
+    "a node relabelled to match helps": (SSD, Change(LABELS, node(disk="ssd"), node()), {}, True),
+    "a node that matched, relabelled, does not": (
+        SSD,
+        Change(LABELS, node(disk="ssd", rack="r2"), node(disk="ssd", rack="r1")),
+        {},
+        False,
+    ),
+    "a node relabelled and still not matching does not": (
+        SSD,
+        Change(LABELS, node(disk="hdd"), node()),
+        {},
+        False,
+    ),
+    "a node relabelled, its labels before unknown, is read as an addition": (
+        SSD,
+        Change(LABELS, node(disk="ssd")),
+        {},
+        True,
+    ),
+    "a taint change is not asked about": (
+        SSD,
+        Change(EventKind.NODE_TAINTS, node(disk="ssd"), node()),
+        {},
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("p", "change", "args", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(p: PodView, change: Change, args: Raw, helps: bool) -> None:
+    assert wakes(node_affinity.new_filter(args, PATH), p, change) is helps
 
 
 def preference(weight: int, *expressions: Raw, fields: Sequence[Raw] = ()) -> Raw:

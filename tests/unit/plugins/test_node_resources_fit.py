@@ -6,12 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_node, make_node, make_pod
+from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_resources_fit
-from policy_scheduler.plugins.base import FITS, Args, ArgsError
+from policy_scheduler.plugins.base import FITS, Args, ArgsError, EventKind
 
 GPU = "example.com/gpu"
 
@@ -201,3 +201,65 @@ def test_invalid_args_are_all_reported() -> None:
         "spec.predicates[0].args.ignoredResourceGroups[0]",
     ]
     assert caught.value.errors[2].message == "a resource group must not contain '/'"
+
+
+# The queueing hint: a node could hold the pod only if it could when empty; a node update helps
+# only if it raised the pods it allows or the allocatable of a resource the pod requests (kube's).
+CPU_3 = pod(container(cpu="3", memory="1Gi"))
+ADDED, ALLOCATABLE = EventKind.NODE_ADDED, EventKind.NODE_ALLOCATABLE
+BIG = {"cpu": "4", "memory": "8Gi"}
+HINTS: dict[str, tuple[PodView, Change, bool]] = {
+    "a node added that could hold the pod helps": (CPU_3, Change(ADDED, node(BIG)), True),
+    "a node added too small even when empty does not": (CPU_3, Change(ADDED, node(SMALL)), False),
+    "a node added that allows no pods does not": (
+        CPU_3,
+        Change(ADDED, make_node("n", status={"allocatable": {**BIG, "pods": 0}})),
+        False,
+    ),
+    "a node grown to hold the pod helps": (
+        CPU_3,
+        Change(ALLOCATABLE, node(BIG), node(SMALL)),
+        True,
+    ),
+    "a node grown that stays too small does not": (
+        CPU_3,
+        Change(ALLOCATABLE, node({"cpu": "2", "memory": "8Gi"}), node(SMALL)),
+        False,
+    ),
+    "a node large enough before, grown in a resource the pod does not request, does not": (
+        CPU_3,
+        Change(ALLOCATABLE, node({**BIG, "ephemeral-storage": "10Gi"}), node(BIG)),
+        False,
+    ),
+    "a node large enough before that allows more pods now helps": (
+        CPU_3,
+        Change(
+            ALLOCATABLE,
+            node(BIG),
+            make_node("n", status={"allocatable": {**BIG, "pods": 10}}),
+        ),
+        True,
+    ),
+    "a node resized, its allocatable before unknown, is read as an addition": (
+        CPU_3,
+        Change(ALLOCATABLE, node(BIG)),
+        True,
+    ),
+    "an assigned pod deleted from a node that could hold the pod helps": (
+        CPU_3,
+        Change(EventKind.POD_DELETED, node(BIG), pod=BUSY),
+        True,
+    ),
+    "an assigned pod deleted from a node too small for the pod does not": (
+        CPU_3,
+        Change(EventKind.POD_DELETED, node(SMALL), pod=BUSY),
+        False,
+    ),
+    "a label change is not asked about": (CPU_3, Change(EventKind.NODE_LABELS, node(BIG)), False),
+}
+
+
+@pytest.mark.parametrize(("the_pod", "change", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(the_pod: PodView, change: Change, helps: bool) -> None:
+    fit = node_resources_fit.new_filter({}, "spec.predicates[0].args")
+    assert wakes(fit, the_pod, change) is helps
