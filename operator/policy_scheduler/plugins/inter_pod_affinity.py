@@ -40,6 +40,14 @@ namespace label matches no namespace.
 ``matchLabelKeys``/``mismatchLabelKeys`` become ``key In (value)``/``key NotIn (value)`` with the
 owning pod's label values, as kube-apiserver writes them into the selector when a pod is created;
 doing it again is a no-op for such pods and gives raw pods the same meaning.
+
+Queueing hint, for node events as kube-scheduler's (pod events have none here: any assigned pod
+added, deleted or relabelled wakes a pod this filter rejected): a pod waits for a node added that
+has the topology key of one of its required affinity terms, or whose value of such a key changed
+(it had none before, or another); with required anti-affinity, for any node added, or a node whose
+value of such a term's key changed or went away. Unlike kube-scheduler's, the hint takes any node
+event for one that may help a pod without required terms of its own (kept off by existing pods'
+anti-affinity): kube's never queues such a pod, which then waits for the queue's timeout.
 """
 
 from __future__ import annotations
@@ -60,6 +68,7 @@ from policy_scheduler.plugins.base import (
     SKIP,
     Args,
     ArgsError,
+    ClusterEvent,
     Cycle,
     EventKind,
     FieldError,
@@ -258,6 +267,24 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
         | EventKind.POD_DELETED
         | EventKind.POD_LABELS
     )
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """Whether a node event changed a topology domain the pod's required terms read (see
+        the module docstring); a pod event always may help."""
+        node, old = event.node, event.old_node
+        if node is None or event.pod is not None:
+            return True
+        terms = pod_terms(pod)
+        if not terms.required_affinity and not terms.required_anti_affinity:
+            return True
+        for term in terms.required_affinity:
+            key = term.topology_key
+            if key in node.labels and (old is None or old.labels.get(key) != node.labels[key]):
+                return True
+        return any(
+            old is None or (key in old.labels and old.labels[key] != node.labels.get(key))
+            for key in (term.topology_key for term in terms.required_anti_affinity)
+        )
 
     def pre_filter(self, cycle: Cycle) -> _FilterState | Skip:
         incoming = cycle.pod

@@ -34,6 +34,12 @@ StatefulSet), which is what that controller's selector selects. A pod without su
 gets no default constraints, as in kube-scheduler when no selector is found.
 
 A pod without constraints (of the kind) skips the filter (the scorer), as in kube-scheduler.
+
+Queueing hint, for node events as kube-scheduler's (pod events have none here: any assigned pod
+added, deleted or relabelled wakes a pod this filter rejected): a pod waits for a node added,
+deleted or updated that has every topology key of its DoNotSchedule constraints, before or after
+the change; of an update, only one that gave or took a key, or changed a key's value or the
+node's taints.
 Pods are counted per label group from the snapshot's index, except for default constraints,
 whose controller is not part of a pod's label group.
 """
@@ -64,6 +70,7 @@ from policy_scheduler.plugins.base import (
     SKIP,
     Args,
     ArgsError,
+    ClusterEvent,
     Cycle,
     EventKind,
     FieldError,
@@ -296,6 +303,25 @@ class _SpreadFilter(Filter[_FilterState]):
 
     def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
         self.defaults = defaults
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """For a node event, whether the node counts (has every topology key of the pod's
+        DoNotSchedule constraints) now or, deleted, did; of an update, whether that changed, or
+        the node counts and its topology values or taints changed (kube-scheduler's hint). A pod
+        event always may help."""
+        node, old = event.node, event.old_node
+        if node is None or event.pod is not None:
+            return True
+        keys = {c.topology_key for c in _constraints(pod, self.defaults, DO_NOT_SCHEDULE)}
+        counts = keys <= node.labels.keys()
+        if old is None:
+            return counts
+        if counts != (keys <= old.labels.keys()):
+            return True
+        return counts and (
+            any(old.labels.get(key) != node.labels.get(key) for key in keys)
+            or old.taints != node.taints
+        )
 
     def pre_filter(self, cycle: Cycle) -> _FilterState | Skip:
         pod = cycle.pod

@@ -6,12 +6,12 @@ from typing import Any
 
 import plugin_harness
 import pytest
-from plugin_harness import filter_nodes, score_nodes
+from plugin_harness import Change, filter_nodes, score_nodes
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import inter_pod_affinity as ipa
-from policy_scheduler.plugins.base import ArgsError
+from policy_scheduler.plugins.base import ArgsError, EventKind
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -512,3 +512,81 @@ def test_filter_takes_no_args() -> None:
     assert [str(e) for e in raised.value.errors] == [
         "a: InterPodAffinity takes no args, got ['hardPodAffinityWeight']"
     ]
+
+
+# The queueing hint for node events (kube-scheduler's): a node added with the topology key of a
+# required affinity term, or whose value of it changed; with required anti-affinity, any node
+# added, or one whose value of a term's key changed or went away.
+ADDED, LABELS = EventKind.NODE_ADDED, EventKind.NODE_LABELS
+NEAR = make_pod(affinity=affinity(required=[term()]))
+APART = make_pod(affinity=affinity(anti=[term()]))
+NO_TERMS = make_pod()
+HINTS: dict[str, tuple[PodView, Change, bool]] = {
+    "a node added with the affinity's topology key helps": (
+        NEAR,
+        Change(ADDED, make_node("n", "a")),
+        True,
+    ),
+    "a node added without it does not": (NEAR, Change(ADDED, make_node("n", None)), False),
+    "a node given the affinity's topology key helps": (
+        NEAR,
+        Change(LABELS, make_node("n", "a"), make_node("n", None)),
+        True,
+    ),
+    "a node moved to another domain of the affinity's key helps": (
+        NEAR,
+        Change(LABELS, make_node("n", "b"), make_node("n", "a")),
+        True,
+    ),
+    "a node's other labels changed does not help the affinity": (
+        NEAR,
+        Change(LABELS, make_node("n", "a"), plugin_harness.make_node("n", {ZONE: "a"})),
+        False,
+    ),
+    "a node added helps a pod with anti-affinity, whatever its labels": (
+        APART,
+        Change(ADDED, make_node("n", None)),
+        True,
+    ),
+    "a node that lost the anti-affinity's topology key helps": (
+        APART,
+        Change(LABELS, make_node("n", None), make_node("n", "a")),
+        True,
+    ),
+    "a node moved to another domain of the anti-affinity's key helps": (
+        APART,
+        Change(LABELS, make_node("n", "b"), make_node("n", "a")),
+        True,
+    ),
+    "a node given the anti-affinity's topology key does not": (
+        APART,
+        Change(LABELS, make_node("n", "a"), make_node("n", None)),
+        False,
+    ),
+    "a node relabelled, its labels before unknown, is read as an addition": (
+        NEAR,
+        Change(LABELS, make_node("n", "a")),
+        True,
+    ),
+    # kube-scheduler's hint never queues this pod (it has no terms to look at).
+    "a node added helps a pod kept off by existing pods' anti-affinity": (
+        NO_TERMS,
+        Change(ADDED, make_node("n", None)),
+        True,
+    ),
+    "an assigned pod deleted helps (no hint for pod events)": (
+        NEAR,
+        Change(EventKind.POD_DELETED, make_node("n", None), pod=make_pod("db")),
+        True,
+    ),
+    "a taint change is not asked about": (
+        NEAR,
+        Change(EventKind.NODE_TAINTS, make_node("n", "a"), make_node("n", None)),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("pod", "change", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(pod: PodView, change: Change, helps: bool) -> None:
+    assert plugin_harness.wakes(ipa.new_filter({}, "args"), pod, change) is helps

@@ -6,12 +6,12 @@ from typing import Any
 
 import plugin_harness
 import pytest
-from plugin_harness import filter_nodes, score_nodes
+from plugin_harness import Change, filter_nodes, score_nodes
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import pod_topology_spread as pts
-from policy_scheduler.plugins.base import ArgsError
+from policy_scheduler.plugins.base import ArgsError, EventKind
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -548,3 +548,92 @@ def test_args(args: dict[str, Any], errors: list[str]) -> None:
         with pytest.raises(ArgsError) as raised:
             factory(args, "a")
         assert [str(e) for e in raised.value.errors] == errors
+
+
+# The queueing hint for node events (kube-scheduler's): a node counts when it has every topology
+# key of the pod's DoNotSchedule constraints. A node added or deleted helps when it counts; an
+# update when it starts or stops counting, or counts and changed a key's value or its taints.
+ADDED, DELETED = EventKind.NODE_ADDED, EventKind.NODE_DELETED
+LABELS, TAINTS = EventKind.NODE_LABELS, EventKind.NODE_TAINTS
+SPREAD = make_pod(topologySpreadConstraints=[constraint()])
+GPU = [{"key": "gpu", "effect": "NoSchedule"}]
+HINTS: dict[str, tuple[PodView, Change, dict[str, Any], bool]] = {
+    "a node added with the topology key helps": (
+        SPREAD,
+        Change(ADDED, make_node("n", "a")),
+        {},
+        True,
+    ),
+    "a node added without it does not": (SPREAD, Change(ADDED, make_node("n", None)), {}, False),
+    "a node deleted with the topology key helps": (
+        SPREAD,
+        Change(DELETED, make_node("n", "a")),
+        {},
+        True,
+    ),
+    "a node deleted without it does not": (
+        SPREAD,
+        Change(DELETED, make_node("n", None)),
+        {},
+        False,
+    ),
+    "a node given the topology key helps": (
+        SPREAD,
+        Change(LABELS, make_node("n", "a"), make_node("n", None)),
+        {},
+        True,
+    ),
+    "a node that lost the topology key helps": (
+        SPREAD,
+        Change(LABELS, make_node("n", None), make_node("n", "a")),
+        {},
+        True,
+    ),
+    "a node moved to another domain helps": (
+        SPREAD,
+        Change(LABELS, make_node("n", "b"), make_node("n", "a")),
+        {},
+        True,
+    ),
+    "a node's other labels changed does not": (
+        SPREAD,
+        Change(LABELS, make_node("n", "a"), plugin_harness.make_node("n", {ZONE: "a"})),
+        {},
+        False,
+    ),
+    "a node with the topology key whose taints changed helps": (
+        SPREAD,
+        Change(TAINTS, make_node("n", "a"), make_node("n", "a", taints=GPU)),
+        {},
+        True,
+    ),
+    "a node without it whose taints changed does not": (
+        SPREAD,
+        Change(TAINTS, make_node("n", None), make_node("n", None, taints=GPU)),
+        {},
+        False,
+    ),
+    "a node relabelled, its labels before unknown, is read as an addition": (
+        SPREAD,
+        Change(LABELS, make_node("n", "a")),
+        {},
+        True,
+    ),
+    "a node added without a default constraint's key does not help a pod of a ReplicaSet": (
+        make_pod(**OWNED),
+        Change(ADDED, make_node("n", None)),
+        DEFAULTS,
+        False,
+    ),
+    "an assigned pod deleted helps (no hint for pod events)": (
+        SPREAD,
+        Change(EventKind.POD_DELETED, make_node("n", None), pod=make_pod("other")),
+        {},
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize(("pod", "change", "args", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(pod: PodView, change: Change, args: dict[str, Any], helps: bool) -> None:
+    assert plugin_harness.wakes(pts.new_filter(args, "args"), pod, change) is helps
