@@ -50,6 +50,7 @@ from policy_scheduler.plugins.base import (
     FITS,
     MAX_NODE_SCORE,
     SKIP,
+    ClusterEvent,
     Cycle,
     CycleState,
     EventKind,
@@ -145,24 +146,34 @@ _OUTSIDE_NODE_POOL_REASONS = (OUTSIDE_NODE_POOL,)
 
 
 class _NodePool(Filter[LabelSelector]):
-    """The policy's node pool, run as the first filter."""
+    """The policy's node pool, run as the first filter. Its queueing hint, as NodeAffinity's for
+    the scheduler-enforced affinity it resembles: only a node added to the pool, or whose labels
+    changed so that it is in the pool now and was not before, can help."""
 
     name = NODE_POOL_FILTER
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
+
+    def __init__(self, selector: LabelSelector) -> None:
+        self.selector = selector
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        node, old = event.node, event.old_node
+        if node is None:
+            return True
+        return self.selector.matches(node.labels) and (
+            old is None or not self.selector.matches(old.labels)
+        )
 
     def filter(self, state: LabelSelector, pod: PodView, node: NodeInfo) -> Sequence[str]:
         return FITS if state.matches(node.node.labels) else _OUTSIDE_NODE_POOL_REASONS
 
 
-_NODE_POOL = _NodePool()
-
-
 def _pre_filter(
-    pool: LabelSelector | None, filters: Sequence[Filter[Any]], cycle: Cycle
+    pool: _NodePool | None, filters: Sequence[Filter[Any]], cycle: Cycle
 ) -> tuple[FilterStates, list[str]]:
     """Each filter's per-pod state, the policy's node pool first, and the names of the filters
     that skip this pod."""
-    states: FilterStates = [] if pool is None else [(_NODE_POOL, pool)]
+    states: FilterStates = [] if pool is None else [(pool, pool.selector)]
     skipped: list[str] = []
     for plugin in filters:
         state = plugin.pre_filter(cycle)
@@ -230,11 +241,15 @@ class Pipeline:
     node_pool: LabelSelector | None = None
     candidates_to_report: int = 3
     _next_start: int = field(default=0, init=False)
+    _pool: _NodePool | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self._pool = None if self.node_pool is None else _NodePool(self.node_pool)
 
     def filter_named(self, name: str) -> Filter[Any] | None:
         """The filter of that name (``nodeSelector``: the policy's pool), if the policy has it."""
-        if name == NODE_POOL_FILTER and self.node_pool is not None:
-            return _NODE_POOL
+        if name == NODE_POOL_FILTER:
+            return self._pool
         return next((f for f in self.filters if f.name == name), None)
 
     @property
@@ -288,7 +303,7 @@ class Pipeline:
         cycle_state: CycleState | None,
     ) -> NodeBlock:
         table = cycle.snapshot.table
-        states, _ = _pre_filter(self.node_pool, self.filters, cycle)
+        states, _ = _pre_filter(self._pool, self.filters, cycle)
         if cycle_state is not None:
             for plugin, state in states:
                 cycle_state.write(plugin, state)
@@ -454,7 +469,7 @@ def explain(
     is :meth:`Pipeline._score` itself.
     """
     cycle = Cycle(pod, snapshot, rng or random.Random())
-    states, skipped_filters = _pre_filter(pipeline.node_pool, pipeline.filters, cycle)
+    states, skipped_filters = _pre_filter(pipeline._pool, pipeline.filters, cycle)
     skipped = [f"Filter {name}" for name in skipped_filters]
     table = snapshot.table
     nodes = table.infos

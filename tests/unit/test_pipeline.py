@@ -10,12 +10,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import make_node, make_pod
+from plugin_harness import Change, make_node, make_pod, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.pipeline import (
+    NODE_POOL_FILTER,
     OUTSIDE_NODE_POOL,
     Decision,
     Pipeline,
@@ -23,7 +24,7 @@ from policy_scheduler.pipeline import (
     failure_message,
     feasible_nodes_to_find,
 )
-from policy_scheduler.plugins.base import SKIP, Cycle, Filter, Scorer, Skip
+from policy_scheduler.plugins.base import SKIP, Cycle, EventKind, Filter, Scorer, Skip
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
 from policy_scheduler.plugins.taint_toleration import UNTOLERATED
 
@@ -335,6 +336,48 @@ def test_a_pool_without_fitting_nodes_says_so() -> None:
     pool = LabelSelector.parse({"matchLabels": {"pool": "general"}})
     decision = decide(pipeline(node_pool=pool), [node("a"), node("b")])
     assert decision.message == f"0/2 nodes are available: 2 {OUTSIDE_NODE_POOL}."
+
+
+# The pool's queueing hint, as NodeAffinity's for its scheduler-enforced affinity: only a node
+# that joined the pool (added in it, or relabelled into it) can help a pod it kept off nodes.
+POOL_HINTS: dict[str, tuple[Change, bool]] = {
+    "a node added to the pool helps": (
+        Change(EventKind.NODE_ADDED, node("n", labels={"pool": "general"})),
+        True,
+    ),
+    "a node added outside the pool does not": (
+        Change(EventKind.NODE_ADDED, node("n", labels={"pool": "batch"})),
+        False,
+    ),
+    "a node relabelled into the pool helps": (
+        Change(
+            EventKind.NODE_LABELS,
+            node("n", labels={"pool": "general"}),
+            node("n", labels={"pool": "batch"}),
+        ),
+        True,
+    ),
+    "a node of the pool relabelled does not": (
+        Change(
+            EventKind.NODE_LABELS,
+            node("n", labels={"pool": "general", "rack": "2"}),
+            node("n", labels={"pool": "general"}),
+        ),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("change", "helps"), POOL_HINTS.values(), ids=POOL_HINTS.keys())
+def test_pool_queueing_hint(change: Change, helps: bool) -> None:
+    pool = pipeline(node_pool=LabelSelector.parse({"matchLabels": {"pool": "general"}}))
+    plugin = pool.filter_named(NODE_POOL_FILTER)
+    assert plugin is not None
+    assert wakes(plugin, pod(), change) is helps
+
+
+def test_a_policy_without_pool_has_no_pool_filter() -> None:
+    assert pipeline().filter_named(NODE_POOL_FILTER) is None
 
 
 def test_no_nodes() -> None:

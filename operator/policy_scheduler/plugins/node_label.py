@@ -7,6 +7,9 @@ violates: "node(s) didn't have label disk=ssd" for a missing one, "node(s) had l
 for a forbidden one.
 
 Keys and values are checked with apimachinery's label syntax (model/selectors.py).
+
+Queueing hint (as NodeAffinity's): a pod this filter rejected waits for a node added that passes
+it, or a node whose labels changed so that it passes now and did not before.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from policy_scheduler.plugins.base import (
     FITS,
     Args,
     ArgsError,
+    ClusterEvent,
     EventKind,
     FieldError,
     Filter,
@@ -84,6 +88,15 @@ class _NodeLabelFilter(Filter[None]):
             *((e, True, f"node(s) didn't have label {e.text}") for e in present),
             *((e, False, f"node(s) had label {e.text}") for e in absent),
         )
+
+    def _passes(self, labels: Mapping[str, str]) -> bool:
+        return all(entry.on(labels) is wanted for entry, wanted, _ in self._checks)
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        node, old = event.node, event.old_node
+        if node is None:
+            return True
+        return self._passes(node.labels) and (old is None or not self._passes(old.labels))
 
     def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
         labels = node.node.labels

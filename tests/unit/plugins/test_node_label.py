@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_node, make_node, make_pod
+from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
 from policy_scheduler.plugins import node_label
-from policy_scheduler.plugins.base import FITS, ArgsError
+from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 
 PATH = "spec.predicates[2].args"
 
@@ -138,3 +138,37 @@ def test_invalid_args(args: dict[str, Any], errors: list[str]) -> None:
 
 def test_compatible_present_and_absent() -> None:
     assert run_filter({"present": ["disk"], "absent": ["disk=hdd"]}, {"disk": "ssd"}) == FITS
+
+
+# The queueing hint: a node added that passes, or relabelled so that it passes now and did not.
+ADDED, LABELS = EventKind.NODE_ADDED, EventKind.NODE_LABELS
+SSD_ONLY = {"present": ["disk=ssd"], "absent": ["maintenance"]}
+HINTS: dict[str, tuple[Change, bool]] = {
+    "a node added that passes helps": (Change(ADDED, make_node("n", {"disk": "ssd"})), True),
+    "a node added that does not pass does not": (Change(ADDED, make_node("n")), False),
+    "a node added with a forbidden label does not": (
+        Change(ADDED, make_node("n", {"disk": "ssd", "maintenance": "yes"})),
+        False,
+    ),
+    "a node relabelled to pass helps": (
+        Change(LABELS, make_node("n", {"disk": "ssd"}), make_node("n", {"disk": "hdd"})),
+        True,
+    ),
+    "a node that passed, relabelled, does not": (
+        Change(LABELS, make_node("n", {"disk": "ssd", "r": "2"}), make_node("n", {"disk": "ssd"})),
+        False,
+    ),
+    "a node relabelled, its labels before unknown, is read as an addition": (
+        Change(LABELS, make_node("n", {"disk": "ssd"})),
+        True,
+    ),
+    "a taint change is not asked about": (
+        Change(EventKind.NODE_TAINTS, make_node("n", {"disk": "ssd"})),
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("change", "helps"), HINTS.values(), ids=HINTS.keys())
+def test_queueing_hint(change: Change, helps: bool) -> None:
+    assert wakes(node_label.new_filter(SSD_ONLY, PATH), make_pod(), change) is helps
