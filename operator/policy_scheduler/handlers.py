@@ -1,11 +1,11 @@
-"""Kopf wiring: the scheduler's start and stop, its policies, and its watches of nodes and pods.
+"""Kopf wiring: the operator's login, start and stop, which start and stop the scheduler.
 
-- SchedulingPolicies come through ``on.event``: every change recompiles the policy, a deletion
-  retires it. Nothing is written onto the objects (no finalizers, no progress annotations), and
-  Kopf's own log lines are not posted as Kubernetes events.
-- Nodes and pods are listed and watched by the scheduler itself (:meth:`KubeScheduler.watch`, with
-  :mod:`policy_scheduler.kube.informer`, which says why not through Kopf), started with the
-  operator and stopped with it.
+- SchedulingPolicies, nodes and pods are listed and watched by the scheduler itself
+  (:meth:`KubeScheduler.watch`, with :mod:`policy_scheduler.kube.informer`, which says why not
+  through Kopf), started with the operator and stopped with it. Policies went through Kopf's
+  ``on.event`` once; but a listing after a broken watch tells what exists, not what vanished,
+  so a policy deleted meanwhile went on scheduling. Nothing is written onto the objects (no
+  finalizers, no progress annotations), and Kopf's own log lines are not posted as events.
 - The handlers are coroutines: Kopf runs a plain function in a thread pool, which costs a thread
   hand-off per event and lets the scheduler's state change under the scheduling loop.
 """
@@ -13,11 +13,11 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import kopf
 
-from policy_scheduler.kube.client import GROUP, PLURAL, VERSION
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.scheduler import KubeScheduler
 from policy_scheduler.metrics import Endpoint, MetricsServer
@@ -29,11 +29,11 @@ def register(
     *,
     in_cluster: bool,
     election: LeaderElection | None,
-    stop_flag: asyncio.Event,
+    on_lost: Callable[[], None],
     metrics: Endpoint | None = None,
 ) -> None:
-    """Attach the scheduler's handlers to ``registry``; ``stop_flag`` is set when the Lease is
-    lost, so the process ends as kube-scheduler's does and its supervisor restarts it. With
+    """Attach the scheduler's handlers to ``registry``; ``on_lost`` is called when the Lease is
+    lost (the command line exits there, as kube-scheduler does, and is restarted). With
     ``metrics``, every replica, leading or not, serves the scheduler's metrics there."""
     tasks: list[asyncio.Task[None]] = []
     server = MetricsServer(replica.metrics.registry, metrics) if metrics else None
@@ -56,9 +56,7 @@ def register(
                 raise kopf.PermanentError(f"cannot serve metrics on {metrics}: {error}") from None
         loop = asyncio.get_running_loop()
         tasks.append(loop.create_task(replica.watch(), name="watches"))
-        tasks.append(
-            loop.create_task(replica.serve(election, on_lost=stop_flag.set), name="scheduler")
-        )
+        tasks.append(loop.create_task(replica.serve(election, on_lost=on_lost), name="scheduler"))
 
     @kopf.on.cleanup(registry=registry)
     async def stop(**_: Any) -> None:
@@ -68,10 +66,3 @@ def register(
         await replica.shutdown(election)
         if server is not None:
             await server.stop()
-
-    @kopf.on.event(GROUP, VERSION, PLURAL, registry=registry)
-    async def policy_event(type: str, name: str, body: kopf.Body, **_: Any) -> None:
-        if type == "DELETED":
-            replica.scheduler.policy_deleted(name)
-        else:
-            replica.scheduler.policy_changed(body)

@@ -106,7 +106,7 @@ class InMemory:
     def unschedulable(self, pod: PodView, message: str) -> None:
         self.conditions.append((pod.key, message))
 
-    async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult:
+    async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:
         self.statuses[name] = body
         return WriteResult.WRITTEN
 

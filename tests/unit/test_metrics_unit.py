@@ -236,7 +236,7 @@ def test_the_status_writer_counts_writes_by_result_and_decisions_by_mode() -> No
     store = KubeStatusStore(cast(Kube, _StatusApi([None, 500, 404])))
     writer = StatusWriter(store, lambda: {}, metrics=metrics)
     for name in ("ok", "failing", "deleted"):
-        writer.adopt(name, {}, history=5)
+        writer.adopt(name, "", {}, history=5)
     bound = Decision("ns/a", "n1", 50, (), {}, total_nodes=1, feasible_nodes=1)
     unschedulable = Decision("ns/b", None, None, (), {"Insufficient cpu": 1}, 1, 0)
     writer.record("ok", bound, dry_run=False)

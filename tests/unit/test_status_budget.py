@@ -33,7 +33,7 @@ class _Store:
         self.written: dict[str, Any] | None = None
         self.refuse_next = False
 
-    async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult:
+    async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:
         size = len(json.dumps(body))
         self.sizes.append(size)
         if self.refuse_next or size > API_REQUEST_LIMIT:
@@ -55,7 +55,7 @@ def _failure(pod: str) -> Decision:
 def _writer(history: int = 100) -> tuple[StatusWriter, _Store, FrozenClock]:
     store, clock = _Store(), FrozenClock(1000.0)
     writer = StatusWriter(store, lambda: {}, clock)
-    writer.adopt("p", {}, history=history)
+    writer.adopt("p", "", {}, history=history)
     return writer, store, clock
 
 
@@ -103,7 +103,7 @@ def test_oversized_decisions_read_from_an_older_status_are_bounded_too() -> None
     huge: dict[str, Any] = {"pod": "ns/old", "node": None, "message": "m" * 100_000, "reasons": {}}
     store, clock = _Store(), FrozenClock(1000.0)
     writer = StatusWriter(store, lambda: {}, clock)
-    writer.adopt("p", {"decisions": [huge] * 20}, history=20)
+    writer.adopt("p", "", {"decisions": [huge] * 20}, history=20)
     asyncio.run(writer.flush())
     assert store.written is not None
     assert store.sizes[-1] <= STATUS_BUDGET

@@ -34,6 +34,7 @@ class PolicyEntry:
     """A SchedulingPolicy as last seen: compiled, or the errors that kept it from compiling."""
 
     name: str
+    uid: str
     created: str
     generation: int
     scheduler_name: str
@@ -67,7 +68,10 @@ def claimed_scheduler_name(obj: Mapping[str, Any]) -> str:
 
 
 class PolicyTable:
-    """Every SchedulingPolicy, by name, and which of them serves each scheduler name."""
+    """Every SchedulingPolicy, by name, and which of them serves each scheduler name.
+
+    An object is known by its uid too: one deleted and created again under its name is a new
+    policy (its generation starts again at 1), and a deletion names the object it deletes."""
 
     def __init__(self) -> None:
         self._entries: dict[str, PolicyEntry] = {}
@@ -80,12 +84,14 @@ class PolicyTable:
         return self._entries.get(name)
 
     def apply(self, obj: Mapping[str, Any]) -> tuple[PolicyEntry, bool]:
-        """Compile a policy unless this generation is compiled already; True when it changed."""
+        """Compile a policy unless this generation of this object is compiled already; True when
+        it changed."""
         metadata = obj.get("metadata") or {}
         name = str(metadata.get("name", ""))
+        uid = str(metadata.get("uid") or "")
         generation = int(metadata.get("generation") or 0)
         old = self._entries.get(name)
-        if old is not None and old.generation == generation:
+        if old is not None and (old.uid, old.generation) == (uid, generation):
             return old, False
         try:
             compiled: CompiledPolicy | None = compile_policy(obj)
@@ -94,6 +100,7 @@ class PolicyTable:
             compiled, errors = None, tuple(map(str, error.errors))
         entry = PolicyEntry(
             name=name,
+            uid=uid,
             created=str(metadata.get("creationTimestamp") or ""),
             generation=generation,
             scheduler_name=compiled.scheduler_name if compiled else claimed_scheduler_name(obj),
@@ -105,10 +112,14 @@ class PolicyTable:
             self._retired.add(old.scheduler_name)
         return entry, True
 
-    def remove(self, name: str) -> None:
-        entry = self._entries.pop(name, None)
-        if entry is not None:
-            self._retired.add(entry.scheduler_name)
+    def remove(self, name: str, uid: str) -> bool:
+        """Forget the policy ``name`` if it is still the object ``uid``; True when it was."""
+        entry = self._entries.get(name)
+        if entry is None or entry.uid != uid:
+            return False
+        del self._entries[name]
+        self._retired.add(entry.scheduler_name)
+        return True
 
     def owner(self, scheduler_name: str) -> PolicyEntry | None:
         """The oldest policy claiming ``scheduler_name``."""

@@ -87,14 +87,15 @@ class WriteResult(Enum):
     """How a status write ended (the values label the status-write metric)."""
 
     WRITTEN = "success"
-    NOT_FOUND = "not_found"  # the policy is gone
+    NOT_FOUND = "not_found"  # the policy is gone, or is another object now
     FAILED = "error"
 
 
 class StatusStore(Protocol):
-    """Writes a SchedulingPolicy's status (a merge patch of ``{"status": ...}``)."""
+    """Writes a SchedulingPolicy's whole status (``body`` is ``{"status": ...}``), if the object
+    named ``name`` is still the one whose uid is ``uid`` (any, when ``uid`` is empty)."""
 
-    async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult: ...
+    async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult: ...
 
 
 class Clock(Protocol):

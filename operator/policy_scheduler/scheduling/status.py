@@ -91,6 +91,7 @@ def decision_record(decision: Decision, when: str, dry_run: bool) -> dict[str, A
 
 @dataclass
 class _PolicyStatus:
+    uid: str = ""
     history: int = 20
     generation: int = 0
     scheduler_name: str = ""
@@ -120,17 +121,19 @@ class StatusWriter:
         self._written_unschedulable: dict[str, int] = {}
 
     def adopt(
-        self, name: str, status: Mapping[str, Any], history: int, afresh: bool = False
+        self, name: str, uid: str, status: Mapping[str, Any], history: int, afresh: bool = False
     ) -> None:
         """Start from what the object's status says when the policy is new here (counts
-        survive a restart), or ``afresh`` (a new leader, from what it read on taking over)."""
+        survive a restart), is another object than the one known by its name (deleted and
+        created again), or ``afresh`` (a new leader, from what it read on taking over)."""
         old = self._policies.get(name)
-        if old is not None and not afresh:
+        if old is not None and old.uid == uid and not afresh:
             self.set_history(name, history)
             return
         decisions = [d for d in status.get("decisions") or () if isinstance(d, Mapping)]
         scheduled = status.get("scheduled")
         self._policies[name] = entry = _PolicyStatus(
+            uid=uid,
             history=history,
             scheduled=scheduled if isinstance(scheduled, int) else 0,
             last_decision=status.get("lastDecision"),
@@ -141,7 +144,7 @@ class StatusWriter:
                 if isinstance(c, Mapping) and "type" in c
             },
         )
-        if old is not None:
+        if old is not None and old.uid == uid:
             entry.generation, entry.scheduler_name = old.generation, old.scheduler_name
 
     def set_history(self, name: str, history: int) -> None:
@@ -243,11 +246,11 @@ class StatusWriter:
             entry.dirty = False
             entry.written_at = now
             self._written_unschedulable[name] = unschedulable
-            result = await self._store.write(name, self.body(name, unschedulable))
+            result = await self._store.write(name, entry.uid, self.body(name, unschedulable))
             self._metrics.status_write(result.value)
-            if result is WriteResult.NOT_FOUND:
-                self.forget(name)
-            elif result is WriteResult.FAILED:
+            # NOT_FOUND: the object is gone, and its deletion, on its way through the watch,
+            # forgets the entry; until then the entry stays, as the policy table's does.
+            if result is WriteResult.FAILED:
                 entry.dirty = True
 
     async def run(self) -> None:
