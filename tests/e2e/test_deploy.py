@@ -194,6 +194,7 @@ def test_the_operator_schedules_under_the_service_accounts_token(
 
 # (verb, resource, scope) the operator uses; see the comments of deploy/rbac.yaml.
 ALLOWED = [
+    ("get", "pods", "-n default"),
     ("list", "pods", "-A"),
     ("watch", "pods", "-A"),
     ("create", "pods/binding", "-n default"),
@@ -201,6 +202,7 @@ ALLOWED = [
     ("create", "events", "-n default"),
     ("list", "nodes", ""),
     ("watch", "nodes", ""),
+    ("get", POLICIES, ""),
     ("list", POLICIES, ""),
     ("watch", POLICIES, ""),
     ("patch", f"{POLICIES}/status", ""),
@@ -223,7 +225,6 @@ REFUSED = [
     ("create", "pods/eviction", "-n default"),
     ("create", "pods/exec", "-n default"),
     ("get", "pods/log", "-n default"),
-    ("get", "pods", "-n default"),
     ("patch", "nodes", ""),
     ("update", "nodes", ""),
     ("delete", "nodes", ""),
@@ -297,12 +298,12 @@ def _resource_rules(cluster: Cluster, namespace: str) -> dict[str, set[str]]:
 
 def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: None) -> None:
     cluster_wide = {
-        "pods": {"list", "watch"},
+        "pods": {"get", "list", "watch"},
         "pods/binding": {"create"},
         "pods/status": {"patch"},
         "events": {"create"},
         "nodes": {"list", "watch"},
-        POLICIES: {"list", "watch"},
+        POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
         CRDS: {"list", "watch"},
     }

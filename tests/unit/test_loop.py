@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ from policy_scheduler.plugins.base import (
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.scheduling import policies
 from policy_scheduler.scheduling.loop import Scheduler
-from policy_scheduler.scheduling.ports import BindResult, Outcome
+from policy_scheduler.scheduling.ports import BindResult, Outcome, WriteResult
 from policy_scheduler.scheduling.queue import Where
 from policy_scheduler.simulate import FrozenClock, InMemory
 
@@ -89,16 +89,26 @@ def pod(
     return raw
 
 
-def policy(mode: str = "Enforce", generation: int = 1, status: Raw | None = None) -> Raw:
+def policy(
+    mode: str = "Enforce",
+    generation: int = 1,
+    status: Raw | None = None,
+    *,
+    uid: str = "first",
+    scheduler: str = "test",
+) -> Raw:
+    """SchedulingPolicy ``test``; another ``uid`` is another object under the same name."""
     return {
         "apiVersion": "policy-scheduler.dev/v1alpha1",
         "kind": "SchedulingPolicy",
         "metadata": {
             "name": "test",
+            "uid": uid,
             "generation": generation,
             "creationTimestamp": "2026-01-01T00:00:00Z",
         },
         "spec": {
+            "schedulerName": scheduler,
             "mode": mode,
             "predicates": [
                 {"name": "NodePorts"},
@@ -174,6 +184,14 @@ def feed(*objects: Raw) -> Step:
 
 def delete_pod(raw: Raw) -> Step:
     return lambda run: run.scheduler.pod_deleted(raw)
+
+
+def delete_policy(raw: Raw) -> Step:
+    return lambda run: run.scheduler.policy_deleted(raw)
+
+
+def watch(source: str, confirmed: bool) -> Step:
+    return lambda run: run.scheduler.watch_confirmed(source, confirmed)
 
 
 def lead(*policies: Raw) -> Step:
@@ -478,6 +496,61 @@ CASES = {
         ],
         Expect(binds=[("a", "n1")], status={"scheduled": 5}),
     ),
+    # Bug (issue 11): a policy deleted and created again under its name, generation 1 again,
+    # was served with the old spec.
+    "a policy deleted and created again under its name is served as it now is": Case(
+        [
+            feed(node("n1"), policy(uid="first")),
+            feed(policy(uid="second", scheduler="other")),
+            feed(pod("a"), pod("b", scheduler="other")),
+            settle(),
+        ],
+        Expect(
+            binds=[("b", "n1")],
+            events={"a": ["NoSchedulingPolicy"], "b": ["Scheduled"]},
+            status={"schedulerName": "other"},
+        ),
+    ),
+    "a late deletion of the object a policy replaced leaves the new one serving": Case(
+        [
+            feed(node("n1"), policy(uid="first")),
+            feed(policy(uid="second")),
+            delete_policy(policy(uid="first")),
+            feed(pod("a")),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")], events={"a": ["Scheduled"]}),
+    ),
+    "a policy's deletion retires its scheduler name": Case(
+        [feed(node("n1"), policy()), delete_policy(policy()), feed(pod("a")), settle()],
+        Expect(binds=[], events={"a": ["NoSchedulingPolicy"]}),
+    ),
+    # Bug (issue 11): after kube-apiserver restarted, binds went on while the informers' first
+    # listings were refused, on a cache that missed what was bound meanwhile.
+    "no pod is decided while a watch that broke off has not listed again": Case(
+        [feed(node("n1"), policy()), watch("pods", False), feed(pod("a")), settle()],
+        Expect(binds=[], events={"a": []}, where={"a": Where.ACTIVE}),
+    ),
+    "decisions go on once every broken watch has listed again": Case(
+        [
+            feed(node("n1"), policy(), pod("a")),
+            watch("pods", False),
+            watch("nodes", False),
+            watch("pods", True),
+            settle(),
+            watch("nodes", True),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")]),
+    ),
+    "a policy created again under its name starts from its own status": Case(
+        [
+            feed(node("n1"), policy(uid="first", status={"scheduled": 3}), pod("a")),
+            settle(),
+            feed(policy(uid="second")),
+        ],
+        Expect(binds=[("a", "n1")], status={"scheduled": 0}),
+    ),
 }
 
 
@@ -692,6 +765,32 @@ def test_a_conflict_is_retried_unless_the_watch_shows_the_pod_assigned() -> None
         assert other.where("b") is None
         assert other.reasons("b") == []
         assert other.scheduler.cache.node_of("b") == "n1"
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+class GoneStore(InMemory):
+    """Answers every status write as the API server does for a policy that is gone."""
+
+    async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:
+        return WriteResult.NOT_FOUND
+
+
+def test_a_status_write_to_a_vanished_policy_breaks_nothing_else() -> None:
+    """Issue 11: after a 404 on a deleted policy's status, every later policy event failed
+    with KeyError, and new policies got no conditions."""
+    run = Run(memory=GoneStore())
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        run.scheduler.policy_changed(policy())
+        loop.run_until_complete(run.scheduler.status.flush())
+        run.scheduler.policy_changed(policy(generation=2))
+        status = run.scheduler.status.body("test", 0)["status"]
+        assert status["observedGeneration"] == 2
+        run.scheduler.policy_deleted(policy())
+        assert list(run.scheduler.policies) == []
     finally:
         loop.close()
         asyncio.set_event_loop(None)

@@ -4,8 +4,11 @@ Posting never blocks the scheduling loop: each post is a task on the event loop.
 are capped (``POST_CONCURRENCY``, as many as binds, each with its own connection in the client's
 pool, so binds never wait for a post): one event follows every bind, and with fewer posts in
 flight than binds the events fell behind in a burst, piling up in memory and loading the API
-server after the burst was bound. A failure to post is logged, not retried: events are advisory,
-and the next decision about the pod will say it again.
+server after the burst was bound. A post the API server could not answer (a refused connection,
+a 429 or a 5xx: it restarts, or is overloaded) is tried again for up to a minute, with a backoff
+(:func:`~policy_scheduler.kube.retry.retrying`), as client-go's event broadcaster tries again
+after transport errors: otherwise a restart of kube-apiserver mid-burst leaves bound pods without
+their ``Scheduled`` event. Any other refusal is logged, not retried.
 
 The API server refuses an event whose message is over 1,024 bytes, so a longer one is cut as
 kube-scheduler cuts it (``truncateMessage`` in pkg/scheduler/schedule_one.go); the PodScheduled
@@ -21,15 +24,32 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from policy_scheduler.kube.client import STRATEGIC_MERGE_PATCH, ApiError, Kube, path, pod_path
+from policy_scheduler.kube.client import (
+    JSON,
+    STRATEGIC_MERGE_PATCH,
+    ApiError,
+    Kube,
+    NotLeading,
+    path,
+    pod_path,
+)
+from policy_scheduler.kube.retry import retrying
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.scheduling.ports import rfc3339
 from policy_scheduler.scheduling.status import truncate
 
 COMPONENT = "policy-scheduler"
 POST_CONCURRENCY = 64
+RETRY_SECONDS = 60.0
+"""How long a post that found the API server unable to answer is tried again."""
+UNAVAILABLE = frozenset({0, 429, 500, 502, 503, 504})
 
 logger = logging.getLogger(__name__)
+
+
+def _unavailable(error: ApiError) -> bool:
+    """The API server could not answer, and may later: worth trying again."""
+    return error.status in UNAVAILABLE and not isinstance(error, NotLeading)
 
 
 def now_rfc3339() -> str:
@@ -79,9 +99,9 @@ class Recorder:
             "count": 1,
         }
         self._spawn(
-            self._kube.request(
-                "POST", path("api", "v1", "namespaces", pod.namespace, "events"), body
-            ),
+            "POST",
+            path("api", "v1", "namespaces", pod.namespace, "events"),
+            body,
             f"post {reason} event for {pod.key}",
         )
 
@@ -102,24 +122,36 @@ class Recorder:
             }
         }
         self._spawn(
-            self._kube.request(
-                "PATCH", pod_path(pod.namespace, pod.name, "status"), patch, STRATEGIC_MERGE_PATCH
-            ),
+            "PATCH",
+            pod_path(pod.namespace, pod.name, "status"),
+            patch,
             f"set PodScheduled=False on {pod.key}",
+            STRATEGIC_MERGE_PATCH,
         )
 
-    def _spawn(self, call: Any, what: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._guard(call, what))
+    def _spawn(
+        self, method: str, url_path: str, body: dict[str, Any], what: str, content_type: str = JSON
+    ) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self._send(method, url_path, body, what, content_type)
+        )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _guard(self, call: Any, what: str) -> None:
-        try:
+    async def _send(
+        self, method: str, url_path: str, body: dict[str, Any], what: str, content_type: str
+    ) -> None:
+        async def attempt() -> None:
+            # A slot per attempt, not held while waiting to try again: the other posts go on.
             async with self._slots:
-                await call
+                await self._kube.request(method, url_path, body, content_type)
+
+        try:
+            await retrying(attempt, _unavailable, RETRY_SECONDS)
         except ApiError as error:
-            # 404: the pod went away meanwhile, nothing left to tell.
-            if error.status != 404:
+            # 404: the pod went away meanwhile, nothing left to tell; 409: a try whose answer
+            # was lost had posted the event after all (its name is the same in every try).
+            if error.status not in (404, 409):
                 logger.warning("could not %s: %s", what, error.message)
 
     async def drain(self) -> None:

@@ -4,8 +4,9 @@ does for kube-scheduler.
 An informer lists the objects (in pages), hands each to ``on_change``, says it is synced, then
 watches from the listing's resourceVersion and hands on every change and deletion as it comes.
 When the watch ends (the server's timeout) it resumes from the last resourceVersion seen; when
-that is too old (410 Gone) or anything fails, it lists again after a backoff, and reports the
-objects that vanished meanwhile as deleted, so nothing stays counted that no longer exists.
+that is too old (410 Gone) or anything fails, it says it is no longer synced (changes may be
+missed until the next listing), lists again after a backoff, and reports the objects that
+vanished meanwhile as deleted, so nothing stays counted that no longer exists.
 
 Nodes and pods are watched so rather than through Kopf: the profile of a burst showed a fifth
 of the operator's CPU in Kopf's per-event machinery (per-object workers, loggers, diff bases,
@@ -27,6 +28,7 @@ from policy_scheduler.kube.client import ApiError, Kube
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[Mapping[str, Any]], None]
+SyncHandler = Callable[[bool], None]
 
 PAGE_SIZE = 500
 WATCH_SECONDS = 300
@@ -67,14 +69,19 @@ class Informer:
         collection: str,
         on_change: Handler,
         on_delete: Handler,
+        *,
         field_selector: str = "",
+        on_synced: SyncHandler = lambda synced: None,
     ) -> None:
+        """``on_synced`` is told True after every listing has been handed on, False when the
+        watch breaks off, until the next listing."""
         self.collection = collection
         self.synced = asyncio.Event()
-        """Set once the first listing has been handed on."""
+        """Set while the objects handed on are current: from a listing until the watch breaks."""
         self._kube = kube
         self._on_change = on_change
         self._on_delete = on_delete
+        self._on_synced = on_synced
         self._field_selector = field_selector
         # The objects last handed on, by uid: what a relisting compares against.
         self._known: dict[str, Mapping[str, Any]] = {}
@@ -95,6 +102,7 @@ class Informer:
                     version = await self._watch(version)
             except _ExpiredError:
                 logger.info("watch of %s expired; listing again", self.collection)
+                self._unsynced()
                 continue
             except ApiError as error:
                 logger.warning(
@@ -103,6 +111,7 @@ class Informer:
                     error.message,
                     backoff,
                 )
+                self._unsynced()
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_MAX)
 
@@ -126,7 +135,13 @@ class Informer:
         for raw in items:
             self._hand(self._on_change, raw)
         self.synced.set()
+        self._on_synced(True)
         return str(metadata.get("resourceVersion", ""))
+
+    def _unsynced(self) -> None:
+        if self.synced.is_set():
+            self.synced.clear()
+            self._on_synced(False)
 
     async def _watch(self, version: str) -> str:
         """Follow the watch from ``version``; the last version seen when the server ends it."""

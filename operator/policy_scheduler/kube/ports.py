@@ -4,30 +4,47 @@ subresource, and the objects pre-bind plugins write."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from policy_scheduler.kube.client import (
     GROUP,
+    JSON_PATCH,
     MERGE_PATCH,
     PLURAL,
+    REQUEST_TIMEOUT,
     VERSION,
     ApiError,
     Kube,
+    NotLeading,
     path,
     pod_path,
 )
+from policy_scheduler.kube.retry import retrying
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
 
 logger = logging.getLogger(__name__)
 
+SETTLE_SECONDS = 2 * REQUEST_TIMEOUT
+"""How long a bind whose reply was lost is resolved by reading the pod before it counts as
+failed."""
+UNANSWERED = frozenset({0, 500, 503, 504})
+"""Statuses after which a bind may have been committed: no answer at all (the connection broke
+or timed out), or the API server's own storage timed out."""
+
 
 class KubeBinder:
-    """:class:`~policy_scheduler.scheduling.ports.Binder` by a POST to ``pods/binding``."""
+    """:class:`~policy_scheduler.scheduling.ports.Binder` by a POST to ``pods/binding``.
 
-    def __init__(self, kube: Kube) -> None:
+    A bind whose reply was lost (the API server restarted, the connection broke) may have been
+    committed. Counting it failed would free its room in the cache while the pod holds it; so the
+    binder reads the pod, for up to :data:`SETTLE_SECONDS`, to learn what became of it."""
+
+    def __init__(self, kube: Kube, clock: Callable[[], float] = time.monotonic) -> None:
         self._kube = kube
+        self._clock = clock
 
     async def bind(self, pod: PodView, node: str) -> BindResult:
         body = {
@@ -39,33 +56,84 @@ class KubeBinder:
         }
         try:
             await self._kube.request("POST", pod_path(pod.namespace, pod.name, "binding"), body)
+        except NotLeading as error:
+            return BindResult(Outcome.FAILED, error.message)
         except ApiError as error:
             if error.status == 409:
                 return BindResult(Outcome.TAKEN, error.message)
             if error.status == 404:
                 return BindResult(Outcome.GONE, error.message)
+            if error.status in UNANSWERED:
+                return await self._settle(pod, node, error.message)
             return BindResult(Outcome.FAILED, error.message)
         return BindResult(Outcome.BOUND)
 
+    async def _settle(self, pod: PodView, node: str, lost: str) -> BindResult:
+        """What became of a bind whose reply was ``lost``, as the pod now says."""
+        try:
+            raw = await retrying(
+                lambda: self._kube.request("GET", pod_path(pod.namespace, pod.name)),
+                lambda error: error.status != 404,
+                SETTLE_SECONDS,
+                self._clock,
+            )
+        except ApiError as error:
+            if error.status == 404:
+                return BindResult(Outcome.GONE, error.message)
+            return BindResult(
+                Outcome.FAILED,
+                f"{lost}; and whether the bind was committed is unknown: {error.message}",
+            )
+        if (raw.get("metadata") or {}).get("uid") != pod.uid:
+            return BindResult(Outcome.GONE, f"{lost}; {pod.key} was deleted meanwhile")
+        assigned = (raw.get("spec") or {}).get("nodeName")
+        logger.info(
+            "bind of %s to %s: reply lost (%s); the pod is %s",
+            pod.key,
+            node,
+            lost,
+            f"on {assigned}" if assigned else "not bound",
+        )
+        if assigned == node:
+            return BindResult(Outcome.BOUND)
+        if assigned:
+            return BindResult(Outcome.TAKEN, f"{lost}; {pod.key} was bound to {assigned} meanwhile")
+        return BindResult(Outcome.FAILED, lost)
+
 
 class KubeStatusStore:
-    """:class:`~policy_scheduler.scheduling.ports.StatusStore` by a merge patch of the
-    SchedulingPolicy's status subresource."""
+    """:class:`~policy_scheduler.scheduling.ports.StatusStore` by a JSON patch of the
+    SchedulingPolicy's status subresource that first tests the object's uid: the API server
+    ignores a uid in a merge patch, and would let the status of a deleted policy land on one
+    created again under its name."""
 
     def __init__(self, kube: Kube) -> None:
         self._kube = kube
 
-    async def write(self, name: str, body: Mapping[str, Any]) -> WriteResult:
+    async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:
+        operations: list[dict[str, Any]] = [
+            {"op": "add", "path": "/status", "value": body["status"]}
+        ]
+        if uid:
+            operations.insert(0, {"op": "test", "path": "/metadata/uid", "value": uid})
+        policy = path("apis", GROUP, VERSION, PLURAL, name)
         try:
-            await self._kube.request(
-                "PATCH", path("apis", GROUP, VERSION, PLURAL, name, "status"), body, MERGE_PATCH
-            )
+            await self._kube.request("PATCH", f"{policy}/status", operations, JSON_PATCH)
         except ApiError as error:
-            if error.status == 404:
+            if error.status == 404 or (error.status == 422 and not await self._is(policy, uid)):
                 return WriteResult.NOT_FOUND
             logger.warning("could not write the status of %s: %s", name, error.message)
             return WriteResult.FAILED
         return WriteResult.WRITTEN
+
+    async def _is(self, policy: str, uid: str) -> bool:
+        """Whether ``policy`` is still the object ``uid``: a failed test answers 422, as does a
+        status the schema refuses, and only a read tells them apart."""
+        try:
+            found = await self._kube.request("GET", policy)
+        except ApiError as error:
+            return error.status != 404
+        return bool((found.get("metadata") or {}).get("uid") == uid)
 
 
 class KubeObjects:

@@ -3,7 +3,9 @@ the client, and leader election says when it may work.
 
 The loop itself (:class:`~policy_scheduler.scheduling.loop.Scheduler`) imports no client; this
 module gives it :mod:`~policy_scheduler.kube.ports` and :class:`~policy_scheduler.kube.events.
-Recorder` as its ports, runs the list-and-watch of nodes and pods into it, and starts the loop and
+Recorder` as its ports, runs the list-and-watch of nodes, pods and SchedulingPolicies into it
+(policies too through an :class:`~policy_scheduler.kube.informer.Informer`, so that a policy
+deleted while a watch was down is forgotten at the next listing), and starts the loop and
 the status writer once this replica leads, with every policy's status read afresh so that counts
 continue from what the previous leader wrote.
 """
@@ -11,6 +13,7 @@ continue from what the previous leader wrote.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 
@@ -50,29 +53,40 @@ class KubeScheduler:
             seed=seed,
             metrics=self.metrics,
         )
-        self._ready = asyncio.Event()
+        scheduler = self.scheduler
+        sources = {
+            "policies": (
+                path("apis", GROUP, VERSION, PLURAL),
+                scheduler.policy_changed,
+                scheduler.policy_deleted,
+                "",
+            ),
+            "nodes": ("/api/v1/nodes", scheduler.node_changed, scheduler.node_deleted, ""),
+            "pods": ("/api/v1/pods", scheduler.pod_changed, scheduler.pod_deleted, UNFINISHED_PODS),
+        }
+        self._informers: list[Informer] = []
+        for source, (collection, changed, deleted, selector) in sources.items():
+            # Nothing is decided before each has listed.
+            scheduler.watch_confirmed(source, False)
+            self._informers.append(
+                Informer(
+                    kube,
+                    collection,
+                    changed,
+                    deleted,
+                    field_selector=selector,
+                    on_synced=functools.partial(scheduler.watch_confirmed, source),
+                )
+            )
 
     async def watch(self) -> None:
-        """Keep the cache and the queue current from the API server, leading or not (a standby
-        that takes over starts deciding at once). Decisions wait for the first listing of both
-        nodes and pods, so none is made on a partial picture."""
-        scheduler = self.scheduler
-        informers = [
-            Informer(self._kube, "/api/v1/nodes", scheduler.node_changed, scheduler.node_deleted),
-            Informer(
-                self._kube,
-                "/api/v1/pods",
-                scheduler.pod_changed,
-                scheduler.pod_deleted,
-                field_selector=UNFINISHED_PODS,
-            ),
-        ]
+        """Keep the cache, the queue and the policies current from the API server, leading or
+        not (a standby that takes over starts deciding at once). No pod is decided until every
+        watch has listed, nor after one breaks off until it has listed again
+        (:meth:`Scheduler.watch_confirmed`), so none is decided on a partial picture."""
         loop = asyncio.get_running_loop()
-        tasks = [loop.create_task(i.run(), name=f"watch {i.collection}") for i in informers]
+        tasks = [loop.create_task(i.run(), name=f"watch {i.collection}") for i in self._informers]
         try:
-            for informer in informers:
-                await informer.synced.wait()
-            self._ready.set()
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
@@ -100,7 +114,6 @@ class KubeScheduler:
             await asyncio.gather(work, return_exceptions=True)
 
     async def _lead(self) -> None:
-        await self._ready.wait()
         while True:
             try:
                 listing = await self._kube.request("GET", path("apis", GROUP, VERSION, PLURAL))

@@ -160,14 +160,27 @@ class Scheduler:
         self._unclaimed: dict[str, PodView] = {}
         # Pending pods of any scheduler that a preemption nominated to a node, by uid.
         self._nominated: dict[str, PodView] = {}
+        # The watches that have not shown the cluster since they started or last broke off.
+        self._unconfirmed: set[str] = set()
 
     # --- feeds from the watches ---------------------------------------------------------------
+
+    def watch_confirmed(self, source: str, confirmed: bool) -> None:
+        """Whether the watch of ``source`` (nodes, pods, policies) is current: False when it
+        starts or breaks off, True once it has listed again. No pod is decided while any
+        watch is not current: what changed during the gap (a pod bound by another scheduler,
+        a node shrunk) is not in the cache yet, and a decision on it could overcommit a node."""
+        if confirmed:
+            self._unconfirmed.discard(source)
+            self._wake.set()
+        else:
+            self._unconfirmed.add(source)
 
     def node_changed(self, raw: Mapping[str, Any]) -> None:
         before, after = self.cache.set_node(raw)
         kind = node_event(before, after)
         if kind:
-            self._cluster_event(ClusterEvent(kind, node=after))
+            self._cluster_event(ClusterEvent(kind, node=after, old_node=before))
 
     def node_deleted(self, raw: Mapping[str, Any]) -> None:
         node = self.cache.delete_node(str((raw.get("metadata") or {}).get("name", "")))
@@ -219,13 +232,18 @@ class Scheduler:
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)
         history = entry.compiled.history if entry.compiled else 0
-        self.status.adopt(entry.name, raw.get("status") or {}, history)
+        self.status.adopt(entry.name, entry.uid, raw.get("status") or {}, history)
         self._update_conditions()
         if changed:
             self._policies_changed()
 
-    def policy_deleted(self, name: str) -> None:
-        self.policies.remove(name)
+    def policy_deleted(self, raw: Mapping[str, Any]) -> None:
+        """Retire the deleted policy, unless an object created since under its name took its
+        place (a late deletion must not retire the new one)."""
+        metadata = raw.get("metadata") or {}
+        name = str(metadata.get("name", ""))
+        if not self.policies.remove(name, str(metadata.get("uid") or "")):
+            return
         self.status.forget(name)
         self._update_conditions()
         self._policies_changed()
@@ -238,7 +256,7 @@ class Scheduler:
             entry, compiled = self.policies.apply(raw)
             changed = changed or compiled
             history = entry.compiled.history if entry.compiled else 0
-            self.status.adopt(entry.name, raw.get("status") or {}, history, afresh=True)
+            self.status.adopt(entry.name, entry.uid, raw.get("status") or {}, history, afresh=True)
         self._update_conditions()
         if changed:
             self._policies_changed()
@@ -351,7 +369,8 @@ class Scheduler:
         while True:
             if not self.schedule_next():
                 now = self.clock.monotonic()
-                wakeup = self.queue.next_wakeup(now)
+                # A watch's confirmation wakes the loop; until then no timer is due.
+                wakeup = None if self._unconfirmed else self.queue.next_wakeup(now)
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(
@@ -369,7 +388,10 @@ class Scheduler:
         await self.drain()
 
     def schedule_next(self) -> bool:
-        """Run one scheduling cycle if a pod is ready; False when none is."""
+        """Run one scheduling cycle if a pod is ready and every watch is current; False when
+        none is, or a watch is not."""
+        if self._unconfirmed:
+            return False
         now = self.clock.monotonic()
         entry = self.queue.pop(now)
         if entry is None:

@@ -1,0 +1,118 @@
+"""The loop's write ports over the API, against a scripted API server: what a bind whose reply
+was lost resolves to, and whose status a policy's write may land on (issue 11)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+import pytest
+
+from policy_scheduler.kube import ports
+from policy_scheduler.kube.client import ApiError, Kube
+from policy_scheduler.kube.ports import KubeBinder, KubeStatusStore
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.scheduling.ports import Outcome, WriteResult
+
+Answer = Mapping[str, Any] | int
+"""An object the server answers with, or the error status it fails with (0: no answer)."""
+
+
+@dataclass
+class Script:
+    """Answers each request with the next answer for its method, and logs it."""
+
+    answers: dict[str, list[Answer]]
+    log: list[str] = field(default_factory=list)
+    bodies: list[Any] = field(default_factory=list)
+
+    async def request(self, method: str, url_path: str, *args: Any) -> Mapping[str, Any]:
+        self.log.append(method)
+        self.bodies.append(args[0] if args else None)
+        answer = self.answers[method].pop(0)
+        if isinstance(answer, int):
+            raise ApiError(answer, f"answered {answer}")
+        return answer
+
+
+POD = PodView({"metadata": {"name": "a", "namespace": "ns", "uid": "u1"}, "spec": {}})
+
+
+def on(node: str | None, uid: str = "u1") -> Mapping[str, Any]:
+    return {"metadata": {"uid": uid}, "spec": {"nodeName": node} if node else {}}
+
+
+@dataclass(frozen=True)
+class BindCase:
+    binding: Answer
+    reads: list[Answer] = field(default_factory=list)
+    outcome: Outcome = Outcome.BOUND
+
+
+BINDS = {
+    "bound": BindCase({}),
+    "a conflict is not read": BindCase(409, outcome=Outcome.TAKEN),
+    "a refusal is not read": BindCase(403, outcome=Outcome.FAILED),
+    "reply lost, and the pod shows the bind committed": BindCase(0, [on("n1")]),
+    "reply lost, and the pod is still pending": BindCase(0, [on(None)], Outcome.FAILED),
+    "reply lost, and the pod bound elsewhere meanwhile": BindCase(0, [on("n2")], Outcome.TAKEN),
+    "reply lost, and the pod deleted": BindCase(0, [404], Outcome.GONE),
+    "reply lost, and another pod under its name": BindCase(0, [on("n1", "u2")], Outcome.GONE),
+    "storage timed out; reads fail until the server is back": BindCase(
+        504, [0, 403, 503, on("n1")]
+    ),
+    "reply lost; the pod cannot be read for a minute": BindCase(0, [0] * 200, Outcome.FAILED),
+}
+
+
+@pytest.mark.parametrize("case", BINDS.values(), ids=BINDS.keys())
+def test_a_bind_whose_reply_was_lost_is_resolved_by_reading_the_pod(
+    case: BindCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [0.0]
+
+    async def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    monkeypatch.setattr(asyncio, "sleep", sleep)
+    script = Script({"POST": [case.binding], "GET": list(case.reads)})
+    binder = KubeBinder(cast(Kube, script), clock=lambda: clock[0])
+    result = asyncio.run(binder.bind(POD, "n1"))
+    assert result.outcome is case.outcome
+    assert clock[0] <= ports.SETTLE_SECONDS
+    assert script.log.count("GET") == len(case.reads) - len(script.answers["GET"])
+
+
+@dataclass(frozen=True)
+class WriteCase:
+    patch: Answer
+    reads: list[Answer] = field(default_factory=list)
+    result: WriteResult = WriteResult.WRITTEN
+
+
+WRITES = {
+    "written": WriteCase({}),
+    "the policy is gone": WriteCase(404, result=WriteResult.NOT_FOUND),
+    "the name is another object's now": WriteCase(
+        422, [{"metadata": {"uid": "u2"}}], WriteResult.NOT_FOUND
+    ),
+    "the same object refused the status": WriteCase(
+        422, [{"metadata": {"uid": "u1"}}], WriteResult.FAILED
+    ),
+    "the server is down": WriteCase(0, result=WriteResult.FAILED),
+}
+
+
+@pytest.mark.parametrize("case", WRITES.values(), ids=WRITES.keys())
+def test_a_status_write_lands_only_on_the_object_it_was_made_for(case: WriteCase) -> None:
+    script = Script({"PATCH": [case.patch], "GET": list(case.reads)})
+    store = KubeStatusStore(cast(Kube, script))
+    result = asyncio.run(store.write("p", "u1", {"status": {"scheduled": 1}}))
+    assert result is case.result
+    assert script.log == ["PATCH", *["GET"] * len(case.reads)]
+    assert script.bodies[0] == [
+        {"op": "test", "path": "/metadata/uid", "value": "u1"},
+        {"op": "add", "path": "/status", "value": {"scheduled": 1}},
+    ]
