@@ -25,11 +25,18 @@ AffinityGroup = tuple[str, frozenset[tuple[str, str]], str]
 # spread instead of all landing on the node that looks emptiest.
 DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+NON_ZERO_DEFAULTS: Mapping[str, int] = {
+    CPU: DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY: DEFAULT_MEMORY_REQUEST,
+}
 
 REQUIRED_NODE_AFFINITY = "requiredDuringSchedulingIgnoredDuringExecution"
 
-# Pod-level requests (spec.resources) may set only these; the rest still come from containers.
-_POD_LEVEL_RESOURCES = (CPU, MEMORY)
+
+def _pod_level(name: str) -> bool:
+    """component-helpers' IsSupportedPodLevelResource: pod-level requests (spec.resources) may
+    set only these; the rest still come from containers."""
+    return name in (CPU, MEMORY) or name.startswith("hugepages-")
 
 
 class ObjectError(ValueError):
@@ -62,7 +69,7 @@ def add_into(total: Resources, extra: Mapping[str, int]) -> None:
 
 def max_into(total: Resources, other: Mapping[str, int]) -> None:
     for name, amount in other.items():
-        if amount > total.get(name, 0):
+        if name not in total or amount > total[name]:
             total[name] = amount
 
 
@@ -156,39 +163,53 @@ class PodView:
     def init_containers(self) -> Sequence[Raw]:
         return [_mapping(c) for c in _sequence(self.spec.get("initContainers"))]
 
-    def _container_requests(self, container: Raw, where: str, non_zero: bool) -> Resources:
+    def _container_requests(
+        self, container: Raw, where: str, non_missing: Mapping[str, int]
+    ) -> Resources:
         requests = parse_resources(_mapping(container.get("resources")).get("requests"), where)
-        if non_zero:
-            requests.setdefault(CPU, DEFAULT_MILLI_CPU_REQUEST)
-            requests.setdefault(MEMORY, DEFAULT_MEMORY_REQUEST)
+        for name, amount in non_missing.items():
+            requests.setdefault(name, amount)
         return requests
 
-    def _aggregate_requests(self, non_zero: bool) -> Resources:
+    def pod_requests(
+        self, non_missing: Mapping[str, int] = {}, *, pod_level: bool = True
+    ) -> Resources:
         """What the pod takes from its node, computed as k8s.io/component-helpers' PodRequests.
 
         Regular containers run together, so they add up. Init containers run one at a time before
         them, except restartable ("sidecar") init containers, which keep running beside everything
-        started after them. The pod needs the larger of the two phases' peaks, plus its overhead.
+        started after them. The pod needs the larger of the two phases' peaks; the pod-level
+        requests (``spec.resources``, unless ``pod_level`` is False) replace that for the
+        resources they name; the overhead adds to it. ``non_missing`` (PodRequests'
+        NonMissingContainerRequests) stands in for what a container does not request.
         """
         try:
-            return self._sum_requests(non_zero)
+            total = self._sum_container_requests(non_missing)
+            if pod_level:
+                total.update(
+                    (name, amount)
+                    for name, amount in self._pod_level_requests.items()
+                    if _pod_level(name)
+                )
+            add_into(total, parse_resources(self.spec.get("overhead"), "spec.overhead"))
         except ObjectError as error:
             raise ObjectError(f"pod {self.key}: {error}") from None
+        return total
 
-    def _sum_requests(self, non_zero: bool) -> Resources:
+    def _sum_container_requests(self, non_missing: Mapping[str, int]) -> Resources:
         total: Resources = {}
         for i, container in enumerate(self.containers):
             add_into(
                 total,
                 self._container_requests(
-                    container, f"spec.containers[{i}].resources.requests", non_zero
+                    container, f"spec.containers[{i}].resources.requests", non_missing
                 ),
             )
         sidecars: Resources = {}
         init_peak: Resources = {}
         for i, container in enumerate(self.init_containers):
             requests = self._container_requests(
-                container, f"spec.initContainers[{i}].resources.requests", non_zero
+                container, f"spec.initContainers[{i}].resources.requests", non_missing
             )
             if container.get("restartPolicy") == "Always":
                 add_into(total, requests)
@@ -199,24 +220,29 @@ class PodView:
                 add_into(running, sidecars)
                 max_into(init_peak, running)
         max_into(total, init_peak)
-        pod_level = parse_resources(
+        return total
+
+    @cached_property
+    def _pod_level_requests(self) -> Resources:
+        return parse_resources(
             _mapping(self.spec.get("resources")).get("requests"), "spec.resources.requests"
         )
-        for name in _POD_LEVEL_RESOURCES:
-            if name in pod_level:
-                total[name] = pod_level[name]
-        add_into(total, parse_resources(self.spec.get("overhead"), "spec.overhead"))
-        return total
 
     @cached_property
     def requests(self) -> Resources:
         """Resources the pod reserves on its node (what NodeResourcesFit checks)."""
-        return self._aggregate_requests(non_zero=False)
+        return self.pod_requests()
 
     @cached_property
     def nonzero_requests(self) -> Resources:
-        """Requests as the resource scorers see them: missing CPU/memory count as the defaults."""
-        return self._aggregate_requests(non_zero=True)
+        """What the pod counts for on its node in the resource scorers' eyes (kube-scheduler's
+        PodInfo.CalculateResource, NodeInfo's NonZeroRequested): CPU and memory a container does
+        not request count as the defaults, except that with pod-level requests only a resource
+        requested nowhere in the pod gets them."""
+        non_missing = NON_ZERO_DEFAULTS
+        if any(_pod_level(name) for name in self._pod_level_requests):
+            non_missing = {n: a for n, a in NON_ZERO_DEFAULTS.items() if n not in self.requests}
+        return self.pod_requests(non_missing)
 
     @cached_property
     def host_ports(self) -> tuple[HostPort, ...]:

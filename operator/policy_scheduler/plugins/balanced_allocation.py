@@ -2,9 +2,10 @@
 NodeResourcesBalancedAllocation), so that no node runs out of one resource while others idle.
 
 Per resource the fraction ``requested / allocatable``, capped at 1, where ``requested`` is the
-plain requests of the node's pods plus the pod's (no non-zero defaults, unlike the other resource
-scorers); the score is ``int((1 - std) * 100)`` with ``std`` the population standard deviation
-of the fractions (``|f1 - f2| / 2`` for two; 0 for fewer), in float64 as kube computes it.
+plain requests of the node's pods plus the pod's (no non-zero defaults, and the pod-level
+requests counted, unlike the other resource scorers); the score is ``int((1 - std) * 100)``
+with ``std`` the population standard deviation of the fractions (``|f1 - f2| / 2`` for two; 0
+for fewer), in float64 as kube computes it.
 A pod that requests none of the resources (best effort) is not scored: every node gets 0, as
 kube-scheduler skips the plugin for it. Args: ``resources: [{name}]`` (default cpu and memory;
 a weight, if given, must be 1).

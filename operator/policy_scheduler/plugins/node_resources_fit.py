@@ -11,7 +11,9 @@ A node fails with one reason per shortfall, all of them reported:
 
 Requests are the pod's effective requests (init containers, sidecars, overhead and pod-level
 resources included); a resource the pod requests 0 of is never checked, so an overcommitted
-node still takes pods that do not ask for what it lacks.
+node still takes pods that do not ask for what it lacks. (The scoring strategies do not read the
+pod-level requests, as kube-scheduler v1.34.4's do not: see
+:mod:`policy_scheduler.plugins.resource_allocation`.)
 
 Queueing hint: a pod this filter rejected waits for a node added that could hold it when empty,
 a node whose allocatable grew (of a resource it requests, or of pods) to that size, or an assigned

@@ -7,7 +7,9 @@ Args: ``shape: [{utilization: 0..100, score: 0..10}]`` with strictly increasing 
 is mapped through the broken linear function through the points: flat before the first and after
 the last, linear in between with Go's truncating integer division. The node's score is the
 weighted average, rounded half away from zero, of the resources that score above 0 (a resource
-scoring 0 does not count in the weights, as in kube-scheduler).
+scoring 0 does not count in the weights, as in kube-scheduler). The pod counts its containers'
+requests (with the non-zero defaults), never its pod-level requests: kube-scheduler v1.34.4
+scores so, as :mod:`policy_scheduler.plugins.resource_allocation` explains.
 """
 
 from __future__ import annotations

@@ -8,6 +8,17 @@ parses their common ``resources: [{name, weight}]`` args and gathers the pairs a
 - the requested amount is what the node's pods request plus what the pod requests. CPU and memory
   count the non-zero defaults (100m, 200Mi) for containers that request none, unless the scorer
   uses plain requests (BalancedAllocation); every other resource always counts plain requests;
+- the pod being placed counts its pod-level requests (``spec.resources``) with BalancedAllocation
+  only. LeastAllocated, MostAllocated and RequestedToCapacityRatio count its containers' requests
+  (with the defaults) and its overhead, and not its pod-level requests, however much those say:
+  kube-scheduler v1.34.4 builds its NodeResourcesFit scoring strategies without the
+  PodLevelResources feature flag (``nodeResourceStrategyTypeMap`` in fit.go leaves
+  ``enablePodLevelResources`` false, where BalancedAllocation's constructor passes it on), so they
+  read the pod with ``SkipPodLevelResources``. That is an upstream oversight rather than a design,
+  but it decides placements, and a policy that mirrors kube-scheduler must place pods where it
+  does; NodeResourcesFit's filter counts the pod-level requests. The node's pods count as
+  kube-scheduler's NodeInfo counts them, pod-level requests included
+  (:attr:`~policy_scheduler.model.objects.PodView.nonzero_requests`);
 - a resource the node does not have (allocatable 0 or absent) is left out of the node's score;
 - so is an extended/scalar resource (``vendor/name``, ``hugepages-*``) the pod does not request,
   and a resource name that is neither CPU, memory, ephemeral storage nor scalar.
@@ -23,7 +34,7 @@ import numpy.typing as npt
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import Array, NodeBlock, plus
-from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.objects import NON_ZERO_DEFAULTS, PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from policy_scheduler.plugins.base import (
     SKIP,
@@ -185,7 +196,13 @@ class ResourceAllocationScorer(Scorer[_State]):
         self._skip_best_effort = skip_best_effort
 
     def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State | Skip:
-        pod_requests = cycle.pod.requests if self._use_requested else cycle.pod.nonzero_requests
+        pod = cycle.pod
+        # The strategies do not read pod-level requests: see the module's docstring.
+        pod_requests = (
+            pod.requests
+            if self._use_requested
+            else pod.pod_requests(NON_ZERO_DEFAULTS, pod_level=False)
+        )
         requests = [pod_requests.get(spec.name, 0) for spec in self.resources]
         if self._skip_best_effort and not any(requests):
             return SKIP

@@ -9,6 +9,7 @@ import pytest
 from policy_scheduler.model.objects import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
+    NON_ZERO_DEFAULTS,
     HostPort,
     NodeView,
     ObjectError,
@@ -69,6 +70,27 @@ def pod(**spec: Any) -> PodView:
             {"cpu": 1000, "memory": Mi},
             id="pod-level cpu replaces the containers' sum",
         ),
+        pytest.param(
+            {
+                "containers": [{"name": "c", "resources": {"requests": {"hugepages-2Mi": "2Mi"}}}],
+                "resources": {"requests": {"hugepages-2Mi": "4Mi"}},
+            },
+            {"hugepages-2Mi": 4 * Mi},
+            id="pod-level hugepages replace the containers' sum",
+        ),
+        pytest.param(
+            {
+                "containers": [container("100m")],
+                "resources": {"requests": {"ephemeral-storage": "1Gi"}},
+            },
+            {"cpu": 100},
+            id="pod-level requests of other resources are not read",
+        ),
+        pytest.param(
+            {"containers": [container("100m")], "initContainers": [container(memory="0")]},
+            {"cpu": 100, "memory": 0},
+            id="an init container's explicit zero is requested",
+        ),
         pytest.param({"containers": [container()]}, {}, id="no requests"),
     ],
 )
@@ -89,10 +111,72 @@ def test_requests(spec: dict[str, Any], requests: dict[str, int]) -> None:
             {"cpu": 0, "memory": 0},
             id="an explicit zero stays zero",
         ),
+        pytest.param(
+            {"containers": [container()], "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}},
+            {"cpu": 2000, "memory": 1024 * Mi},
+            id="pod-level requests replace the defaults",
+        ),
+        pytest.param(
+            {"containers": [container(), container()], "resources": {"requests": {"cpu": "1"}}},
+            {"cpu": 1000, "memory": 2 * DEFAULT_MEMORY_REQUEST},
+            id="pod-level cpu only: memory requested nowhere is defaulted per container",
+        ),
+        pytest.param(
+            {
+                "containers": [container(memory="1Mi"), container()],
+                "resources": {"requests": {"cpu": "1"}},
+            },
+            {"cpu": 1000, "memory": Mi},
+            id="pod-level cpu only: memory one container requests is not defaulted for another",
+        ),
+        pytest.param(
+            {
+                "containers": [container()],
+                "initContainers": [container(memory="0")],
+                "resources": {"requests": {"cpu": "1"}},
+            },
+            {"cpu": 1000, "memory": 0},
+            id="pod-level cpu only: an init container's zero memory is a request",
+        ),
+        pytest.param(
+            {
+                "containers": [container()],
+                "overhead": {"memory": "10Mi"},
+                "resources": {"requests": {"cpu": "1"}},
+            },
+            {"cpu": 1000, "memory": 10 * Mi},
+            id="pod-level cpu only: the overhead's memory is a request",
+        ),
     ],
 )
 def test_nonzero_requests(spec: dict[str, Any], requests: dict[str, int]) -> None:
+    """What the pod counts for on its node (kube-scheduler's PodInfo.CalculateResource)."""
     assert pod(**spec).nonzero_requests == requests
+
+
+@pytest.mark.parametrize(
+    ("spec", "requests"),
+    [
+        pytest.param(
+            {"containers": [container()], "resources": {"requests": {"cpu": "2", "memory": "1Gi"}}},
+            {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST},
+            id="pod-level requests are not read",
+        ),
+        pytest.param(
+            {
+                "containers": [container(memory="1Mi"), container()],
+                "overhead": {"cpu": "10m"},
+                "resources": {"requests": {"cpu": "1"}},
+            },
+            {"cpu": 2 * DEFAULT_MILLI_CPU_REQUEST + 10, "memory": Mi + DEFAULT_MEMORY_REQUEST},
+            id="each container without a request counts the default, the overhead adds",
+        ),
+    ],
+)
+def test_requests_without_pod_level(spec: dict[str, Any], requests: dict[str, int]) -> None:
+    """PodRequests with the non-zero defaults and SkipPodLevelResources, as NodeResourcesFit's
+    scoring strategies ask for it in kube-scheduler v1.34."""
+    assert pod(**spec).pod_requests(NON_ZERO_DEFAULTS, pod_level=False) == requests
 
 
 def test_broken_quantity_names_the_pod_and_field() -> None:

@@ -390,3 +390,64 @@ def test_default_resources_are_cpu_and_memory(factory: Factory) -> None:
     expected = score(factory, explicit, uneven, node(BIG))
     assert [score(factory, args, uneven, node(BIG)) for args in defaults] == [expected] * 2
     assert expected != score(factory, {"resources": [{"name": "cpu"}]}, uneven, node(BIG))
+
+
+POD_LEVEL = pod(
+    container(), name="pod-level", resources={"requests": {"cpu": "2", "memory": "2Gi"}}
+)
+
+
+@pytest.mark.parametrize(
+    ("factory", "args", "the_pod", "info", "expected"),
+    [
+        # kube-scheduler v1.34.4's strategies read the containers (100m, 200Mi each), not
+        # spec.resources; with the pod-level requests LeastAllocated would give (50 + 75) // 2.
+        pytest.param(
+            LEAST, {}, POD_LEVEL, node(BIG), 97, id="least: the containers' defaults, not pod-level"
+        ),
+        pytest.param(
+            MOST, {}, POD_LEVEL, node(BIG), 2, id="most: the containers' defaults, not pod-level"
+        ),
+        pytest.param(
+            RATIO,
+            MOST_LIKE,
+            POD_LEVEL,
+            node(BIG),
+            2,
+            id="ratio: the containers' defaults, not pod-level",
+        ),
+        # 2/4 cpu and 2/8 memory; the containers alone would be best effort (skipped, 0).
+        pytest.param(BALANCED, {}, POD_LEVEL, node(BIG), 87, id="balanced: pod-level requests"),
+        # (1000 * 100 // 4000 + 5944 * 100 // 8192) // 2: the node's pod counts 2 cpu and 200Mi.
+        pytest.param(
+            LEAST,
+            {},
+            ONE_CPU_2GI,
+            node(BIG, pod(container(), name="o", resources={"requests": {"cpu": "2"}})),
+            48,
+            id="least: node's pod counts its pod-level cpu, and 200Mi",
+        ),
+        # The node's pod: 1 cpu, and 1Gi (no 200Mi for its idle container, as memory is
+        # requested in the pod): (2000 * 100 // 4000 + 5120 * 100 // 8192) // 2.
+        pytest.param(
+            LEAST,
+            {},
+            ONE_CPU_2GI,
+            node(
+                BIG,
+                pod(
+                    container(memory="1Gi"),
+                    container(),
+                    name="o",
+                    resources={"requests": {"cpu": "1"}},
+                ),
+            ),
+            56,
+            id="least: node's pod with pod-level cpu gets no default for requested memory",
+        ),
+    ],
+)
+def test_pod_level_requests(
+    factory: Factory, args: Args, the_pod: PodView, info: NodeInfo, expected: int
+) -> None:
+    assert score(factory, args, the_pod, info) == expected
