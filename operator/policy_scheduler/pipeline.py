@@ -4,9 +4,15 @@ The order of work follows kube-scheduler's scheduling cycle, so a policy that mi
 profile places pods as it does:
 
 - filters run in the policy's order, and a node's first failing filter gives its reasons;
+- before any node is filtered, what the filters' pre-filters say of the whole cluster
+  (:meth:`~.plugins.base.Filter.pre_filter_result`) is applied, as kube-scheduler applies its
+  PreFilterResult: only the nodes they name are filtered, and every other node counts once as
+  "node(s) didn't satisfy plugin(s) [<the filters that named nodes>]", whatever the filters would
+  have said of it; a pre-filter that rejects the pod leaves every node unfiltered, and the
+  FailedScheduling message gives its reason without a count, as kube-scheduler's does;
 - on large clusters only enough feasible nodes are looked for (``percentageOfNodesToScore``, with
-  kube-scheduler's adaptive default), starting where the previous decision stopped so that every
-  node gets its turn;
+  kube-scheduler's adaptive default, of the nodes left to filter), starting where the previous
+  decision stopped so that every node gets its turn;
 - a plugin whose ``pre_filter``/``pre_score`` returns SKIP is left out for this pod, as
   kube-scheduler skips it: every node passes the filter, the scorer adds 0 (shown as 0);
 - each scorer's scores are normalized to 0..100 and summed with the policy's weights;
@@ -19,7 +25,7 @@ each filter's ``pre_filter`` state back in a :class:`~.plugins.base.CycleState`,
 later extension points.
 
 Unlike kube-scheduler, the result keeps the evidence: every feasible node's per-plugin scores (the
-top few are reported) and, when nothing fits, the count of each reason.
+best few are reported, or all of them) and, when nothing fits, the count of each reason.
 
 The nodes are visited in blocks (:class:`~policy_scheduler.model.nodetable.NodeBlock`), each
 filter answering for a whole block, and the scorers score all feasible nodes at once; that
@@ -83,9 +89,15 @@ def reason_counts(reasons: Mapping[str, int]) -> str:
     return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
 
 
-def failure_message(total_nodes: int, reasons: Mapping[str, int]) -> str:
-    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ..."."""
+def failure_message(
+    total_nodes: int, reasons: Mapping[str, int], pre_filter_rejection: str = ""
+) -> str:
+    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ...", or,
+    for a pod a pre-filter rejected, its reason alone: "0/5 nodes are available: pod affinity
+    terms conflict." (kube-scheduler does not count the nodes then)."""
     message = f"0/{total_nodes} nodes are available:"
+    if pre_filter_rejection:
+        return f"{message} {pre_filter_rejection}."
     return f"{message} {reason_counts(reasons)}." if reasons else message
 
 
@@ -118,13 +130,17 @@ class Decision:
     total_nodes: int
     feasible_nodes: int
     rejected_by: frozenset[str] = frozenset()
-    """The filters that rejected at least one node (``nodeSelector`` for the policy's pool):
-    what a cluster event must be able to change for the pod to be tried again."""
+    """The filters that rejected at least one node (``nodeSelector`` for the policy's pool),
+    or whose pre-filter named the only nodes to filter or rejected the pod: what a cluster event
+    must be able to change for the pod to be tried again."""
+    pre_filter_rejection: str = ""
+    """Why a pre-filter rejected the pod before any node was filtered (``reasons`` then counts
+    it for every node)."""
 
     @property
     def message(self) -> str:
         """The FailedScheduling message for an unschedulable pod."""
-        return failure_message(self.total_nodes, self.reasons)
+        return failure_message(self.total_nodes, self.reasons, self.pre_filter_rejection)
 
     def to_dict(self) -> dict[str, Any]:
         """The decision as plain data, as ``status.decisions`` holds it (the status writer adds
@@ -182,6 +198,55 @@ def _pre_filter(
         else:
             states.append((plugin, state))
     return states, skipped
+
+
+@dataclass(frozen=True, slots=True)
+class _PreFilterOutcome:
+    """What the filters' pre-filters said of the cluster for the pod, merged as kube-scheduler's
+    RunPreFilterPlugins merges PreFilterResults."""
+
+    positions: Indices | None = None
+    """The nodes left to filter, in snapshot order; None: every node."""
+    left_out: str = ""
+    """The reason of the nodes not left to filter."""
+    plugins: tuple[str, ...] = ()
+    """The filters whose pre-filter named nodes or rejected the pod."""
+    rejection: str = ""
+    """Why no node fits the pod at all, when a pre-filter said so."""
+
+
+def _pre_filter_outcome(states: FilterStates, snapshot: Snapshot) -> _PreFilterOutcome:
+    """The first pre-filter rejection, else the nodes that every pre-filter naming nodes names (a
+    name the snapshot lacks is no node); when no name is common to them all, that rejects the
+    pod, in kube-scheduler's words."""
+    names: frozenset[str] | None = None
+    naming: list[str] = []
+    for plugin, state in states:
+        result = plugin.pre_filter_result(state)
+        if result.rejection:
+            return _PreFilterOutcome(plugins=(plugin.name,), rejection=result.rejection)
+        if result.node_names is None:
+            continue
+        naming.append(plugin.name)
+        names = result.node_names if names is None else names & result.node_names
+        if not names:
+            rejection = (
+                f"node(s) didn't satisfy plugin {naming[0]}"
+                if len(naming) == 1
+                else f"node(s) didn't satisfy plugin(s) {_go_list(naming)} simultaneously"
+            )
+            return _PreFilterOutcome(plugins=tuple(naming), rejection=rejection)
+    if names is None:
+        return _PreFilterOutcome()
+    table = snapshot.table
+    found = [table.position(info) for info in map(snapshot.get, names) if info is not None]
+    reason = f"node(s) didn't satisfy plugin(s) {_go_list(naming)}"
+    return _PreFilterOutcome(np.sort(np.array(found, np.intp)), reason, tuple(naming))
+
+
+def _go_list(names: Sequence[str]) -> str:
+    """Plugin names as kube-scheduler prints a sorted set of them: "[A B]"."""
+    return f"[{' '.join(sorted(names))}]"
 
 
 def _drawing(states: FilterStates) -> int:
@@ -272,10 +337,18 @@ class Pipeline:
         reasons: dict[str, int] = {}
         rejected_by: set[str] = set()
         with while_filtering or contextlib.nullcontext():
-            feasible = self._find_feasible(cycle, reasons, rejected_by, states)
+            feasible, rejection = self._find_feasible(cycle, reasons, rejected_by, states)
         if not len(feasible):
             return Decision(
-                pod.key, None, None, (), reasons, total_nodes, 0, frozenset(rejected_by)
+                pod.key,
+                None,
+                None,
+                (),
+                reasons,
+                total_nodes,
+                0,
+                frozenset(rejected_by),
+                rejection,
             )
         totals, columns = self._score(cycle, feasible)
         chosen = _select(totals, rng)
@@ -301,21 +374,32 @@ class Pipeline:
         reasons: dict[str, int],
         rejected_by: set[str],
         cycle_state: CycleState | None,
-    ) -> NodeBlock:
+    ) -> tuple[NodeBlock, str]:
+        """The feasible nodes found, and why a pre-filter rejected the pod (or "")."""
         table = cycle.snapshot.table
         states, _ = _pre_filter(self._pool, self.filters, cycle)
         if cycle_state is not None:
             for plugin, state in states:
                 cycle_state.write(plugin, state)
-        drawing = _drawing(states)
         count = len(table)
-        wanted = feasible_nodes_to_find(count, self.percentage_of_nodes_to_score)
-        start = self._next_start % count if count else 0
+        outcome = _pre_filter_outcome(states, cycle.snapshot)
+        rejected_by.update(outcome.plugins)
+        if outcome.rejection:
+            if count:
+                reasons[outcome.rejection] = count
+            return table.block(np.arange(0)), outcome.rejection
+        candidates = np.arange(count) if outcome.positions is None else outcome.positions
+        left = len(candidates)
+        if left < count:
+            reasons[outcome.left_out] = count - left
+        drawing = _drawing(states)
+        wanted = feasible_nodes_to_find(left, self.percentage_of_nodes_to_score)
+        start = self._next_start % left if left else 0
         # The nodes in visiting order: from the rotating start to the end, then from the start.
-        order = np.concatenate((np.arange(start, count), np.arange(start)))
+        order = candidates[np.concatenate((np.arange(start, left), np.arange(start)))]
         feasible: list[Indices] = []
         found = processed = 0
-        while found < wanted and processed < count:
+        while found < wanted and processed < left:
             # With one filter that draws, no node past the last one needed may be asked.
             size = still = wanted - found
             if drawing > 1:
@@ -340,8 +424,9 @@ class Pipeline:
             found += len(passed)
             processed += visited
         if count:
-            self._next_start = (start + processed) % count
-        return table.block(np.concatenate(feasible) if feasible else order[:0])
+            # As kube-scheduler, the start moves on by the nodes filtered, over all the nodes.
+            self._next_start = (self._next_start + processed) % count
+        return table.block(np.concatenate(feasible) if feasible else order[:0]), ""
 
     def _score(
         self, cycle: Cycle, feasible: NodeBlock
@@ -433,6 +518,8 @@ class Explanation:
     skipped: tuple[str, ...]
     """"Filter X"/"Score X" for each plugin whose pre_filter/pre_score returned SKIP: the filter
     passed every node, the scorer counted 0 everywhere."""
+    pre_filter_rejection: str = ""
+    """Why a pre-filter rejected the pod before any node was filtered, as in a Decision."""
 
     @property
     def reasons(self) -> dict[str, int]:
@@ -446,7 +533,7 @@ class Explanation:
     @property
     def message(self) -> str:
         """The FailedScheduling message, when no node is feasible."""
-        return failure_message(len(self.verdicts), self.reasons)
+        return failure_message(len(self.verdicts), self.reasons, self.pre_filter_rejection)
 
     @property
     def best(self) -> tuple[Candidate, ...]:
@@ -462,27 +549,34 @@ def explain(
     """Every node's verdict for ``pod`` under ``pipeline``, with the evidence :meth:`decide`
     does not keep: which filter rejected each node, and every feasible node's scores.
 
-    Unlike :meth:`decide`, every node is examined (no ``percentageOfNodesToScore``; on clusters of
-    100 nodes or more the scheduler may not look at all of them) and the rotating start index is
-    left alone. The plugins run under the same contract: ``pre_filter`` once and SKIP honoured,
-    the pool checked first and a node's first failing filter giving its reasons, and the scoring
-    is :meth:`Pipeline._score` itself.
+    Unlike :meth:`decide`, every node left to filter is examined (no ``percentageOfNodesToScore``;
+    on clusters of 100 nodes or more the scheduler may not look at all of them) and the rotating
+    start index is left alone. The plugins run under the same contract: ``pre_filter`` once and
+    SKIP honoured, what the pre-filters say of the whole cluster applied first (a node they leave
+    out, or every node when they reject the pod, is rejected by them), the pool checked first and
+    a node's first failing filter giving its reasons, and the scoring is :meth:`Pipeline._score`
+    itself.
     """
     cycle = Cycle(pod, snapshot, rng or random.Random())
     states, skipped_filters = _pre_filter(pipeline._pool, pipeline.filters, cycle)
     skipped = [f"Filter {name}" for name in skipped_filters]
     table = snapshot.table
     nodes = table.infos
-    # Every node is visited, node by node when filters that draw random numbers must be.
-    size = 1 if _drawing(states) > 1 else max(len(nodes), 1)
-    rejections: dict[int, tuple[str, tuple[str, ...]]] = {}
+    outcome = _pre_filter_outcome(states, snapshot)
+    by_pre_filter = (", ".join(outcome.plugins), (outcome.rejection or outcome.left_out,))
+    to_filter = np.arange(len(nodes)) if outcome.positions is None else outcome.positions
+    if outcome.rejection:
+        to_filter = to_filter[:0]
+    rejections = dict.fromkeys(set(range(len(nodes))) - set(to_filter.tolist()), by_pre_filter)
+    # Every node left is visited, node by node when filters that draw random numbers must be.
+    size = 1 if _drawing(states) > 1 else max(len(to_filter), 1)
     passed: list[Indices] = []
-    for begin in range(0, len(nodes), size):
-        block = table.block(np.arange(begin, min(begin + size, len(nodes))))
+    for begin in range(0, len(to_filter), size):
+        block = table.block(to_filter[begin : begin + size])
         remaining, rejected = _filter_block(states, pod, block)
         passed.append(block.positions[remaining])
         for name, reasons, indices in rejected:
-            rejections.update(dict.fromkeys((begin + indices).tolist(), (name, reasons)))
+            rejections.update(dict.fromkeys(block.positions[indices].tolist(), (name, reasons)))
     feasible = table.block(np.concatenate(passed) if passed else np.arange(0))
     candidates: dict[str, Candidate] = {}
     if len(feasible):
@@ -499,4 +593,4 @@ def explain(
         else NodeVerdict(node.name, rejections[i][0], rejections[i][1], None)
         for i, node in enumerate(nodes)
     )
-    return Explanation(pod.key, verdicts, tuple(skipped))
+    return Explanation(pod.key, verdicts, tuple(skipped), outcome.rejection)

@@ -1,6 +1,7 @@
 """The decision procedure with the real plugins: kube-scheduler's FitError text, first failing
 filter, adaptive sampling with a rotating start, weighted normalized totals, random tie-break,
-the reported candidates and the policy's node pool."""
+the reported candidates, the policy's node pool, and what pre-filters say of the whole cluster
+(kube-scheduler's PreFilterResult: the nodes left to filter, and the counts it gives)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,19 @@ from policy_scheduler.pipeline import (
     Decision,
     Pipeline,
     WeightedScorer,
+    explain,
     failure_message,
     feasible_nodes_to_find,
 )
-from policy_scheduler.plugins.base import SKIP, Cycle, EventKind, Filter, Scorer, Skip
+from policy_scheduler.plugins.base import (
+    SKIP,
+    Cycle,
+    EventKind,
+    Filter,
+    PreFilterResult,
+    Scorer,
+    Skip,
+)
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
 from policy_scheduler.plugins.taint_toleration import UNTOLERATED
 
@@ -428,3 +438,156 @@ def test_a_skipped_scorer_counts_0_in_the_total_and_the_breakdown() -> None:
         ("a", 60.0, {"SkippingScorer": 0, "NodeLabelPreference": 100}),
         ("b", 0.0, {"SkippingScorer": 0, "NodeLabelPreference": 0}),
     ]
+
+
+# --- PreFilter: what the pre-filters say of the whole cluster --------------------------------
+
+NARROWED = "node(s) didn't satisfy plugin(s) [NodeAffinity]"
+DEFAULT_FILTERS = ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+
+
+def pinned_to(*terms: Sequence[str]) -> dict[str, Any]:
+    """A DaemonSet-style pod spec: one required term per list of names, each name a matchFields
+    ``metadata.name In`` requirement (ANDed within the term)."""
+    fields = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [n]} for n in t]}
+        for t in terms
+    ]
+    required = {"nodeSelectorTerms": fields}
+    return {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    }
+
+
+def daemon_nodes() -> list[NodeInfo]:
+    return [
+        node("d1", spec=CORDONED),
+        node("d2", spec=CORDONED),
+        node("d3"),
+        node("d4", spec=GPU),
+        node("d5", cpu="1"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message", "rejected_by"),
+    [
+        pytest.param(
+            pinned_to(["d1"]),
+            f"0/5 nodes are available: 1 {UNSCHEDULABLE}, 4 {NARROWED}.",
+            {"NodeAffinity", "NodeUnschedulable"},
+            id="pinned to a cordoned node: the others count as left out, not as cordoned",
+        ),
+        pytest.param(
+            pinned_to(["d4"]),
+            f"0/5 nodes are available: 1 {UNTOLERATED}, 4 {NARROWED}.",
+            {"NodeAffinity", "TaintToleration"},
+            id="pinned to a tainted node",
+        ),
+        pytest.param(
+            {**pinned_to(["d2"], ["d5"]), "cpu": "2"},
+            f"0/5 nodes are available: 1 Insufficient cpu, 1 {UNSCHEDULABLE}, 3 {NARROWED}.",
+            {"NodeAffinity", "NodeResourcesFit", "NodeUnschedulable"},
+            id="two terms pin two nodes, each rejected by a filter",
+        ),
+        pytest.param(
+            pinned_to(["gone"]),
+            f"0/5 nodes are available: 5 {NARROWED}.",
+            {"NodeAffinity"},
+            id="pinned to a node the cluster lacks",
+        ),
+        pytest.param(
+            pinned_to(["d3", "d4"]),
+            "0/5 nodes are available: pod affinity terms conflict.",
+            {"NodeAffinity"},
+            id="disjoint names in a term reject the pod before any filter, without a count",
+        ),
+    ],
+)
+def test_pre_filter_narrowing_counts_as_kube(
+    spec: dict[str, Any], message: str, rejected_by: set[str]
+) -> None:
+    """kube-scheduler filters only the nodes NodeAffinity's PreFilter names; every other node
+    counts once, whatever the filters would have said of it."""
+    snapshot = Snapshot(daemon_nodes())
+    p = pipeline(DEFAULT_FILTERS)
+    the_pod = pod(**spec)
+    decision = p.decide(the_pod, snapshot, random.Random(0))
+    assert (decision.node, decision.message) == (None, message)
+    assert decision.rejected_by == rejected_by
+    assert explain(p, the_pod, snapshot).message == message
+
+
+def test_a_pinned_node_that_fits_is_chosen_and_the_others_counted() -> None:
+    decision = decide(pipeline(DEFAULT_FILTERS), daemon_nodes(), **pinned_to(["d3"]))
+    assert (decision.node, decision.feasible_nodes, decision.total_nodes) == ("d3", 1, 5)
+    assert decision.reasons == {NARROWED: 4}
+    assert decision.rejected_by == {"NodeAffinity"}
+
+
+def test_explain_names_the_pre_filter_that_left_each_node_out() -> None:
+    verdicts = explain(
+        pipeline(DEFAULT_FILTERS), pod(**pinned_to(["d1"])), Snapshot(daemon_nodes())
+    )
+    assert [(v.node, v.rejected_by, v.reasons) for v in verdicts.verdicts] == [
+        ("d1", "NodeUnschedulable", (UNSCHEDULABLE,)),
+        *((name, "NodeAffinity", (NARROWED,)) for name in ("d2", "d3", "d4", "d5")),
+    ]
+
+
+def test_a_rejection_at_pre_filter_counts_every_node_for_the_status() -> None:
+    decision = decide(pipeline(DEFAULT_FILTERS), daemon_nodes(), **pinned_to(["d3", "d4"]))
+    assert decision.reasons == {"pod affinity terms conflict": 5}
+
+
+def test_feasible_nodes_to_find_counts_the_nodes_left_to_filter() -> None:
+    # 1000 nodes would want 42% (420); the 200 pinned ones want 49%, raised to 100.
+    nodes = [node(f"n{i:04}") for i in range(1000)]
+    decision = decide(
+        pipeline(["NodeAffinity"]), nodes, **pinned_to(*([f"n{i:04}"] for i in range(200)))
+    )
+    assert (decision.feasible_nodes, decision.reasons) == (100, {NARROWED: 800})
+
+
+class _Naming(Filter[None]):
+    """A filter whose pre-filter names the only nodes to filter, or rejects the pod."""
+
+    def __init__(self, name: str, names: Sequence[str] = (), rejection: str = "") -> None:
+        self.name = name
+        self._result = PreFilterResult(frozenset(names), rejection)
+
+    def pre_filter_result(self, state: None) -> PreFilterResult:
+        return self._result
+
+    def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        return ("filtered",)
+
+
+@pytest.mark.parametrize(
+    ("filters", "message"),
+    [
+        pytest.param(
+            [_Naming("B", ["a", "b"]), _Naming("A", ["b", "c"])],
+            "0/3 nodes are available: 1 filtered, 2 node(s) didn't satisfy plugin(s) [A B].",
+            id="the names all pre-filters name, the plugins sorted",
+        ),
+        pytest.param(
+            [_Naming("B", ["a"]), _Naming("A", ["b"])],
+            "0/3 nodes are available: node(s) didn't satisfy plugin(s) [A B] simultaneously.",
+            id="no name common to them rejects the pod",
+        ),
+        pytest.param(
+            [_Naming("A")],
+            "0/3 nodes are available: node(s) didn't satisfy plugin A.",
+            id="one pre-filter naming no node rejects the pod",
+        ),
+        pytest.param(
+            [_Naming("A", ["a"]), _Naming("B", rejection="no way")],
+            "0/3 nodes are available: no way.",
+            id="a rejection after a naming pre-filter",
+        ),
+    ],
+)
+def test_pre_filter_results_merge_as_kube(filters: list[Filter[Any]], message: str) -> None:
+    decision = decide(Pipeline(filters, []), [node("a"), node("b"), node("c")])
+    assert decision.message == message

@@ -15,7 +15,10 @@ must equal the per-node answers.
 
 A ``pre_filter`` or ``pre_score`` may return :data:`SKIP`, as kube-scheduler's PreFilter and
 PreScore return a Skip status: the plugin has nothing to say about this pod, so its ``filter``
-(every node passes it) or its ``score`` and ``normalize`` are not run in this cycle. A skipped
+(every node passes it) or its ``score`` and ``normalize`` are not run in this cycle. What a
+filter's pre-filter state says of the cluster as a whole (:meth:`Filter.pre_filter_result`,
+kube-scheduler's PreFilterResult and a PreFilter's rejection) is read before any node is
+filtered: only the nodes it names are, or none when it rejects the pod. A skipped
 scorer adds nothing to a node's total and shows as 0 in the per-plugin breakdown, which is what
 its scores would have been: plugins return SKIP only where kube-scheduler does, and there every
 node would score the same 0.
@@ -150,6 +153,21 @@ class Cycle:
     rng: random.Random = field(default_factory=random.Random)
 
 
+@dataclass(frozen=True, slots=True)
+class PreFilterResult:
+    """What a filter knows of the whole cluster once it has read the pod, before any node is
+    filtered (kube-scheduler's PreFilterResult, and a PreFilter's UnschedulableAndUnresolvable
+    status): only the nodes of ``node_names`` can fit it (None: any node can), or, when
+    ``rejection`` says why, no node can."""
+
+    node_names: frozenset[str] | None = None
+    rejection: str = ""
+
+
+ANY_NODE: Final = PreFilterResult()
+"""A pre-filter that leaves every node to the filters."""
+
+
 class Filter(ABC, Generic[State]):
     """A predicate: every filter of a policy must pass for a node to be feasible."""
 
@@ -176,6 +194,10 @@ class Filter(ABC, Generic[State]):
         """Per-pod preparation; its result is passed to every ``filter`` call of this cycle, or
         SKIP when every node passes."""
         return None  # type: ignore[return-value]
+
+    def pre_filter_result(self, state: State) -> PreFilterResult:
+        """What ``pre_filter``'s state says of the cluster as a whole; the default, nothing."""
+        return ANY_NODE
 
     @abstractmethod
     def filter(self, state: State, pod: PodView, node: NodeInfo) -> Sequence[str]:

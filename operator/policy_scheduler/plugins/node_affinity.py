@@ -3,10 +3,12 @@
 Filter: a node must carry every ``spec.nodeSelector`` label and match at least one term of
 ``requiredDuringSchedulingIgnoredDuringExecution`` (a term matches when all its expressions and
 fields do; a term without any matches nothing). Otherwise: "node(s) didn't match Pod's node
-affinity/selector". As kube-scheduler's PreFilter does, terms that pin ``metadata.name`` with
-``In`` narrow the candidates first: nodes outside get "node(s) didn't satisfy plugin(s)
-[NodeAffinity]" and, when the terms pin disjoint names, every node gets "pod affinity terms
-conflict".
+affinity/selector". As kube-scheduler's PreFilter does, terms that all pin ``metadata.name``
+with ``In`` narrow the candidates before any filter runs (:meth:`Filter.pre_filter_result
+<policy_scheduler.plugins.base.Filter.pre_filter_result>`): the pipeline filters only the pinned
+nodes and counts every other node as "node(s) didn't satisfy plugin(s) [NodeAffinity]"; when
+the terms pin disjoint names, the pod is rejected before any node is filtered, with "pod
+affinity terms conflict" (and no count).
 
 Score: the sum of the weights of the ``preferredDuringSchedulingIgnoredDuringExecution`` terms the
 node matches, then DefaultNormalizeScore: ``100 * sum // max(sum)`` (all 0 when no node matches).
@@ -44,6 +46,7 @@ from policy_scheduler.model.selectors import (
     SelectorError,
 )
 from policy_scheduler.plugins.base import (
+    ANY_NODE,
     FITS,
     SKIP,
     Args,
@@ -53,6 +56,7 @@ from policy_scheduler.plugins.base import (
     EventKind,
     FieldError,
     Filter,
+    PreFilterResult,
     Rejections,
     Scorer,
     Scores,
@@ -68,13 +72,11 @@ NAME = "NodeAffinity"
 REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
 REASON_CONFLICT = "pod affinity terms conflict"
-REASON_NAMES = f"node(s) didn't satisfy plugin(s) [{NAME}]"
 REASON_INVALID = "node(s) didn't match Pod's invalid node affinity: "
 # filter() returns these for every rejected node; built once, not per node.
 _POD_REASONS = (REASON_POD,)
 _ENFORCED_REASONS = (REASON_ENFORCED,)
-_CONFLICT_REASONS = (REASON_CONFLICT,)
-_NAMES_REASONS = (REASON_NAMES,)
+_CONFLICT = PreFilterResult(rejection=REASON_CONFLICT)
 
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 _POD_PATH = "spec.affinity.nodeAffinity"
@@ -156,10 +158,10 @@ class FilterState:
     """The pod's requirements, parsed once per cycle."""
 
     affinity: RequiredNodeAffinity
-    node_names: frozenset[str] | None = None
-    # Set when every node fails for the same reason, before the scheduler-enforced affinity
-    # (a conflict) or after it (an affinity that cannot match anything).
-    conflict: bool = False
+    pre_filter: PreFilterResult = ANY_NODE
+    """The nodes the terms pin by name, or their conflict."""
+    # Set when every node fails for the same reason after the scheduler-enforced affinity (an
+    # affinity that cannot match anything).
     invalid: tuple[str, ...] = FITS
 
 
@@ -172,7 +174,8 @@ def _filter_state(pod: PodView) -> FilterState:
     names = _pinned_node_names(raw_terms) if isinstance(raw_terms, list) else None
     errors = affinity.errors
     invalid = (REASON_INVALID + str(errors[0]),) if errors and not affinity.required.terms else FITS
-    return FilterState(affinity, names, names is not None and not names, invalid)
+    pre_filter = ANY_NODE if names is None else PreFilterResult(names) if names else _CONFLICT
+    return FilterState(affinity, pre_filter, invalid)
 
 
 class _AffinityFilter(Filter[FilterState]):
@@ -203,12 +206,13 @@ class _AffinityFilter(Filter[FilterState]):
             old is None or not affinity.matches(old.name, old.labels)
         )
 
+    def pre_filter_result(self, state: FilterState) -> PreFilterResult:
+        return state.pre_filter
+
     def filter(self, state: FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        if state.conflict:
-            return _CONFLICT_REASONS
+        # A node outside the pinned names fails the match below, as it does in kube-scheduler's
+        # Filter; the pipeline does not ask about it (see pre_filter_result).
         name = node.name
-        if state.node_names is not None and name not in state.node_names:
-            return _NAMES_REASONS
         labels = node.node.labels
         if self._added is not None and not self._added.matches(name, labels):
             return _ENFORCED_REASONS

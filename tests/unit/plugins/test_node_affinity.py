@@ -9,10 +9,19 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_node, make_node, raw_and_normalized, wakes
 
-from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_affinity
-from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
+from policy_scheduler.plugins.base import (
+    ANY_NODE,
+    FITS,
+    SKIP,
+    ArgsError,
+    Cycle,
+    EventKind,
+    PreFilterResult,
+    Skip,
+)
 
 Raw = dict[str, Any]
 PATH = "spec.predicates[4].args"
@@ -22,8 +31,6 @@ POD_REQUIRED = f"spec.affinity.nodeAffinity.{REQUIRED}"
 
 MISMATCH = ("node(s) didn't match Pod's node affinity/selector",)
 ENFORCED = ("node(s) didn't match scheduler-enforced node affinity",)
-NOT_PINNED = ("node(s) didn't satisfy plugin(s) [NodeAffinity]",)
-CONFLICT = ("pod affinity terms conflict",)
 INVALID = "node(s) didn't match Pod's invalid node affinity: "
 
 
@@ -163,8 +170,8 @@ def run_filter(p: PodView, info: NodeInfo, args: Raw | None = None) -> tuple[str
         pytest.param(
             pod(required=required(term(fields=[name_field("In", "n1")]))),
             node("n2"),
-            NOT_PINNED,
-            id="other nodes are left out as by kube's PreFilter",
+            MISMATCH,
+            id="another node does not match (the pipeline leaves it out first)",
         ),
         pytest.param(
             pod(required=required(term(expr("zone", "In", "a"), fields=[name_field("In", "n1")]))),
@@ -207,8 +214,8 @@ def run_filter(p: PodView, info: NodeInfo, args: Raw | None = None) -> tuple[str
         pytest.param(
             pod(required=required(term(fields=[name_field("In", "n1"), name_field("In", "n2")]))),
             node("n1"),
-            CONFLICT,
-            id="disjoint pinned names conflict",
+            MISMATCH,
+            id="disjoint pinned names match no node",
         ),
         pytest.param(
             pod(
@@ -274,12 +281,6 @@ def run_filter(p: PodView, info: NodeInfo, args: Raw | None = None) -> tuple[str
             id="matchFields take exactly one value",
         ),
         pytest.param(
-            pod(required=required(term(fields=[name_field("In", "n1", "n2")]))),
-            node("n3"),
-            NOT_PINNED,
-            id="names pinned by an invalid term still narrow, as in kube",
-        ),
-        pytest.param(
             pod(required=required(term(expr("zone", "Near", "a")))),
             node(zone="a"),
             (
@@ -325,13 +326,75 @@ ADDED = {"addedAffinity": {REQUIRED: required(term(expr("pool", "In", "batch")))
         pytest.param(
             pod(required=required(term(fields=[name_field("In", "n1")]))),
             node("n2", pool="web"),
-            NOT_PINNED,
-            id="pinned names come before",
+            ENFORCED,
+            id="enforced affinity comes before the pinned names too",
         ),
     ],
 )
 def test_filter_with_added_affinity(p: PodView, info: NodeInfo, reasons: tuple[str, ...]) -> None:
     assert run_filter(p, info, ADDED) == reasons
+
+
+def pinned(*names: str) -> PreFilterResult:
+    return PreFilterResult(frozenset(names))
+
+
+@pytest.mark.parametrize(
+    ("p", "result"),
+    [
+        pytest.param(pod(), SKIP, id="no selector and no affinity: skipped"),
+        pytest.param(pod({"disk": "ssd"}), ANY_NODE, id="a nodeSelector names no node"),
+        pytest.param(
+            pod(required=required(term(fields=[name_field("In", "n1")]))),
+            pinned("n1"),
+            id="matchFields In names the node",
+        ),
+        pytest.param(
+            pod(required=required(term(expr("zone", "In", "a"), fields=[name_field("In", "n1")]))),
+            pinned("n1"),
+            id="the rest of the term is left to the filter",
+        ),
+        pytest.param(
+            pod(
+                required=required(
+                    term(fields=[name_field("In", "n1")]), term(fields=[name_field("In", "n2")])
+                )
+            ),
+            pinned("n1", "n2"),
+            id="the names of all terms add up",
+        ),
+        pytest.param(
+            pod(
+                required=required(
+                    term(fields=[name_field("In", "n1")]), term(expr("zone", "In", "a"))
+                )
+            ),
+            ANY_NODE,
+            id="a term without names names no node",
+        ),
+        pytest.param(
+            pod(required=required(term(fields=[name_field("NotIn", "n1")]))),
+            ANY_NODE,
+            id="matchFields NotIn names no node",
+        ),
+        pytest.param(pod(required=required()), ANY_NODE, id="no terms name no node"),
+        pytest.param(
+            pod(required=required(term(fields=[name_field("In", "n1"), name_field("In", "n2")]))),
+            PreFilterResult(rejection="pod affinity terms conflict"),
+            id="disjoint names in a term reject the pod",
+        ),
+        pytest.param(
+            pod(required=required(term(fields=[name_field("In", "n1", "n2")]))),
+            pinned("n1", "n2"),
+            id="names of a term invalid for two values still count, as in kube",
+        ),
+    ],
+)
+def test_pre_filter_result(p: PodView, result: PreFilterResult | Skip) -> None:
+    """kube-scheduler's NodeAffinity PreFilter: the nodes the pod's terms pin by name."""
+    plugin = node_affinity.new_filter({}, PATH)
+    state = plugin.pre_filter(Cycle(p, Snapshot()))
+    assert (state if state is SKIP else plugin.pre_filter_result(state)) == result
 
 
 def test_added_affinity_without_terms_rejects_every_node() -> None:
