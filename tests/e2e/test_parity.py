@@ -192,8 +192,8 @@ def breakdown(decision: Decision) -> str:
     return "\n".join(lines)
 
 
-def run(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) -> None:
-    """Set the scenario up, then compare both schedulers on each step; all failures at the end."""
+def set_up(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) -> None:
+    """Create the scenario's nodes, named and labelled after ``prefix``, and its bound pods."""
     for obj in scenario.nodes:
         name = f"{prefix}-{obj['metadata']['name']}"
         obj["metadata"]["name"] = name
@@ -207,20 +207,34 @@ def run(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) -> No
     # kube-scheduler learns of nodes and bound pods through its informers; give them a moment,
     # as nothing in the API tells when its cache has caught up.
     time.sleep(1.0)
+
+
+def submit(
+    cluster: Cluster, namespace: str, prefix: str, pipeline: Pipeline, pod: dict[str, Any]
+) -> Decision:
+    """Create the pending pod (kept to the scenario's nodes), decide it with ``pipeline`` while
+    its gate holds kube-scheduler back, then lift the gate; our decision."""
+    name = pod["metadata"]["name"]
+    spec = pod["spec"]
+    spec["nodeSelector"] = {**spec.get("nodeSelector", {}), SCENARIO_LABEL: prefix}
+    spec["schedulingGates"] = [{"name": GATE}]
+    cluster.apply(pod, namespace=namespace)
+    ours = our_decision(pipeline, cluster, namespace, name)
+    cluster.kubectl(
+        "patch", "pod", name, "-n", namespace, "--type=json",
+        "-p", '[{"op": "remove", "path": "/spec/schedulingGates"}]',
+    )  # fmt: skip
+    return ours
+
+
+def run(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) -> None:
+    """Set the scenario up, then compare both schedulers on each step; all failures at the end."""
+    set_up(cluster, namespace, prefix, scenario)
     pipeline = default_profile()
     problems: list[str] = []
     for step in scenario.steps:
-        pod = step.pod
-        name = pod["metadata"]["name"]
-        spec = pod["spec"]
-        spec["nodeSelector"] = {**spec.get("nodeSelector", {}), SCENARIO_LABEL: prefix}
-        spec["schedulingGates"] = [{"name": GATE}]
-        cluster.apply(pod, namespace=namespace)
-        ours = our_decision(pipeline, cluster, namespace, name)
-        cluster.kubectl(
-            "patch", "pod", name, "-n", namespace, "--type=json",
-            "-p", '[{"op": "remove", "path": "/spec/schedulingGates"}]',
-        )  # fmt: skip
+        name = step.pod["metadata"]["name"]
+        ours = submit(cluster, namespace, prefix, pipeline, step.pod)
         chosen, message = kube_outcome(cluster, namespace, name)
         where = f"{name}: kube chose {chosen or message!r}\n{breakdown(ours)}"
         if chosen is None:
