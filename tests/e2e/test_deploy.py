@@ -35,6 +35,15 @@ ROLES = ("ClusterRoleBinding", "ClusterRole", "RoleBinding", "Role")
 POLICIES = "schedulingpolicies.policy-scheduler.dev"
 CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 LEASES = "leases.coordination.k8s.io"
+# Listed and watched for PodTopologySpread's default selectors and InterPodAffinity's
+# namespaceSelector (kube/scheduler.py).
+WATCHED = (
+    "services",
+    "replicationcontrollers",
+    "namespaces",
+    "replicasets.apps",
+    "statefulsets.apps",
+)
 
 
 def manifests(cluster: Cluster) -> list[dict[str, Any]]:
@@ -202,6 +211,8 @@ ALLOWED = [
     ("create", "events", "-n default"),
     ("list", "nodes", ""),
     ("watch", "nodes", ""),
+    # Default topology spreading's selectors, and the namespace labels of namespaceSelector.
+    *((verb, kind, "-A") for kind in WATCHED for verb in ("list", "watch")),
     ("get", POLICIES, ""),
     ("list", POLICIES, ""),
     ("watch", POLICIES, ""),
@@ -225,6 +236,12 @@ REFUSED = [
     ("create", "pods/eviction", "-n default"),
     ("create", "pods/exec", "-n default"),
     ("get", "pods/log", "-n default"),
+    # Read as lists and watches only, never written, nor got one by one.
+    *((verb, kind, "-A") for kind in WATCHED for verb in ("get", "create", "update", "delete")),
+    ("patch", "namespaces", ""),
+    ("list", "deployments.apps", "-A"),
+    ("list", "jobs.batch", "-A"),
+    ("list", "endpoints", "-A"),
     ("patch", "nodes", ""),
     ("update", "nodes", ""),
     ("delete", "nodes", ""),
@@ -303,6 +320,7 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         "pods/status": {"patch"},
         "events": {"create"},
         "nodes": {"list", "watch"},
+        **{kind: {"list", "watch"} for kind in WATCHED},
         POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
         CRDS: {"list", "watch"},

@@ -8,11 +8,13 @@ that is too old (410 Gone) or anything fails, it says it is no longer synced (ch
 missed until the next listing), lists again after a backoff, and reports the objects that
 vanished meanwhile as deleted, so nothing stays counted that no longer exists.
 
-Nodes and pods are watched so rather than through Kopf: the profile of a burst showed a fifth
-of the operator's CPU in Kopf's per-event machinery (per-object workers, loggers, diff bases,
-handler states), and Kopf's index readiness wakes every waiting per-object worker for each
-object listed, which took 13 s to start on 1,000 nodes and minutes on 5,000. The scheduler needs
-none of that machinery: a decoded object, in order, per event.
+Every watch of the operator is one of these (nodes, pods, SchedulingPolicies, and the Services,
+controllers and Namespaces that default spreading and pod affinity read), rather than Kopf's: the
+profile of a burst showed a fifth of the operator's CPU in Kopf's per-event machinery (per-object
+workers, loggers, diff bases, handler states), and Kopf's index readiness wakes every waiting
+per-object worker for each object listed, which took 13 s to start on 1,000 nodes and minutes on
+5,000. The scheduler needs none of that machinery: a decoded object, in order, per event. What
+it keeps of each object is the informer's ``keep``: of a ReplicaSet, say, only its selector.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 Handler = Callable[[Mapping[str, Any]], None]
 SyncHandler = Callable[[bool], None]
+Keep = Callable[[dict[str, Any]], dict[str, Any]]
 
 PAGE_SIZE = 500
 WATCH_SECONDS = 300
@@ -46,7 +49,7 @@ def _resource_version(raw: Mapping[str, Any]) -> str:
     return str((raw.get("metadata") or {}).get("resourceVersion", ""))
 
 
-def _trimmed(raw: dict[str, Any]) -> dict[str, Any]:
+def trimmed(raw: dict[str, Any]) -> dict[str, Any]:
     """The object without ``metadata.managedFields``: the field managers' bookkeeping, often a
     third of a pod's bytes, which nothing in the scheduler reads (kube-scheduler's informers drop
     it too). With 10,000 pods, memory that matters."""
@@ -72,9 +75,12 @@ class Informer:
         *,
         field_selector: str = "",
         on_synced: SyncHandler = lambda synced: None,
+        keep: Keep = trimmed,
     ) -> None:
         """``on_synced`` is told True after every listing has been handed on, False when the
-        watch breaks off, until the next listing."""
+        watch breaks off, until the next listing. ``keep`` is what is handed on and remembered
+        of each object (it must keep ``metadata.uid`` and ``metadata.resourceVersion``): by
+        default all but ``metadata.managedFields``."""
         self.collection = collection
         self.synced = asyncio.Event()
         """Set while the objects handed on are current: from a listing until the watch breaks."""
@@ -83,6 +89,7 @@ class Informer:
         self._on_delete = on_delete
         self._on_synced = on_synced
         self._field_selector = field_selector
+        self._keep = keep
         # The objects last handed on, by uid: what a relisting compares against.
         self._known: dict[str, Mapping[str, Any]] = {}
 
@@ -123,7 +130,7 @@ class Informer:
             if token:
                 params["continue"] = token
             page = await self._kube.request("GET", self._url(params))
-            items += map(_trimmed, page.get("items") or ())
+            items += map(self._keep, page.get("items") or ())
             metadata = page.get("metadata") or {}
             token = metadata.get("continue") or ""
             if not token:
@@ -156,11 +163,12 @@ class Informer:
         # Silence longer than the server's own timeout means the connection is dead.
         async for event in self._kube.stream(url, read_timeout=WATCH_SECONDS + 30):
             kind = event.get("type")
-            raw = _trimmed(event.get("object") or {})
+            raw = event.get("object") or {}
             if kind == "ERROR":
                 if raw.get("code") == GONE:
                     raise _ExpiredError
                 raise ApiError(int(raw.get("code") or 0), str(raw.get("message", raw)))
+            raw = self._keep(raw)
             version = _resource_version(raw) or version
             if kind == "DELETED":
                 self._known.pop(_uid(raw), None)

@@ -5,7 +5,10 @@ The loop itself (:class:`~policy_scheduler.scheduling.loop.Scheduler`) imports n
 module gives it :mod:`~policy_scheduler.kube.ports` and :class:`~policy_scheduler.kube.events.
 Recorder` as its ports, runs the list-and-watch of nodes, pods and SchedulingPolicies into it
 (policies too through an :class:`~policy_scheduler.kube.informer.Informer`, so that a policy
-deleted while a watch was down is forgotten at the next listing), and starts the loop and
+deleted while a watch was down is forgotten at the next listing) and of the Services,
+ReplicationControllers, ReplicaSets and StatefulSets (their selectors only: default topology
+spreading) and Namespaces (their labels only: pod affinity's namespaceSelector), and starts the
+loop and
 the status writer once this replica leads, with every policy's status read afresh so that counts
 continue from what the previous leader wrote.
 """
@@ -16,13 +19,15 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from policy_scheduler.kube.client import GROUP, PLURAL, VERSION, ApiError, Kube, path
 from policy_scheduler.kube.events import Recorder
-from policy_scheduler.kube.informer import Informer
+from policy_scheduler.kube.informer import Handler, Informer, Keep, trimmed
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics
+from policy_scheduler.model import namespaces, workloads
 from policy_scheduler.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -34,6 +39,27 @@ TAKE_OVER_RETRY = 1.0
 # seen (they use node resources), so the selector cannot narrow the watch to pending pods of our
 # scheduler names: a field selector cannot OR several values.
 UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
+
+# What default topology spreading reads a pod's selector from, and where each is listed.
+WORKLOADS = {
+    workloads.SERVICE: "/api/v1/services",
+    workloads.REPLICATION_CONTROLLER: "/api/v1/replicationcontrollers",
+    workloads.REPLICA_SET: "/apis/apps/v1/replicasets",
+    workloads.STATEFUL_SET: "/apis/apps/v1/statefulsets",
+}
+
+
+@dataclass(frozen=True)
+class _Source:
+    """One watch: its name for :meth:`Scheduler.watch_confirmed`, its collection, where its
+    events go, and what of each object is kept."""
+
+    name: str
+    collection: str
+    changed: Handler
+    deleted: Handler
+    field_selector: str = ""
+    keep: Keep = trimmed
 
 
 class KubeScheduler:
@@ -54,28 +80,52 @@ class KubeScheduler:
             metrics=self.metrics,
         )
         scheduler = self.scheduler
-        sources = {
-            "policies": (
+        sources = [
+            _Source(
+                "policies",
                 path("apis", GROUP, VERSION, PLURAL),
                 scheduler.policy_changed,
                 scheduler.policy_deleted,
-                "",
             ),
-            "nodes": ("/api/v1/nodes", scheduler.node_changed, scheduler.node_deleted, ""),
-            "pods": ("/api/v1/pods", scheduler.pod_changed, scheduler.pod_deleted, UNFINISHED_PODS),
-        }
+            _Source("nodes", "/api/v1/nodes", scheduler.node_changed, scheduler.node_deleted),
+            _Source(
+                "pods",
+                "/api/v1/pods",
+                scheduler.pod_changed,
+                scheduler.pod_deleted,
+                field_selector=UNFINISHED_PODS,
+            ),
+            *(
+                _Source(
+                    collection.rsplit("/", 1)[1],  # services, replicasets, ...
+                    collection,
+                    functools.partial(scheduler.workload_changed, kind),
+                    functools.partial(scheduler.workload_deleted, kind),
+                    keep=workloads.slim,
+                )
+                for kind, collection in WORKLOADS.items()
+            ),
+            _Source(
+                "namespaces",
+                "/api/v1/namespaces",
+                scheduler.namespace_changed,
+                scheduler.namespace_deleted,
+                keep=namespaces.slim,
+            ),
+        ]
         self._informers: list[Informer] = []
-        for source, (collection, changed, deleted, selector) in sources.items():
+        for source in sources:
             # Nothing is decided before each has listed.
-            scheduler.watch_confirmed(source, False)
+            scheduler.watch_confirmed(source.name, False)
             self._informers.append(
                 Informer(
                     kube,
-                    collection,
-                    changed,
-                    deleted,
-                    field_selector=selector,
-                    on_synced=functools.partial(scheduler.watch_confirmed, source),
+                    source.collection,
+                    source.changed,
+                    source.deleted,
+                    field_selector=source.field_selector,
+                    on_synced=functools.partial(scheduler.watch_confirmed, source.name),
+                    keep=source.keep,
                 )
             )
 

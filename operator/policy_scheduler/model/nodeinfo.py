@@ -7,7 +7,9 @@ This mirrors kube-scheduler's ``framework.NodeInfo``. Two classes hold the nodes
   with cluster-wide indexes (pods per label group, pods with affinity terms per affinity group,
   nodes per image and per label value), so that a decision's work grows with what the pod asks
   for rather than with the cluster, and the :class:`~.nodetable.NodeTable` (the per-node numbers
-  as arrays), so that plugins compute over blocks of nodes. It has no method that changes it.
+  as arrays), so that plugins compute over blocks of nodes; beside the nodes, the selectors of
+  the Services and controllers (:class:`~.workloads.Workloads`) and the Namespaces' labels
+  (:class:`~.namespaces.Namespaces`). It has no method that changes it.
 - :class:`ClusterState` is the same structure kept live: the scheduler's cache changes it as
   nodes come and go and pods are assumed, bound and deleted. Every change goes through its
   methods, which update the NodeInfo, the indexes, the table and each pod group's counts per
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodetable import NodeCounts, NodeTable
 from policy_scheduler.model.objects import (
     AffinityGroup,
@@ -30,6 +33,7 @@ from policy_scheduler.model.objects import (
     add_into,
 )
 from policy_scheduler.model.quantity import CPU, MEMORY
+from policy_scheduler.model.workloads import Workloads
 
 LabelGroup = tuple[str, bool, frozenset[tuple[str, str]]]
 
@@ -118,9 +122,17 @@ class PodGroup:
 
 
 class Snapshot:
-    """All nodes with their pods, in a stable order, as one decision sees them: read only."""
+    """All nodes with their pods, in a stable order, and the Services', controllers' and
+    Namespaces' parts that decisions read, as one decision sees them: read only."""
 
-    def __init__(self, nodes: Iterable[NodeInfo] = ()) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[NodeInfo] = (),
+        workloads: Workloads | None = None,
+        namespaces: Namespaces | None = None,
+    ) -> None:
+        self.workloads = Workloads() if workloads is None else workloads
+        self.namespaces = Namespaces() if namespaces is None else namespaces
         self.nodes: dict[str, NodeInfo] = {}
         # The same nodes in the same order, with their numbers as arrays.
         self.table = NodeTable()
@@ -219,7 +231,8 @@ class Snapshot:
 
 class ClusterState(Snapshot):
     """The live nodes and pods that the scheduler's cache keeps: a :class:`Snapshot` whose
-    methods below change it, keeping its indexes and table equal to its NodeInfos."""
+    methods below change it, keeping its indexes and table equal to its NodeInfos. (Its
+    ``workloads`` and ``namespaces`` change through their own ``set`` and ``delete``.)"""
 
     def add_node(self, info: NodeInfo) -> None:
         """Add a node with its pods (a node of that name already here is replaced)."""

@@ -26,7 +26,8 @@ from policy_scheduler.model.objects import NodeView, PodView
 
 
 class SchedulerCache:
-    """Nodes and assigned pods, assumed or confirmed. Single-threaded: owned by one event loop."""
+    """Nodes and assigned pods, assumed or confirmed, and the selectors and namespace labels
+    decisions read. Single-threaded: owned by one event loop."""
 
     def __init__(self) -> None:
         self._state = ClusterState()
@@ -99,6 +100,21 @@ class SchedulerCache:
         """The pod is gone; the pod as it was counted, if it was."""
         self._assumed.discard(uid)
         return self._remove(uid)
+
+    def set_workload(self, kind: str, raw: Mapping[str, Any]) -> None:
+        """A Service, ReplicationController, ReplicaSet or StatefulSet (``kind``) was added or
+        changed: its selector, for default topology spreading."""
+        self._state.workloads.set(kind, raw)
+
+    def delete_workload(self, kind: str, raw: Mapping[str, Any]) -> None:
+        self._state.workloads.delete(kind, raw)
+
+    def set_namespace(self, raw: Mapping[str, Any]) -> None:
+        """A Namespace was added or changed: its labels, for pod affinity's namespaceSelector."""
+        self._state.namespaces.set(raw)
+
+    def delete_namespace(self, raw: Mapping[str, Any]) -> None:
+        self._state.namespaces.delete(raw)
 
     def assume(self, pod: PodView, node_name: str) -> None:
         """Count ``pod`` on ``node_name`` now, before the API server confirms the bind."""

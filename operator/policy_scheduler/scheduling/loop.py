@@ -166,7 +166,7 @@ class Scheduler:
     # --- feeds from the watches ---------------------------------------------------------------
 
     def watch_confirmed(self, source: str, confirmed: bool) -> None:
-        """Whether the watch of ``source`` (nodes, pods, policies) is current: False when it
+        """Whether the watch of ``source`` (nodes, pods, policies, ...) is current: False when it
         starts or breaks off, True once it has listed again. No pod is decided while any
         watch is not current: what changed during the gap (a pod bound by another scheduler,
         a node shrunk) is not in the cache yet, and a decision on it could overcommit a node."""
@@ -228,6 +228,22 @@ class Scheduler:
         before = self.cache.delete_pod(pod.uid)
         if before is not None and node_name is not None:
             self._cluster_event(self._pod_cluster_event(EventKind.POD_DELETED, before, node_name))
+
+    def workload_changed(self, kind: str, raw: Mapping[str, Any]) -> None:
+        """A Service, ReplicationController, ReplicaSet or StatefulSet (``kind``) was added or
+        changed. Its selector counts from the next decision on; like kube-scheduler, no parked
+        pod is moved for it (no filter of kube's registers for these objects)."""
+        self.cache.set_workload(kind, raw)
+
+    def workload_deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
+        self.cache.delete_workload(kind, raw)
+
+    def namespace_changed(self, raw: Mapping[str, Any]) -> None:
+        """A Namespace was added or relabelled; as for workloads, no parked pod is moved."""
+        self.cache.set_namespace(raw)
+
+    def namespace_deleted(self, raw: Mapping[str, Any]) -> None:
+        self.cache.delete_namespace(raw)
 
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)
