@@ -1,6 +1,8 @@
 """``policy-scheduler explain``: why a pod is where it is, or still pending, on a live cluster.
 
-Read-only, with pykube-ng: the pod, the nodes, the assigned pods and the SchedulingPolicies. The
+Read-only, with pykube-ng: the pod, the nodes, the assigned pods, the SchedulingPolicies, and
+what default topology spreading and pod affinity read (Services, ReplicationControllers,
+ReplicaSets and StatefulSets, Namespaces), as the operator watches them. The
 policy that serves the pod's ``spec.schedulerName`` is found as the operator finds it
 (:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest claimant), and its
 pipeline is run against the cluster as it is now, with
@@ -13,6 +15,7 @@ decision that placed it, as the policy's status still records it, if it does.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +25,7 @@ import pykube
 import requests
 import yaml
 
+from policy_scheduler.model import workloads
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
@@ -300,28 +304,44 @@ def explain_pod(api: pykube.HTTPClient, name: str, namespace: str) -> Report:
                 field_selector="spec.nodeName!="
             )
         ]
+        # Listed items carry no kind: each is known by the kind listed.
+        selectors = tuple(
+            (kind, obj.obj)
+            for kind, objects in _WORKLOADS.items()
+            for obj in objects.objects(api, namespace=pykube.all)
+        )
+        namespaces = tuple(n.obj for n in pykube.Namespace.objects(api))
     except pykube.exceptions.ObjectDoesNotExist:
         raise ExplainError(f'pod "{name}" not found in namespace "{namespace}"') from None
     except _READ_ERRORS as error:
         raise ExplainError(f"cannot read the cluster: {_describe(error)}") from None
-    return report_of(raw_pod, policies, nodes, assigned)
+    return report_of(
+        raw_pod, policies, ClusterDump(tuple(nodes), tuple(assigned), selectors, namespaces)
+    )
+
+
+_WORKLOADS = {
+    workloads.SERVICE: pykube.Service,
+    workloads.REPLICATION_CONTROLLER: pykube.ReplicationController,
+    workloads.REPLICA_SET: pykube.ReplicaSet,
+    workloads.STATEFUL_SET: pykube.StatefulSet,
+}
 
 
 def report_of(
     raw_pod: Mapping[str, Any],
     policies: Iterable[Mapping[str, Any]],
-    nodes: Iterable[NodeView],
-    assigned: Iterable[PodView],
+    cluster: ClusterDump,
 ) -> Report:
-    """Explain ``raw_pod`` with the SchedulingPolicies, the nodes and the pods assigned to them,
-    as read from the cluster; :class:`NotServedError` when no valid policy serves the pod."""
+    """Explain ``raw_pod`` with the SchedulingPolicies and the cluster as read (its pods: those
+    assigned to nodes); :class:`NotServedError` when no valid policy serves the pod."""
     pod = PodView(raw_pod)
     policy, status = _serving_policy(policies, pod.scheduler_name)
     bound_to = pod.node_name or None
     return Report(
         pod,
         policy,
-        explain(policy.pipeline, as_pending(pod), snapshot_without(pod, nodes, assigned)),
+        explain(policy.pipeline, as_pending(pod), snapshot_without(pod, cluster)),
         bound_to,
         _unschedulable_message(raw_pod),
         None if bound_to is None else recorded_decision(status, pod),
@@ -337,13 +357,11 @@ def as_pending(pod: PodView) -> PodView:
     return PodView({**pod.raw, "spec": spec})
 
 
-def snapshot_without(
-    pod: PodView, nodes: Iterable[NodeView], assigned: Iterable[PodView]
-) -> Snapshot:
-    """The nodes with the pods assigned to them, as simulate sees a cluster dump, except ``pod``
-    itself, so that a bound pod's own usage does not count against its node."""
-    others = tuple(other for other in assigned if other.uid != pod.uid)
-    return snapshot_of(ClusterDump(tuple(nodes), others))
+def snapshot_without(pod: PodView, cluster: ClusterDump) -> Snapshot:
+    """The cluster as simulate sees a cluster dump, except ``pod`` itself, so that a bound pod's
+    own usage does not count against its node."""
+    others = tuple(other for other in cluster.pods if other.uid != pod.uid)
+    return snapshot_of(dataclasses.replace(cluster, pods=others))
 
 
 def recorded_decision(status: Mapping[str, Any], pod: PodView) -> Mapping[str, Any] | None:

@@ -1,7 +1,10 @@
 """Offline scheduling: place a cluster dump's pending pods with a policy, no API server involved.
 
-The cluster file is what ``kubectl get nodes,pods -A -o yaml`` prints (a ``List``) or multi-document
-YAML of Nodes and Pods, as :mod:`policy_scheduler.manifests` reads them.
+The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicationcontrollers,
+replicasets,statefulsets -A -o yaml`` prints (a ``List``) or multi-document YAML of those kinds, as
+:mod:`policy_scheduler.manifests` reads them: the nodes and pods, and what default topology
+spreading (the Services' and controllers' selectors) and pod affinity's ``namespaceSelector`` (the
+Namespaces' labels) read, which a file may leave out.
 
 :func:`simulate` runs the operator's own scheduling loop
 (:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's nodes and
@@ -16,15 +19,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from policy_scheduler.manifests import ManifestError, read_objects, type_name
+from policy_scheduler.model import workloads
+from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.objects import NodeView, PodView, Raw
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.policy.compiler import Mode
 from policy_scheduler.scheduling.loop import Scheduler
@@ -37,15 +42,39 @@ class ClusterFileError(ManifestError):
 
 @dataclass(frozen=True)
 class ClusterDump:
-    """The nodes and pods of a cluster file."""
+    """The objects of a cluster file."""
 
     nodes: tuple[NodeView, ...]
     pods: tuple[PodView, ...]
+    workloads: tuple[tuple[str, Raw], ...] = ()
+    """Services, ReplicationControllers, ReplicaSets and StatefulSets, each with its kind."""
+    namespaces: tuple[Raw, ...] = ()
+
+    @classmethod
+    def of(cls, objects: Iterable[Any]) -> ClusterDump:
+        """The dump of these objects (each with its ``kind``); ValueError for one that is none
+        of the kinds a dump holds."""
+        return cls._of([_parse(obj) for obj in objects])
+
+    @classmethod
+    def _of(cls, objects: Sequence[NodeView | PodView | tuple[str, Raw]]) -> ClusterDump:
+        others = [o for o in objects if isinstance(o, tuple)]
+        return cls(
+            tuple(o for o in objects if isinstance(o, NodeView)),
+            tuple(o for o in objects if isinstance(o, PodView)),
+            tuple((kind, raw) for kind, raw in others if kind != NAMESPACE),
+            tuple(raw for kind, raw in others if kind == NAMESPACE),
+        )
 
 
-def _node_or_pod(obj: Any) -> NodeView | PodView:
+NAMESPACE = "Namespace"
+KINDS = ("Node", "Pod", NAMESPACE, *workloads.KINDS)
+_EXPECTED = f"{', '.join(KINDS[:-1])} or {KINDS[-1]}"
+
+
+def _parse(obj: Any) -> NodeView | PodView | tuple[str, Raw]:
     if not isinstance(obj, Mapping):
-        raise ValueError(f"expected a Node or a Pod, got {type_name(obj)}")
+        raise ValueError(f"expected a Kubernetes object ({_EXPECTED}), got {type_name(obj)}")
     kind = obj.get("kind")
     if kind == "Node":
         return NodeView(obj)
@@ -54,32 +83,40 @@ def _node_or_pod(obj: Any) -> NodeView | PodView:
         # Parse the requests now, so a broken quantity is reported here, not mid-run.
         _ = pod.requests
         return pod
+    if kind in KINDS:
+        return str(kind), obj
     raise ValueError(
-        f"kind is {kind!r}, expected Node or Pod"
+        f"kind is {kind!r}, expected {_EXPECTED}"
         if kind
-        else "kind is missing, expected Node or Pod"
+        else f"kind is missing, expected {_EXPECTED}"
     )
 
 
 def load_cluster(path: Path) -> ClusterDump:
     """Read a cluster dump; raises :class:`ClusterFileError` naming every bad object."""
     try:
-        objects = read_objects(path, "Node or Pod", _node_or_pod)
+        objects = read_objects(path, _EXPECTED, _parse)
     except ManifestError as error:
         raise ClusterFileError(error.problems) from None
-    return ClusterDump(
-        tuple(o for o in objects if isinstance(o, NodeView)),
-        tuple(o for o in objects if isinstance(o, PodView)),
-    )
+    return ClusterDump._of(objects)
 
 
 def snapshot_of(cluster: ClusterDump) -> Snapshot:
-    """Nodes with the pods already placed on them (finished pods hold nothing)."""
+    """Nodes with the pods already placed on them (finished pods hold nothing), and the
+    workloads' selectors and the namespaces' labels."""
     placed: dict[str, list[PodView]] = {}
     for pod in cluster.pods:
         if pod.node_name and not pod.terminated:
             placed.setdefault(pod.node_name, []).append(pod)
-    return Snapshot(NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes)
+    selectors = workloads.Workloads()
+    for kind, raw in cluster.workloads:
+        selectors.set(kind, raw)
+    labels = Namespaces()
+    for raw in cluster.namespaces:
+        labels.set(raw)
+    return Snapshot(
+        (NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes), selectors, labels
+    )
 
 
 @dataclass
@@ -129,10 +166,15 @@ class FrozenClock:
 
 
 def simulate(
-    policy: Mapping[str, Any], cluster: ClusterDump, seed: int | None = None
+    policy: Mapping[str, Any],
+    cluster: ClusterDump,
+    seed: int | None = None,
+    *,
+    candidates: int | None = 3,
 ) -> list[Decision]:
     """Decide every pending pod that ``policy`` (a SchedulingPolicy that compiles) serves, in
-    scheduling order, with the operator's loop."""
+    scheduling order, with the operator's loop; each decision reports its ``candidates`` best
+    feasible nodes (None: all of them) with their scores."""
     enforced = copy.deepcopy(dict(policy))
     enforced.setdefault("spec", {})["mode"] = Mode.ENFORCE.value
     memory = InMemory()
@@ -147,10 +189,17 @@ def simulate(
         seed=seed,
         on_decision=decisions.append,
     )
+    for kind, raw in cluster.workloads:
+        scheduler.workload_changed(kind, raw)
+    for raw in cluster.namespaces:
+        scheduler.namespace_changed(raw)
     for node in cluster.nodes:
         scheduler.node_changed(node.raw)
     for pod in cluster.pods:
         scheduler.pod_changed(pod.raw)
     scheduler.policy_changed(enforced)
+    entry = scheduler.policies.get(str(enforced.get("metadata", {}).get("name", "")))
+    if entry is not None and entry.compiled is not None:
+        entry.compiled.pipeline.candidates_to_report = candidates
     asyncio.run(scheduler.run_until_idle())
     return decisions

@@ -15,6 +15,7 @@ from policy_scheduler.explain import (
     snapshot_without,
 )
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.simulate import ClusterDump
 
 CREATED = "2026-01-01T00:00:00Z"
 NAME_REJECTS = "node(s) didn't match the requested node name"
@@ -90,7 +91,7 @@ FILL_DECISION = decision("ns/fill", "big")
 def explained(raw: dict[str, Any], status: dict[str, Any], *others: dict[str, Any]) -> Any:
     """explain's report on ``raw``, with ``others`` (and ``raw`` when bound) assigned."""
     assigned = [PodView(p) for p in (raw, *others) if p["spec"]["nodeName"]]
-    return report_of(raw, [policy(status)], NODES, assigned)
+    return report_of(raw, [policy(status)], ClusterDump(NODES, tuple(assigned)))
 
 
 def test_as_pending_drops_only_the_node_name() -> None:
@@ -110,7 +111,7 @@ def test_the_snapshot_leaves_out_the_pod_itself_finished_pods_and_unknown_nodes(
         PodView(raw_pod("done", "1", "small", phase="Succeeded")),
         PodView(raw_pod("elsewhere", "1", "gone")),
     ]
-    snapshot = snapshot_without(PodView(FILL), NODES, pods)
+    snapshot = snapshot_without(PodView(FILL), ClusterDump(NODES, tuple(pods)))
     assert [info.name for info in snapshot] == ["small", "big"]
     big, small = snapshot.get("big"), snapshot.get("small")
     assert big is not None and small is not None
@@ -272,4 +273,4 @@ def test_a_pod_no_policy_serves() -> None:
     theirs = raw_pod("theirs", "1")
     theirs["spec"]["schedulerName"] = "default-scheduler"
     with pytest.raises(NotServedError, match="no SchedulingPolicy serves schedulerName"):
-        report_of(theirs, [policy()], NODES, [])
+        report_of(theirs, [policy()], ClusterDump(NODES, ()))
