@@ -117,8 +117,8 @@ def test_each_priority(name: str, plugin: str) -> None:
 @pytest.mark.parametrize(
     ("entry", "reason"),
     [
-        ({"name": "SelectorSpreadPriority"}, "topologySpreadConstraints"),
-        ({"name": "ServiceSpreadingPriority"}, "topologySpreadConstraints"),
+        ({"name": "SelectorSpreadPriority"}, "spreads the pods of each Service"),
+        ({"name": "ServiceSpreadingPriority"}, "spreads the pods of each Service"),
         ({"name": "EqualPriority"}, "changes nothing"),
         ({"name": "NodePreferAvoidPodsPriority"}, "preferAvoidPods"),
         ({"name": "ResourceLimitsPriority"}, "no equivalent"),

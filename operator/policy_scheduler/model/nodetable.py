@@ -215,13 +215,16 @@ class NodeTable:
         key: str,
         counts: Iterable[NodeCounts],
         counted: Callable[[Indices], npt.NDArray[np.bool_]] | None = None,
+        missing_as_empty: bool = False,
     ) -> Array | None:
         """The sum of ``counts`` over the nodes of each value of label ``key``: one entry per
         code of the label's column (and a last one, 0). Only the nodes that ``counted`` accepts
-        (given positions, it marks them) count; None when no counted node has the label."""
-        codes, known = self.label_codes(key)
+        (given positions, it marks them) count; None when no counted node has the label. With
+        ``missing_as_empty``, the nodes without the label count as having the value "" (see
+        :meth:`domain_codes`), and the result is never None."""
+        codes, known = self.domain_codes(key) if missing_as_empty else self.label_codes(key)
         totals: Array = np.zeros(known + 1, np.int64)
-        labelled = False
+        labelled = missing_as_empty
         for part in counts:
             positions, amounts = part.arrays()
             if counted is not None:
@@ -230,7 +233,8 @@ class NodeTable:
             domains = codes[positions]
             np.add.at(totals, domains, amounts)
             labelled = labelled or bool((domains != NO_LABEL).any())
-        totals[NO_LABEL] = 0
+        if not missing_as_empty:
+            totals[NO_LABEL] = 0
         return totals if labelled else None
 
     def label_codes(self, key: str) -> tuple[Array, int]:
@@ -238,6 +242,17 @@ class NodeTable:
         order, and how many codes there are: the same value, the same code."""
         column = self._coded_column((_LABEL, key))
         return column.codes[: len(self.infos)], len(column.values)
+
+    def domain_codes(self, key: str) -> tuple[Array, int]:
+        """As :meth:`label_codes`, but a node without the label has the code of the value "",
+        as Go's ``node.Labels[key]`` reads a missing label: that value's code when some node
+        has (or had) it, else still -1, which indexes the last entry of a per-code array, one
+        more domain."""
+        codes, known = self.label_codes(key)
+        empty = self._coded_column((_LABEL, key)).values.get("")
+        if empty is not None:
+            codes = np.where(codes == NO_LABEL, empty, codes)
+        return codes, known
 
     def _coded_column(self, coded: _Coded) -> _CodeColumn:
         column = self._coded.get(coded)

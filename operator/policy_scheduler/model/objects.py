@@ -129,16 +129,13 @@ class PodView:
     @cached_property
     def hint_signature(self) -> tuple[frozenset[tuple[str, int]], tuple[HostPort, ...], str]:
         """What queueing hints may read of a pod: its requests, its host ports, and as text its
-        ``nodeSelector``, affinity, tolerations, topology spread constraints and the kind of its
-        controller (which decides whether default spread constraints apply). Pods with equal
+        ``nodeSelector``, affinity, tolerations and topology spread constraints. Pods with equal
         signatures are asked about as one."""
-        owner = self.controller_ref or {}
         placement = [
             self.node_selector,
             self.affinity,
             self.tolerations,
             self.topology_spread_constraints,
-            owner.get("kind"),
         ]
         text = json.dumps(placement, sort_keys=True, default=str)
         return frozenset(self.requests.items()), self.host_ports, text

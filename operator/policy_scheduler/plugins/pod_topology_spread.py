@@ -24,24 +24,28 @@ in Score). A node's raw score is ``round(sum(count * weight + maxSkew - 1))``; t
 and ``max`` (at least 0) over the scored nodes, ``100 * (max + min - score) // max`` (100 for all
 when max is 0), so the emptiest domains score highest.
 
-When the pod has no constraints at all, kube-scheduler applies default constraints whose selector
-comes from the Services, ReplicaSets, ReplicationControllers and StatefulSets selecting the pod.
-This scheduler does not watch those objects, so its *system* defaults (maxSkew 3 on hostname,
-5 on zone) are left out. The args ``{defaultingType: List, defaultConstraints: [...]}`` give
-defaults like kube-scheduler's PodTopologySpreadArgs; their pods are those of the pod's own
-controller (its ``controller`` ownerReference of kind ReplicaSet, ReplicationController or
-StatefulSet), which is what that controller's selector selects. A pod without such a controller
-gets no default constraints, as in kube-scheduler when no selector is found.
+Default constraints, for a pod that has no constraints at all, as kube-scheduler's
+PodTopologySpreadArgs: ``defaultingType: System`` (the default) gives kube's system defaults,
+maxSkew 3 on ``kubernetes.io/hostname`` and 5 on ``topology.kubernetes.io/zone``, both
+ScheduleAnyway; ``{defaultingType: List, defaultConstraints: [...]}`` gives one's own (without
+``labelSelector``). Their selector is the pod's default selector (helper.DefaultSelector, see
+:meth:`~policy_scheduler.model.workloads.Workloads.default_selector`): the selectors of the
+Services in the pod's namespace that select it, and of its ReplicationController, ReplicaSet or
+StatefulSet; a pod none selects gets no default constraints. Under System defaulting, and only
+there, the scorer does not leave out the feasible nodes that lack a topology key (so that nodes
+without a zone label are still spread by hostname): such a node scores a constraint only if it has
+that constraint's key, and, for a key other than hostname, the nodes without it make one domain,
+the value "" (Go's ``node.Labels[key]``), which counts among the domains that weigh the counts.
 
 A pod without constraints (of the kind) skips the filter (the scorer), as in kube-scheduler.
 
 Queueing hint, for node events as kube-scheduler's (pod events have none here: any assigned pod
 added, deleted or relabelled wakes a pod this filter rejected): a pod waits for a node added,
-deleted or updated that has every topology key of its DoNotSchedule constraints, before or after
-the change; of an update, only one that gave or took a key, or changed a key's value or the
-node's taints.
-Pods are counted per label group from the snapshot's index, except for default constraints,
-whose controller is not part of a pod's label group.
+deleted or updated that has every topology key of its DoNotSchedule constraints (its own, or the
+default ones, which it had when the filter rejected it), before or after the change; of an update,
+only one that gave or took a key, or changed a key's value or the node's taints. Like
+kube-scheduler, the filter registers for no Service or controller events.
+Pods are counted per label group from the snapshot's index.
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ from policy_scheduler.model.nodetable import (
 )
 from policy_scheduler.model.objects import NodeView, PodView, Raw
 from policy_scheduler.model.selectors import LabelSelector
+from policy_scheduler.model.workloads import Workloads
 from policy_scheduler.plugins.base import (
     MAX_NODE_SCORE,
     SKIP,
@@ -100,57 +105,41 @@ SCHEDULE_ANYWAY = "ScheduleAnyway"
 HONOR = "Honor"
 IGNORE = "Ignore"
 HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+SYSTEM = "System"
+LIST = "List"
 
-# Owners whose selector kube-scheduler's default spreading uses (besides Services).
-_SPREAD_OWNER_KINDS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
 # Marks a feasible node without all topology labels, as kube-scheduler's invalidScore.
 _IGNORED = -1
 
 
-def _controller_uid(pod: PodView) -> str | None:
-    """The uid of the pod's controller when its selector is one default spreading uses."""
-    owner = pod.controller_ref
-    if owner is None or owner.get("kind") not in _SPREAD_OWNER_KINDS:
-        return None
-    return str(owner.get("uid"))
-
-
 @dataclass(frozen=True, slots=True)
 class Constraint:
-    """A spread constraint with its pod matcher resolved for the pod being scheduled."""
+    """A spread constraint with its selector resolved for the pod being scheduled."""
 
     max_skew: int
     topology_key: str
     min_domains: int
     honor_node_affinity: bool
     honor_node_taints: bool
-    selects: Callable[[PodView], bool]
-    # Whether ``selects`` reads only what PodView.label_group holds (a label selector, not the
-    # controller of default constraints), so pods can be counted per label group.
-    by_label_group: bool
-    counts_pods: bool  # False for a selector without requirements: kube-scheduler counts none
+    selector: LabelSelector
     self_match: bool
 
     def _counts(self, pod: PodView, namespace: str) -> bool:
-        return not pod.deleting and pod.namespace == namespace and self.selects(pod)
+        return not pod.deleting and pod.namespace == namespace and self.selector.matches(pod.labels)
 
     def count(self, node: NodeInfo, namespace: str) -> int:
         """The matching pods on ``node``."""
-        if not self.counts_pods:
+        if self.selector.empty:  # kube-scheduler counts no pod for a selector without requirements
             return 0
-        if self.by_label_group:
-            return sum(n for pod, n in node.label_groups.values() if self._counts(pod, namespace))
-        return sum(1 for pod in node.pods.values() if self._counts(pod, namespace))
+        return sum(n for pod, n in node.label_groups.values() if self._counts(pod, namespace))
 
     def matching(self, snapshot: Snapshot, namespace: str) -> Iterable[NodeCounts]:
         """The matching pods per node (parts that add up: a node may be in more than one)."""
-        if not self.counts_pods:
+        if self.selector.empty:
             return ()
-        if self.by_label_group:
-            groups = snapshot.matching_groups(lambda pod: self._counts(pod, namespace))
-            return map(snapshot.node_counts, groups)
-        counts = ((info, self.count(info, namespace)) for info in snapshot)
-        return (NodeCounts.of(snapshot.table, counts),)
+        groups = snapshot.matching_groups(lambda pod: self._counts(pod, namespace))
+        return map(snapshot.node_counts, groups)
 
 
 def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
@@ -166,60 +155,96 @@ def _pod_constraint(pod: PodView, raw: Raw, index: int) -> Constraint:
         min_domains=int(raw.get("minDomains") or 1),
         honor_node_affinity=raw.get("nodeAffinityPolicy", HONOR) != IGNORE,
         honor_node_taints=raw.get("nodeTaintsPolicy", IGNORE) == HONOR,
-        selects=lambda other: selector.matches(other.labels),
-        by_label_group=True,
-        counts_pods=not selector.empty,
+        selector=selector,
         self_match=selector.matches(pod.labels),
     )
 
 
 @dataclass(frozen=True, slots=True)
 class DefaultConstraint:
-    """One of the args' ``defaultConstraints``; its pods are those of the pod's controller."""
+    """A default constraint; its selector is the pod's default selector."""
 
     max_skew: int
     topology_key: str
     action: str
-    min_domains: int
-    honor_node_affinity: bool
-    honor_node_taints: bool
+    min_domains: int = 1
+    honor_node_affinity: bool = True
+    honor_node_taints: bool = False
 
-    def for_pod(self, controller: str) -> Constraint:
+    def for_pod(self, pod: PodView, selector: LabelSelector) -> Constraint:
         return Constraint(
             self.max_skew,
             self.topology_key,
             self.min_domains,
             self.honor_node_affinity,
             self.honor_node_taints,
-            selects=lambda other: _controller_uid(other) == controller,
-            by_label_group=False,
-            counts_pods=True,
-            self_match=True,
+            selector,
+            selector.matches(pod.labels),
         )
 
 
-def _constraints(
-    pod: PodView, defaults: Sequence[DefaultConstraint], action: str
-) -> tuple[Constraint, ...]:
-    """The pod's constraints with ``whenUnsatisfiable: action``; the defaults only for a pod
-    that has no constraints at all."""
-    if pod.topology_spread_constraints:
-        return tuple(
-            _pod_constraint(pod, raw, i)
-            for i, raw in enumerate(pod.topology_spread_constraints)
-            if raw.get("whenUnsatisfiable") == action
-        )
-    controller = _controller_uid(pod)
-    if controller is None:
-        return ()
-    return tuple(d.for_pod(controller) for d in defaults if d.action == action)
+# kube-scheduler's systemDefaultConstraints (podtopologyspread/plugin.go).
+SYSTEM_DEFAULTS = (
+    DefaultConstraint(3, HOSTNAME, SCHEDULE_ANYWAY),
+    DefaultConstraint(5, ZONE, SCHEDULE_ANYWAY),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """The args' default constraints, and whether they are the System ones."""
+
+    constraints: tuple[DefaultConstraint, ...]
+    system: bool
+
+    def keys(self, pod: PodView, action: str) -> set[str]:
+        """The topology keys of the pod's constraints with ``whenUnsatisfiable: action``,
+        reading the defaults as applying to a pod without constraints (they did, if the pod
+        was rejected by them)."""
+        if pod.topology_spread_constraints:
+            return {
+                str(raw.get("topologyKey") or "")
+                for raw in pod.topology_spread_constraints
+                if raw.get("whenUnsatisfiable") == action
+            }
+        return {d.topology_key for d in self.constraints if d.action == action}
+
+    def constraints_of(
+        self, pod: PodView, action: str, workloads: Workloads
+    ) -> tuple[Constraint, ...]:
+        """The pod's constraints with ``whenUnsatisfiable: action``; the defaults only for a
+        pod that has no constraints at all, and that something selects."""
+        if pod.topology_spread_constraints:
+            return tuple(
+                _pod_constraint(pod, raw, i)
+                for i, raw in enumerate(pod.topology_spread_constraints)
+                if raw.get("whenUnsatisfiable") == action
+            )
+        defaults = [d for d in self.constraints if d.action == action]
+        if not defaults:
+            return ()
+        selector = workloads.default_selector(pod)
+        if selector is None:
+            return ()
+        return tuple(d.for_pod(pod, selector) for d in defaults)
+
+    def every_node(self, pod: PodView) -> bool:
+        """Whether the scorer keeps the feasible nodes lacking a topology key (kube's
+        ``requireAllTopologies`` false): only for System defaults."""
+        return self.system and not pod.topology_spread_constraints
 
 
 class _Eligibility:
-    """Whether a node's domain counts for a constraint: the node has every topology key, and
-    the constraint's nodeAffinityPolicy and nodeTaintsPolicy admit it."""
+    """Whether a node's domain counts for a constraint: the node has every topology key (unless
+    ``every_node``), and the constraint's nodeAffinityPolicy and nodeTaintsPolicy admit it."""
 
-    def __init__(self, pod: PodView, constraints: Sequence[Constraint], table: NodeTable) -> None:
+    def __init__(
+        self,
+        pod: PodView,
+        constraints: Sequence[Constraint],
+        table: NodeTable,
+        every_node: bool = False,
+    ) -> None:
         self.keys = tuple({c.topology_key for c in constraints})
         affinity = pod.required_node_affinity
         # None also when the pod's affinity admits every node: no per-node check needed.
@@ -236,8 +261,8 @@ class _Eligibility:
         )
         self.table = table
         self.keyed = np.ones(len(table), bool)
-        """Whether each node of the table (by position) has every key."""
-        for key in self.keys:
+        """Whether each node of the table (by position) has every key, or need not."""
+        for key in () if every_node else self.keys:
             self.keyed &= table.label_codes(key)[0] != NO_LABEL
 
     def admits(self, constraint: Constraint, node: NodeView) -> bool:
@@ -271,13 +296,17 @@ _MISSING = -1
 """What a domain count map gives a node without the constraint's topology key."""
 
 
-def _present(table: NodeTable, key: str, positions: Indices) -> npt.NDArray[np.bool_]:
+def _present(
+    table: NodeTable, key: str, positions: Indices, missing_as_empty: bool = False
+) -> npt.NDArray[np.bool_]:
     """Per code of label ``key`` (and a last entry, False): whether a node at ``positions`` has
-    that value."""
-    codes, known = table.label_codes(key)
+    that value. With ``missing_as_empty``, a node without the label has the value "" (see
+    :meth:`NodeTable.domain_codes`), and the last entry is that domain when no node has ""."""
+    codes, known = table.domain_codes(key) if missing_as_empty else table.label_codes(key)
     present = np.zeros(known + 1, bool)
     present[codes[positions]] = True
-    present[NO_LABEL] = False
+    if not missing_as_empty:
+        present[NO_LABEL] = False
     return present
 
 
@@ -301,7 +330,7 @@ class _SpreadFilter(Filter[_FilterState]):
         | EventKind.POD_LABELS
     )
 
-    def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
+    def __init__(self, defaults: Defaults) -> None:
         self.defaults = defaults
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
@@ -312,7 +341,7 @@ class _SpreadFilter(Filter[_FilterState]):
         node, old = event.node, event.old_node
         if node is None or event.pod is not None:
             return True
-        keys = {c.topology_key for c in _constraints(pod, self.defaults, DO_NOT_SCHEDULE)}
+        keys = self.defaults.keys(pod, DO_NOT_SCHEDULE)
         counts = keys <= node.labels.keys()
         if old is None:
             return counts
@@ -324,11 +353,10 @@ class _SpreadFilter(Filter[_FilterState]):
         )
 
     def pre_filter(self, cycle: Cycle) -> _FilterState | Skip:
-        pod = cycle.pod
-        constraints = _constraints(pod, self.defaults, DO_NOT_SCHEDULE)
+        pod, snapshot = cycle.pod, cycle.snapshot
+        constraints = self.defaults.constraints_of(pod, DO_NOT_SCHEDULE, snapshot.workloads)
         if not constraints:
             return SKIP  # as kube-scheduler's PreFilter
-        snapshot = cycle.snapshot
         table = snapshot.table
         eligibility = _Eligibility(pod, constraints, table)
         everyone = np.arange(len(table))
@@ -372,10 +400,16 @@ class _SpreadFilter(Filter[_FilterState]):
         return group_failures([missing, skewed], [MISSING_LABEL, CONSTRAINTS_NOT_MATCH])
 
 
+def _has(key: str) -> LabelMap:
+    """1 for a node with label ``key``, 0 for one without."""
+    return LabelMap(key, {}, default=1, missing=0)
+
+
 @dataclass(frozen=True, slots=True)
 class _ScoreState:
     constraints: tuple[Constraint, ...]
-    keys: tuple[LabelMap, ...]  # per topology key: 1 for a node with it, 0 without
+    required: tuple[LabelMap, ...]  # per key a scored node must have (none: System defaults)
+    has_key: tuple[LabelMap, ...]  # per constraint: whether a node has its key (else adds 0)
     counts: tuple[LabelMap | None, ...]  # per constraint, per domain (None for hostname)
     weights: tuple[float, ...]  # per constraint: log(domains + 2)
     namespace: str
@@ -384,17 +418,17 @@ class _ScoreState:
 class _SpreadScorer(Scorer[_ScoreState]):
     name = NAME
 
-    def __init__(self, defaults: Sequence[DefaultConstraint]) -> None:
+    def __init__(self, defaults: Defaults) -> None:
         self.defaults = defaults
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> _ScoreState | Skip:
-        pod = cycle.pod
-        constraints = _constraints(pod, self.defaults, SCHEDULE_ANYWAY)
+        pod, snapshot = cycle.pod, cycle.snapshot
+        constraints = self.defaults.constraints_of(pod, SCHEDULE_ANYWAY, snapshot.workloads)
         if not constraints:
             return SKIP  # as kube-scheduler's PreScore
-        snapshot = cycle.snapshot
         table = snapshot.table
-        eligibility = _Eligibility(pod, constraints, table)
+        every_node = self.defaults.every_node(pod)
+        eligibility = _Eligibility(pod, constraints, table, every_node)
         scored = nodes.positions[eligibility.keyed[nodes.positions]]
         counts: list[LabelMap | None] = []
         weights: list[float] = []
@@ -406,28 +440,37 @@ class _SpreadScorer(Scorer[_ScoreState]):
                 continue
             # Domains come from the feasible nodes; pods are counted on every node of those
             # domains.
-            domains = _present(table, key, scored)
+            domains = _present(table, key, scored, every_node)
             weights.append(math.log(int(domains.sum()) + 2))
             totals = None
             if domains.any():
                 matching = constraint.matching(snapshot, pod.namespace)
-                totals = table.per_domain(key, matching, eligibility.counted(constraint))
+                counted = eligibility.counted(constraint)
+                totals = table.per_domain(key, matching, counted, every_node)
             in_domains = np.zeros(len(domains), np.int64) if totals is None else totals * domains
             counts.append(LabelMap.of_codes(table, key, in_domains))
-        keys = tuple(LabelMap(key, {}, default=1, missing=0) for key in eligibility.keys)
-        return _ScoreState(constraints, keys, tuple(counts), tuple(weights), pod.namespace)
+        has = {key: _has(key) for key in eligibility.keys}
+        return _ScoreState(
+            constraints,
+            () if every_node else tuple(has.values()),
+            tuple(has[c.topology_key] for c in constraints),
+            tuple(counts),
+            tuple(weights),
+            pod.namespace,
+        )
 
     def score(self, state: _ScoreState, pod: PodView, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])
 
     def score_nodes(self, state: _ScoreState, pod: PodView, nodes: NodeBlock) -> Scores:
         keyed = np.ones(len(nodes), bool)
-        for key in state.keys:
+        for key in state.required:
             keyed &= nodes.lookup(key) > 0
-        # Go's float64 sum, in the same order; then math.Round (halves up, as it is >= 0).
+        # Go's float64 sum, in the same order, of the constraints whose key the node has; then
+        # math.Round (halves up, as it is >= 0).
         total: npt.NDArray[np.float64] = np.zeros(len(nodes))
-        for constraint, domains, weight in zip(
-            state.constraints, state.counts, state.weights, strict=True
+        for constraint, has_key, domains, weight in zip(
+            state.constraints, state.has_key, state.counts, state.weights, strict=True
         ):
             if domains is None:
                 counts = np.fromiter(
@@ -437,7 +480,8 @@ class _SpreadScorer(Scorer[_ScoreState]):
                 )
             else:
                 counts = nodes.lookup(domains)
-            total = total + (counts * weight + constraint.max_skew - 1)
+            has = nodes.lookup(has_key) > 0
+            total = total + np.where(has, counts * weight + constraint.max_skew - 1, 0.0)
         whole = np.floor(total)
         rounded = np.where(total - whole >= 0.5, whole + 1, whole).astype(np.int64)
         return np.where(keyed, rounded, _IGNORED)
@@ -456,19 +500,23 @@ class _SpreadScorer(Scorer[_ScoreState]):
         scores[ignored] = 0
 
 
-def _parse_defaults(args: Args, path: str) -> tuple[DefaultConstraint, ...]:
-    """kube-scheduler's PodTopologySpreadArgs validation, every problem reported."""
+def _parse_defaults(args: Args, path: str) -> Defaults:
+    """kube-scheduler's PodTopologySpreadArgs, defaulted and validated as it does them, every
+    problem reported."""
     errors = [
         FieldError(f"{path}.{key}", "unknown field")
         for key in sorted(args)
         if key not in ("defaultingType", "defaultConstraints")
     ]
-    if args.get("defaultingType", "List") != "List":
+    defaulting = args.get("defaultingType", SYSTEM)
+    if defaulting not in (SYSTEM, LIST):
+        errors.append(FieldError(f"{path}.defaultingType", f"must be one of {[LIST, SYSTEM]}"))
+    elif defaulting == SYSTEM and args.get("defaultConstraints"):
         errors.append(
             FieldError(
                 f"{path}.defaultingType",
-                'must be "List": "System" defaulting needs Services and ReplicaSets, '
-                "which this scheduler does not watch",
+                f'must be "{LIST}" when defaultConstraints are given ("{SYSTEM}", the default, '
+                "is kube-scheduler's own constraints)",
             )
         )
     raw_list = args.get("defaultConstraints", [])
@@ -491,7 +539,9 @@ def _parse_defaults(args: Args, path: str) -> tuple[DefaultConstraint, ...]:
         defaults.append(constraint)
     if errors:
         raise ArgsError(errors)
-    return tuple(defaults)
+    if defaulting == SYSTEM:
+        return Defaults(SYSTEM_DEFAULTS, system=True)
+    return Defaults(tuple(defaults), system=False)
 
 
 _DEFAULT_FIELDS = frozenset(
@@ -550,7 +600,8 @@ def _parse_default(raw: Any, where: str, errors: list[FieldError]) -> DefaultCon
         errors.append(
             FieldError(
                 f"{where}.labelSelector",
-                "must not be set: default constraints count the pods of the pod's own controller",
+                "must not be set: each pod's is taken from the Services and the controller "
+                "selecting it",
             )
         )
     if len(errors) > before:

@@ -135,8 +135,8 @@ NOT_CARRIED_PREDICATES = {
     "CheckNodePIDPressure": f"{_CONDITIONS} checks them",
 }
 NOT_CARRIED_PRIORITIES = {
-    "SelectorSpreadPriority": "needs the Services and ReplicaSets selecting each pod, which "
-    "policy-scheduler does not watch; give pods topologySpreadConstraints (PodTopologySpread)",
+    "SelectorSpreadPriority": "removed from kube-scheduler: PodTopologySpread "
+    "(EvenPodsSpreadPriority) spreads the pods of each Service and controller by default",
     "EqualPriority": "it scores every node the same, so it changes nothing",
     "NodePreferAvoidPodsPriority": "the preferAvoidPods node annotation is gone from Kubernetes",
     "ResourceLimitsPriority": "has no equivalent",

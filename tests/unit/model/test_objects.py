@@ -324,12 +324,3 @@ BASE: dict[str, Any] = {"containers": [container("100m")], "tolerations": [{"key
 )
 def test_hint_signature_holds_what_queueing_hints_read(other: dict[str, Any], alike: bool) -> None:
     assert (pod(**BASE).hint_signature == pod(**other).hint_signature) is alike
-
-
-def test_hint_signature_holds_the_kind_of_the_controller() -> None:
-    def owned(kind: str, uid: str) -> PodView:
-        owner = {"kind": kind, "uid": uid, "controller": True}
-        return PodView({"metadata": {"name": uid, "ownerReferences": [owner]}, "spec": BASE})
-
-    assert owned("ReplicaSet", "a").hint_signature == owned("ReplicaSet", "b").hint_signature
-    assert owned("ReplicaSet", "a").hint_signature != owned("Job", "a").hint_signature

@@ -6,7 +6,8 @@ the nodes as one block; ``pre_score`` once over the feasible nodes, ``score_node
 draws), and the two must agree, so every table of the plugin tests also checks that a plugin's
 block answers equal its per-node ones. A ``pre_*`` that returns SKIP is honoured as the pipeline
 honours it: every node passes the filter, every node scores 0. The snapshot holds every node
-given, so that per-cycle counting sees the whole cluster even when only some nodes are feasible.
+given, so that per-cycle counting sees the whole cluster even when only some nodes are feasible,
+and the Services' and controllers' selectors and the Namespaces' labels a test gives (``around``).
 (pyproject.toml puts this folder on pytest's and mypy's paths.)
 """
 
@@ -19,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.workloads import Workloads
 from policy_scheduler.plugins.base import (
     FITS,
     SKIP,
@@ -84,15 +87,32 @@ def wakes(plugin: Filter[Any], pod: PodView, change: Change) -> bool:
     return bool(change.kind & plugin.wakes_on) and plugin.queueing_hint(pod, event)
 
 
+@dataclass(frozen=True)
+class Around:
+    """What a snapshot holds beside the nodes: ``workloads`` as ``(kind, object)`` (Services,
+    ReplicationControllers, ReplicaSets, StatefulSets) and ``namespaces`` (Namespace objects)."""
+
+    workloads: Sequence[tuple[str, Mapping[str, Any]]] = ()
+    namespaces: Sequence[Mapping[str, Any]] = ()
+
+    def snapshot(self, nodes: Sequence[NodeInfo]) -> Snapshot:
+        workloads, namespaces = Workloads(), Namespaces()
+        for kind, raw in self.workloads:
+            workloads.set(kind, raw)
+        for raw in self.namespaces:
+            namespaces.set(raw)
+        return Snapshot(nodes, workloads, namespaces)
+
+
 def _cycles(
-    pod: PodView, nodes: Sequence[NodeInfo], rng: random.Random | None
+    pod: PodView, nodes: Sequence[NodeInfo], rng: random.Random | None, around: Around
 ) -> tuple[Cycle, Cycle]:
     """Two cycles over the same cluster whose random sources draw the same numbers: one for the
     block run, one for the node-by-node run."""
     first = rng or random.Random()
     second = random.Random()
     second.setstate(first.getstate())
-    return Cycle(pod, Snapshot(nodes), second), Cycle(pod, Snapshot(nodes), first)
+    return Cycle(pod, around.snapshot(nodes), second), Cycle(pod, around.snapshot(nodes), first)
 
 
 def _block(cycle: Cycle, nodes: Sequence[NodeInfo]) -> NodeBlock:
@@ -106,9 +126,11 @@ def filter_nodes(
     pod: PodView,
     nodes: Sequence[NodeInfo],
     rng: random.Random | None = None,
+    *,
+    around: Around = Around(),
 ) -> list[tuple[str, ...]]:
     """Each node's reasons (``FITS`` when it passes), after one ``pre_filter``."""
-    by_node, by_block = _cycles(pod, nodes, rng)
+    by_node, by_block = _cycles(pod, nodes, rng, around)
     state = plugin.pre_filter(by_node)
     if state is SKIP:
         assert plugin.pre_filter(by_block) is SKIP
@@ -136,11 +158,13 @@ def raw_scores(
     nodes: Sequence[NodeInfo],
     feasible: Sequence[NodeInfo] | None = None,
     rng: random.Random | None = None,
+    *,
+    around: Around = Around(),
 ) -> tuple[Any, Scores]:
     """The pre-score state and the scores before ``normalize``, over the feasible nodes
     (default: all); SKIP and zeros when the plugin skips the pod."""
     chosen = nodes if feasible is None else feasible
-    by_node, by_block = _cycles(pod, nodes, rng)
+    by_node, by_block = _cycles(pod, nodes, rng, around)
     state = plugin.pre_score(by_node, _block(by_node, chosen))
     if state is SKIP:
         assert plugin.pre_score(by_block, _block(by_block, chosen)) is SKIP
@@ -159,9 +183,11 @@ def score_nodes(
     nodes: Sequence[NodeInfo],
     feasible: Sequence[NodeInfo] | None = None,
     rng: random.Random | None = None,
+    *,
+    around: Around = Around(),
 ) -> list[int]:
     """The normalized scores of the feasible nodes (default: all)."""
-    return raw_and_normalized(plugin, pod, nodes, feasible, rng)[1]
+    return raw_and_normalized(plugin, pod, nodes, feasible, rng, around=around)[1]
 
 
 def raw_and_normalized(
@@ -170,9 +196,11 @@ def raw_and_normalized(
     nodes: Sequence[NodeInfo],
     feasible: Sequence[NodeInfo] | None = None,
     rng: random.Random | None = None,
+    *,
+    around: Around = Around(),
 ) -> tuple[list[int], list[int]]:
     """The raw and the normalized scores of the feasible nodes (default: all)."""
-    state, raw = raw_scores(plugin, pod, nodes, feasible, rng)
+    state, raw = raw_scores(plugin, pod, nodes, feasible, rng, around=around)
     scores = raw.copy()
     if state is not SKIP:
         plugin.normalize(state, scores)

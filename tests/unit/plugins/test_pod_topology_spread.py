@@ -6,7 +6,7 @@ from typing import Any
 
 import plugin_harness
 import pytest
-from plugin_harness import Change, filter_nodes, score_nodes
+from plugin_harness import Around, Change, filter_nodes, score_nodes
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
@@ -18,6 +18,7 @@ HOST = "kubernetes.io/hostname"
 APP_FOO = {"matchLabels": {"app": "foo"}}
 NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 MISSING = "node(s) didn't match pod topology spread constraints (missing required label)"
+Workload = tuple[str, dict[str, Any]]
 RS_OWNER = {
     "kind": "ReplicaSet",
     "uid": "rs-1",
@@ -290,45 +291,99 @@ DEFAULTS = {
 OWNED: dict[str, Any] = {"metadata": {"ownerReferences": [RS_OWNER]}}
 
 
+def service(name: str, selector: dict[str, str] | None, namespace: str = "default") -> Workload:
+    spec = {} if selector is None else {"selector": selector}
+    return "Service", {"metadata": {"name": name, "namespace": namespace}, "spec": spec}
+
+
+def controller(kind: str, name: str, selector: Any) -> Workload:
+    return kind, {
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": selector},
+    }
+
+
+APP_FOO_SERVICE = Around([service("foo", {"app": "foo"})])
+FOO_RS = Around([controller("ReplicaSet", "rs", APP_FOO)])
+
+
+def owned_by(kind: str, name: str, api_version: str = "apps/v1") -> dict[str, Any]:
+    owner = {"kind": kind, "name": name, "apiVersion": api_version, "uid": "u", "controller": True}
+    return {"metadata": {"ownerReferences": [owner]}}
+
+
+# Default constraints (zone, maxSkew 1, DoNotSchedule) count the pods their default selector
+# selects: two app=foo pods in zone a, none in b, so zone a's nodes fail when they count.
+SKEWED = {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK}
+EVEN = {"n1": OK, "n2": OK, "n3": OK, "n4": OK}
+
+
 @pytest.mark.parametrize(
-    ("incoming", "nodes", "expected"),
+    ("incoming", "around", "expected"),
     [
+        pytest.param(make_pod(), APP_FOO_SERVICE, SKEWED, id="a Service's selector"),
+        pytest.param(make_pod(**OWNED), FOO_RS, SKEWED, id="the ReplicaSet's selector"),
         pytest.param(
-            make_pod(**OWNED),
-            two_zones(1, 0, **OWNED),
-            {"n1": (NOT_MATCH,), "n2": (NOT_MATCH,), "n3": OK, "n4": OK},
-            id="defaults spread the pods of the pod's controller",
+            make_pod(**owned_by("StatefulSet", "db")),
+            Around([controller("StatefulSet", "db", APP_FOO)]),
+            SKEWED,
+            id="the StatefulSet's selector",
         ),
         pytest.param(
-            make_pod(**OWNED),
-            two_zones(1, 0),
-            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
-            id="defaults ignore pods of other controllers",
+            make_pod(**owned_by("ReplicationController", "rc", "v1")),
+            Around([controller("ReplicationController", "rc", {"app": "foo"})]),
+            SKEWED,
+            id="the ReplicationController's selector",
+        ),
+        pytest.param(make_pod(), Around(), EVEN, id="nothing selects the pod"),
+        pytest.param(make_pod(**OWNED), Around(), EVEN, id="its ReplicaSet is not known"),
+        pytest.param(
+            make_pod(**owned_by("ReplicaSet", "rs", "extensions/v1beta1")),
+            FOO_RS,
+            EVEN,
+            id="an owner of another apiVersion is not followed",
+        ),
+        pytest.param(
+            make_pod(**owned_by("Job", "rs", "batch/v1")),
+            Around([controller("Job", "rs", APP_FOO)]),
+            EVEN,
+            id="a Job's selector is not read",
         ),
         pytest.param(
             make_pod(),
-            two_zones(1, 0),
-            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
-            id="defaults skip a pod without a controller",
+            Around([service("foo", {"app": "foo"}, namespace="other")]),
+            EVEN,
+            id="a Service of another namespace",
         ),
         pytest.param(
-            make_pod(metadata={"ownerReferences": [{**RS_OWNER, "kind": "Job"}]}),
-            two_zones(1, 0, metadata={"ownerReferences": [{**RS_OWNER, "kind": "Job"}]}),
-            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
-            id="defaults skip controllers kube-scheduler takes no selector from",
+            make_pod(),
+            Around([service("bar", {"app": "bar"})]),
+            EVEN,
+            id="a Service not selecting it",
         ),
         pytest.param(
-            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")], **OWNED),
-            two_zones(1, 0, **OWNED),
-            {"n1": OK, "n2": OK, "n3": OK, "n4": OK},
-            id="defaults skip a pod with constraints of its own",
+            make_pod(), Around([service("all", None)]), EVEN, id="a Service without a selector"
+        ),
+        pytest.param(
+            make_pod(labels={"app": "foo", "tier": "web"}),
+            Around([service("foo", {"app": "foo"}), service("web", {"tier": "web"})]),
+            EVEN,
+            id="two Services: only pods both select count",
+        ),
+        pytest.param(
+            make_pod(topologySpreadConstraints=[constraint(action="ScheduleAnyway")]),
+            APP_FOO_SERVICE,
+            EVEN,
+            id="a pod with constraints of its own",
         ),
     ],
 )
 def test_filter_default_constraints(
-    incoming: PodView, nodes: list[NodeInfo], expected: dict[str, tuple[str, ...]]
+    incoming: PodView, around: Around, expected: dict[str, tuple[str, ...]]
 ) -> None:
-    assert filter_all(incoming, nodes, DEFAULTS) == expected
+    nodes = two_zones(2, 0)
+    reasons = filter_nodes(pts.new_filter(DEFAULTS, "args"), incoming, nodes, around=around)
+    assert {n.name: r for n, r in zip(nodes, reasons, strict=True)} == expected
 
 
 # With d domains, a domain's count weighs log(d + 2): log(4) = 1.386, log(5) = 1.609.
@@ -471,36 +526,138 @@ def test_score(
     assert score_all(incoming, nodes, feasible) == expected
 
 
-def test_score_default_constraints() -> None:
+def test_score_list_default_constraints() -> None:
+    args = {
+        "defaultingType": "List",
+        "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "ScheduleAnyway"}
+        ],
+    }
     nodes = [
-        make_node("n1", "a", *matching(2, "n1", **OWNED)),
-        make_node("n2", "a", *matching(1, "n2", **OWNED)),
-        make_node("n3", "b", *matching(4, "n3")),
+        make_node("n1", "a", *matching(2, "n1")),
+        make_node("n2", "a", *matching(1, "n2")),
+        make_node("n3", "b", *matching(4, "n3", labels={"app": "bar"})),
+        make_node("n4", None),
     ]
-    # hostname, maxSkew 1, log(5): raw round(3.219) = 3, round(1.609) = 2, 0
-    assert score_all(make_pod(**OWNED), nodes, args=DEFAULTS) == [0, 33, 100]
+    scores = score_nodes(pts.new_scorer(args, "args"), make_pod(**OWNED), nodes, around=FOO_RS)
+    # The ReplicaSet's selector counts 3 app=foo pods in zone a: raw round(3 * log(4)) = 4, 4,
+    # 0; n4, without a zone, is left out as for a pod's own constraints (only System defaults
+    # keep it).
+    assert scores == [0, 0, 100, 0]
+
+
+def system(
+    *nodes: NodeInfo, feasible: list[str] | None = None, around: Around = APP_FOO_SERVICE
+) -> list[int]:
+    """The scores under System defaulting (the default args)."""
+    chosen = [n for n in nodes if feasible is None or n.name in feasible]
+    return score_nodes(pts.new_scorer({}, "args"), make_pod(), nodes, chosen, around=around)
+
+
+def test_system_defaults_by_hostname_and_zone() -> None:
+    # hostname (maxSkew 3) log(3 + 2) = 1.609 per pod + 2, zone (maxSkew 5) log(2 + 2) = 1.386
+    # per pod + 4: raw n1 = 2 * 1.609 + 2 + 3 * 1.386 + 4 = 13, n2 = 12, n3 = 6;
+    # 100 * (13 + 6 - raw) // 13.
+    nodes = (
+        make_node("n1", "a", *matching(2, "n1")),
+        make_node("n2", "a", *matching(1, "n2")),
+        make_node("n3", "b"),
+    )
+    assert system(*nodes) == [46, 53, 100]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "feasible", "expected"),
+    [
+        pytest.param(
+            (
+                make_node("n1", "a", *matching(1, "n1")),
+                make_node("n2", "b", *matching(1, "n2")),
+                make_node("n3", None, *matching(1, "n3")),
+            ),
+            None,
+            # Zones a, b and "": log(5) like hostname. raw n1 = n2 = 1.609 + 2 + 1.609 + 4 = 9,
+            # n3 = 1.609 + 2 = 4 (no zone term): 100 * (13 - raw) // 9.
+            [44, 44, 100],
+            id="a node without a zone scores on hostname alone, and its zone counts",
+        ),
+        pytest.param(
+            (
+                make_node("n1", None, *matching(2, "n1")),
+                make_node("n2", None, *matching(1, "n2")),
+                make_node("n3", None),
+            ),
+            None,
+            # Hostname only: raw 5, 4, 2.
+            [40, 60, 100],
+            id="no node has a zone: spread by hostname",
+        ),
+        pytest.param(
+            (
+                make_node("n1", "a", *matching(1, "n1")),
+                make_node("n2", None, *matching(3, "n2")),
+                make_node("n3", None),
+            ),
+            ["n1", "n3"],
+            # Zone domains a and "" (n3): log(4); "" counts n2's pods although n2 is not
+            # feasible, but n3 has no zone term to read them. Hostname log(4): raw
+            # n1 = 1.386 + 2 + 1.386 + 4 = 9, n3 = 2.
+            [22, 100],
+            id="the unlabelled domain counts pods only for the weight",
+        ),
+        pytest.param(
+            (
+                make_node("n1", "a", *matching(1, "n1")),
+                plugin_harness.make_node("n2", {HOST: "n2", ZONE: ""}),
+                make_node("n3", None, *matching(3, "n3")),
+            ),
+            None,
+            # Zone "" holds n2 (labelled "") and n3 (unlabelled): its 3 pods count on n2.
+            # Domains a and "": log(4); hostname log(5): raw n1 = 1.609 + 2 + 1.386 + 4 = 9,
+            # n2 = 2 + 3 * 1.386 + 4 = 10, n3 = 3 * 1.609 + 2 = 7.
+            [80, 70, 100],
+            id="an empty zone value shares the unlabelled nodes' domain",
+        ),
+    ],
+)
+def test_system_defaults_on_nodes_without_zones(
+    nodes: tuple[NodeInfo, ...], feasible: list[str] | None, expected: list[int]
+) -> None:
+    assert system(*nodes, feasible=feasible) == expected
+
+
+def test_system_defaults_skip_a_pod_nothing_selects() -> None:
+    assert system(
+        make_node("n1", "a", *matching(2, "n1")), make_node("n2", "b"), around=Around()
+    ) == [0, 0]
 
 
 @pytest.mark.parametrize(
     ("args", "errors"),
     [
+        pytest.param({}, [], id="System by default"),
         pytest.param({"defaultingType": "List"}, [], id="List without constraints"),
         pytest.param(
-            {"defaultingType": "System", "extra": 1},
-            [
-                "a.extra: unknown field",
-                'a.defaultingType: must be "List": "System" defaulting needs Services and '
-                "ReplicaSets, which this scheduler does not watch",
-            ],
-            id="System defaulting and unknown fields",
+            {"defaultingType": "Sometimes", "extra": 1},
+            ["a.extra: unknown field", "a.defaultingType: must be one of ['List', 'System']"],
+            id="unknown defaulting and unknown fields",
         ),
         pytest.param(
-            {"defaultConstraints": {"maxSkew": 1}},
+            {"defaultConstraints": DEFAULTS["defaultConstraints"]},
+            [
+                'a.defaultingType: must be "List" when defaultConstraints are given ("System", '
+                "the default, is kube-scheduler's own constraints)"
+            ],
+            id="constraints with System defaulting",
+        ),
+        pytest.param(
+            {"defaultingType": "List", "defaultConstraints": {"maxSkew": 1}},
             ["a.defaultConstraints: must be a list"],
             id="constraints not a list",
         ),
         pytest.param(
             {
+                "defaultingType": "List",
                 "defaultConstraints": [
                     {
                         "maxSkew": 0,
@@ -519,7 +676,7 @@ def test_score_default_constraints() -> None:
                     {"maxSkew": 1, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"},
                     {"maxSkew": 2, "topologyKey": HOST, "whenUnsatisfiable": "DoNotSchedule"},
                     "zone",
-                ]
+                ],
             },
             [
                 "a.defaultConstraints[0].matchLabelKeys: unknown field",
@@ -528,8 +685,8 @@ def test_score_default_constraints() -> None:
                 "a.defaultConstraints[0].whenUnsatisfiable: must be one of "
                 "['DoNotSchedule', 'ScheduleAnyway']",
                 "a.defaultConstraints[0].nodeTaintsPolicy: must be one of ['Honor', 'Ignore']",
-                "a.defaultConstraints[0].labelSelector: must not be set: default constraints "
-                "count the pods of the pod's own controller",
+                "a.defaultConstraints[0].labelSelector: must not be set: each pod's is taken "
+                "from the Services and the controller selecting it",
                 "a.defaultConstraints[1].minDomains: can only be used with "
                 "whenUnsatisfiable: DoNotSchedule",
                 "a.defaultConstraints[3]: duplicate {topologyKey, whenUnsatisfiable} pair "
@@ -619,12 +776,13 @@ HINTS: dict[str, tuple[PodView, Change, dict[str, Any], bool]] = {
         {},
         True,
     ),
-    "a node added without a default constraint's key does not help a pod of a ReplicaSet": (
-        make_pod(**OWNED),
+    "a node added without a default constraint's key does not help a pod without constraints": (
+        make_pod(),
         Change(ADDED, make_node("n", None)),
         DEFAULTS,
         False,
     ),
+    "a node added with it helps": (make_pod(), Change(ADDED, make_node("n", "a")), DEFAULTS, True),
     "an assigned pod deleted helps (no hint for pod events)": (
         SPREAD,
         Change(EventKind.POD_DELETED, make_node("n", None), pod=make_pod("other")),
