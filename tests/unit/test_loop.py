@@ -182,6 +182,19 @@ def feed(*objects: Raw) -> Step:
     return step
 
 
+def workload(kind: str, raw: Raw, deleted: bool = False) -> Step:
+    """A watch event of a Service, ReplicationController, ReplicaSet or StatefulSet."""
+    if deleted:
+        return lambda run: run.scheduler.workload_deleted(kind, raw)
+    return lambda run: run.scheduler.workload_changed(kind, raw)
+
+
+def namespace(raw: Raw, deleted: bool = False) -> Step:
+    if deleted:
+        return lambda run: run.scheduler.namespace_deleted(raw)
+    return lambda run: run.scheduler.namespace_changed(raw)
+
+
 def delete_pod(raw: Raw) -> Step:
     return lambda run: run.scheduler.pod_deleted(raw)
 
@@ -237,6 +250,40 @@ def check(run: Run, expect: Expect) -> None:
 
 
 BIG = pod("big", "4")  # no node has 4 CPUs
+# Default spreading (System) and room: web-0 on n1 (8 CPUs, 1 used) and a Service selecting app=web
+# send web-1 to n2 (2 CPUs) for spreading's 2 x (100 - 66) against room's 75 - 50.
+SPREADING = policy()
+SPREADING["spec"]["predicates"] = [{"name": "NodeResourcesFit"}, {"name": "InterPodAffinity"}]
+SPREADING["spec"]["priorities"] = [
+    {"name": "LeastAllocated", "weight": 1},
+    {"name": "PodTopologySpread", "weight": 2},
+]
+WEB = pod("web-0", on="n1", labels={"app": "web"})
+WEB_SERVICE: Raw = {
+    "metadata": {"name": "web", "namespace": "ns"},
+    "spec": {"selector": {"app": "web"}},
+}
+# A pod of namespace "data" (labelled team=x), and one that wants to be beside it.
+DB = changed(pod("db", on="n1", labels={"app": "db"}), metadata__namespace="data")
+DATA: Raw = {"metadata": {"name": "data", "labels": {"team": "x"}}}
+NEAR_DB = changed(
+    pod("near"),
+    spec__affinity={
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "namespaceSelector": {"matchLabels": {"team": "x"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    },
+)
+HOSTS = (
+    node("n1", "8", {"kubernetes.io/hostname": "n1"}),
+    node("n2", "2", {"kubernetes.io/hostname": "n2"}),
+)
 GATED = pod("gated", gates=["example.com/quota"])
 
 
@@ -542,6 +589,36 @@ CASES = {
             settle(),
         ],
         Expect(binds=[("a", "n1")]),
+    ),
+    "a Service's selector spreads the pods it selects": Case(
+        [
+            workload("Service", WEB_SERVICE),
+            feed(*HOSTS, SPREADING, WEB, pod("web-1", labels={"app": "web"})),
+            settle(),
+        ],
+        Expect(binds=[("web-1", "n2")]),
+    ),
+    "a Service deleted spreads nothing": Case(
+        [
+            workload("Service", WEB_SERVICE),
+            workload("Service", WEB_SERVICE, deleted=True),
+            feed(*HOSTS, SPREADING, WEB, pod("web-1", labels={"app": "web"})),
+            settle(),
+        ],
+        Expect(binds=[("web-1", "n1")]),
+    ),
+    "a namespace's labels select the pods of affinity terms": Case(
+        [namespace(DATA), feed(*HOSTS, SPREADING, DB, NEAR_DB), settle()],
+        Expect(binds=[("near", "n1")]),
+    ),
+    "a namespace deleted takes its labels along": Case(
+        [
+            namespace(DATA),
+            namespace(DATA, deleted=True),
+            feed(*HOSTS, SPREADING, DB, NEAR_DB),
+            settle(),
+        ],
+        Expect(binds=[], where={"near": Where.UNSCHEDULABLE}),
     ),
     "a policy created again under its name starts from its own status": Case(
         [

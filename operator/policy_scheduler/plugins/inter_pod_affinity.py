@@ -32,10 +32,10 @@ matches anywhere. Existing pods are read per ``PodView.affinity_group`` (pods wi
 as the snapshot indexes them), so each of their terms is matched once per decision.
 
 Namespaces: a term without ``namespaces`` and ``namespaceSelector`` means the owning pod's
-namespace. The scheduler has no Namespace objects, so a ``namespaceSelector`` is matched against
-the one label every namespace carries, ``kubernetes.io/metadata.name: <name>``: ``{}`` and
-selectors on that label behave exactly as in kube-scheduler; a selector needing any other
-namespace label matches no namespace.
+namespace. A term matches a pod of a namespace it lists, or whose Namespace's labels (the
+snapshot's :class:`~policy_scheduler.model.namespaces.Namespaces`) its ``namespaceSelector``
+matches; ``{}`` selects every namespace, a null selector none. The pod being scheduled's terms are
+matched against each existing pod's namespace, existing pods' terms against the incoming pod's.
 
 ``matchLabelKeys``/``mismatchLabelKeys`` become ``key In (value)``/``key NotIn (value)`` with the
 owning pod's label values, as kube-apiserver writes them into the selector when a pod is created;
@@ -52,6 +52,7 @@ anti-affinity): kube's never queues such a pod, which then waits for the queue's
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,7 @@ from typing import Any
 
 import numpy as np
 
+from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, PodGroup, Snapshot
 from policy_scheduler.model.nodetable import Array, LabelMap, NodeBlock
 from policy_scheduler.model.objects import PodView, Raw
@@ -88,7 +90,6 @@ AFFINITY_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ANTI_AFFINITY_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 EXISTING_ANTI_AFFINITY_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
 
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MAX_HARD_POD_AFFINITY_WEIGHT = 100
 
@@ -126,9 +127,10 @@ class AffinityTerm:
     namespaces: frozenset[str]
     namespace_selector: LabelSelector
 
-    def matches(self, pod: PodView) -> bool:
+    def matches(self, pod: PodView, namespaces: Namespaces) -> bool:
+        """Whether ``pod`` is of the term's namespaces and matches its label selector."""
         if pod.namespace not in self.namespaces and not self.namespace_selector.matches(
-            {NAMESPACE_NAME_LABEL: pod.namespace}
+            namespaces.labels(pod.namespace)
         ):
             return False
         return self.selector.matches(pod.labels)
@@ -291,11 +293,12 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
         own = pod_terms(incoming)
         affinity, anti_affinity = own.required_affinity, own.required_anti_affinity
         snapshot = cycle.snapshot
+        namespaces = snapshot.namespaces
         existing: dict[str, Array] = {}
         # Pods of one affinity group have the same terms: each term is matched once per group.
         for group in snapshot.affinity_groups.values():
             for term in pod_terms(group.pod).required_anti_affinity:
-                if term.matches(incoming):
+                if term.matches(incoming, namespaces):
                     _add_domains(existing, snapshot, term.topology_key, [group])
         # As kube-scheduler's PreFilter: nothing to check when neither the pod nor any existing
         # pod's required anti-affinity constrains where it goes.
@@ -305,18 +308,22 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
         affinity_counts: dict[str, Array] = {}
         if affinity:
             matching = list(
-                snapshot.matching_groups(lambda pod: all(term.matches(pod) for term in affinity))
+                snapshot.matching_groups(
+                    lambda pod: all(term.matches(pod, namespaces) for term in affinity)
+                )
             )
             for term in affinity:
                 _add_domains(affinity_counts, snapshot, term.topology_key, matching)
         anti_affinity_counts: dict[str, Array] = {}
         for term in anti_affinity:
-            groups = snapshot.matching_groups(term.matches)
+            groups = snapshot.matching_groups(
+                functools.partial(term.matches, namespaces=namespaces)
+            )
             _add_domains(anti_affinity_counts, snapshot, term.topology_key, groups)
         first_of_group = (
             bool(affinity)
             and not affinity_counts
-            and all(term.matches(incoming) for term in affinity)
+            and all(term.matches(incoming, namespaces) for term in affinity)
         )
         table = snapshot.table
         return _FilterState(
@@ -385,15 +392,18 @@ class _InterPodAffinityScorer(Scorer[_ScoreState]):
         # Per topology key, the summed weight of each domain.
         weights: dict[str, Array] = {}
         snapshot = cycle.snapshot
+        namespaces = snapshot.namespaces
         # The pod's own terms select pods by labels and namespace only: counted per label group.
         for terms, sign in ((own.preferred_affinity, 1), (own.preferred_anti_affinity, -1)):
             for term, weight in terms:
-                groups = snapshot.matching_groups(term.matches)
+                groups = snapshot.matching_groups(
+                    functools.partial(term.matches, namespaces=namespaces)
+                )
                 _add_domains(weights, snapshot, term.topology_key, groups, sign * weight)
         # Pods of one affinity group have the same terms: each term is matched once per group.
         for group in snapshot.affinity_groups.values():
             for term, weight in self._existing_terms(group.pod):
-                if term.matches(incoming):
+                if term.matches(incoming, namespaces):
                     _add_domains(weights, snapshot, term.topology_key, [group], weight)
         # As kube-scheduler's PreScore: no term applies anywhere, so every node would score 0.
         if not weights:

@@ -6,8 +6,9 @@ from typing import Any
 
 import plugin_harness
 import pytest
-from plugin_harness import Change, filter_nodes, score_nodes
+from plugin_harness import Around, Change, filter_nodes, score_nodes
 
+from policy_scheduler.model.namespaces import NAME_LABEL
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import inter_pod_affinity as ipa
@@ -263,7 +264,7 @@ DB = make_pod("db")
             ),
             cluster((DB,), (make_pod("db", "other"),)),
             [AFFINITY, AFFINITY, AFFINITY, AFFINITY],
-            id="namespaceSelector on other namespace labels selects no namespace",
+            id="namespaceSelector on labels of a namespace not known: only its name label",
         ),
         pytest.param(
             make_pod(
@@ -317,6 +318,78 @@ DB = make_pod("db")
 )
 def test_filter(incoming: PodView, nodes: list[NodeInfo], expected: list[Any]) -> None:
     assert filter_all(incoming, nodes) == [() if r == OK else (r,) for r in expected]
+
+
+def namespace(name: str, **labels: str) -> dict[str, Any]:
+    """A Namespace with the API server's name label and ``labels``."""
+    return {"metadata": {"name": name, "labels": {NAME_LABEL: name, **labels}}}
+
+
+# Namespace "other" belongs to team x, "default" (the incoming pods') to team y.
+TEAMS = Around(namespaces=[namespace("other", team="x"), namespace("default", team="y")])
+TEAM_X = {"matchLabels": {"team": "x"}}
+
+
+@pytest.mark.parametrize(
+    ("incoming", "nodes", "expected"),
+    [
+        pytest.param(
+            make_pod(affinity=affinity(required=[term(namespaceSelector=TEAM_X)])),
+            cluster((DB,), (make_pod("db", "other"),)),
+            [AFFINITY, AFFINITY, OK, AFFINITY],
+            id="affinity to pods of namespaces labelled team=x",
+        ),
+        pytest.param(
+            make_pod(affinity=affinity(anti=[term(HOST, namespaceSelector=TEAM_X)])),
+            cluster((DB,), (make_pod("db", "other"),)),
+            [OK, OK, ANTI, OK],
+            id="anti-affinity to them",
+        ),
+        pytest.param(
+            make_pod(
+                affinity=affinity(required=[term(namespaceSelector={"matchLabels": {"team": "y"}})])
+            ),
+            cluster((DB,), (make_pod("db", "other"),)),
+            [OK, OK, AFFINITY, AFFINITY],
+            id="the pod's own namespace by its label",
+        ),
+        pytest.param(
+            make_pod(),
+            cluster(
+                (
+                    make_pod(
+                        "guard",
+                        "other",
+                        affinity=affinity(
+                            anti=[
+                                term(
+                                    HOST,
+                                    {"app": "web"},
+                                    namespaceSelector={"matchLabels": {"team": "y"}},
+                                )
+                            ]
+                        ),
+                    ),
+                )
+            ),
+            [EXISTING, OK, OK, OK],
+            id="an existing pod's term matches the incoming pod's namespace labels",
+        ),
+    ],
+)
+def test_filter_namespace_labels(
+    incoming: PodView, nodes: list[NodeInfo], expected: list[Any]
+) -> None:
+    reasons = filter_nodes(ipa.new_filter({}, "args"), incoming, nodes, around=TEAMS)
+    assert reasons == [() if r == OK else (r,) for r in expected]
+
+
+def test_score_namespace_labels() -> None:
+    incoming = make_pod(affinity=affinity(preferred=[weighted(10, namespaceSelector=TEAM_X)]))
+    nodes = cluster((DB,), (make_pod("db", "other"),))
+    scorer = ipa.new_scorer({}, "args")
+    # Only the db of team x's namespace counts: zone b.
+    assert score_nodes(scorer, incoming, nodes, around=TEAMS) == [0, 0, 100, 0]
 
 
 def score_all(
