@@ -46,6 +46,7 @@ LOG_FORMATS = ("plain", "full", "json")
 LEASE_NAMESPACE = "policy-scheduler"
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 OUTPUT_FORMATS = ("table", "json")
+DEFAULT_CANDIDATES = 3
 
 EXIT_OK = 0
 EXIT_INVALID_POLICY = 1
@@ -155,6 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--seed", type=int, help="seed tie-breaking and Random plugins, for reproducible output"
     )
+    sim.add_argument(
+        "--candidates",
+        type=_candidates,
+        default=DEFAULT_CANDIDATES,
+        metavar="N|all",
+        help="how many feasible nodes each decision shows, best first, with every priority's "
+        f"score (default {DEFAULT_CANDIDATES}; all: every feasible node)",
+    )
     sim.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table")
 
     why = commands.add_parser(
@@ -198,6 +207,15 @@ def _endpoint(text: str) -> Endpoint:
         return Endpoint.parse(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _candidates(text: str) -> int | None:
+    """``--candidates``: a positive number, or None for ``all``."""
+    if text == "all":
+        return None
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} is neither a positive number nor all")
 
 
 def _boolean(text: str) -> bool:
@@ -368,7 +386,7 @@ def simulate_cluster(args: argparse.Namespace) -> int:
     _, policy = _compile(args.policy, 1, policies[0], sys.stderr)
     if policy is None:
         return EXIT_INVALID_POLICY
-    decisions = simulate(policies[0], cluster, args.seed)
+    decisions = simulate(policies[0], cluster, args.seed, candidates=args.candidates)
     if args.output == "json":
         print(json.dumps([d.to_dict() for d in decisions], indent=2))
     elif not decisions:
@@ -381,7 +399,8 @@ def simulate_cluster(args: argparse.Namespace) -> int:
 
 def table(decision: Decision, weights: dict[str, int]) -> list[str]:
     """One decision for people: the placement, then one row per priority (with its weight) and
-    one column per top candidate, the chosen node first, then why the other nodes did not fit."""
+    one column per candidate reported, the chosen node first, then why the other nodes did not
+    fit."""
     if decision.node is None:
         return [f"{decision.pod}: unschedulable: {decision.message}"]
     rows = [["PRIORITY", "WEIGHT", *(c.node for c in decision.candidates)]]

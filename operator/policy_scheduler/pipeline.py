@@ -304,7 +304,8 @@ class Pipeline:
     scorers: Sequence[WeightedScorer]
     percentage_of_nodes_to_score: int = 0
     node_pool: LabelSelector | None = None
-    candidates_to_report: int = 3
+    candidates_to_report: int | None = 3
+    """How many feasible nodes a decision reports, best first; None: all of them."""
     _next_start: int = field(default=0, init=False)
     _pool: _NodePool | None = field(default=None, init=False)
 
@@ -353,9 +354,10 @@ class Pipeline:
         totals, columns = self._score(cycle, feasible)
         chosen = _select(totals, rng)
         weight_sum = self.weight_sum
+        report = len(totals) if self.candidates_to_report is None else self.candidates_to_report
         candidates = tuple(
             _candidate(feasible[i].name, int(totals[i]), weight_sum, columns, i)
-            for i in _ranked(totals, chosen, self.candidates_to_report)
+            for i in _ranked(totals, chosen, report)
         )
         return Decision(
             pod.key,
@@ -388,15 +390,15 @@ class Pipeline:
             if count:
                 reasons[outcome.rejection] = count
             return table.block(np.arange(0)), outcome.rejection
-        candidates = np.arange(count) if outcome.positions is None else outcome.positions
-        left = len(candidates)
+        to_filter = np.arange(count) if outcome.positions is None else outcome.positions
+        left = len(to_filter)
         if left < count:
             reasons[outcome.left_out] = count - left
         drawing = _drawing(states)
         wanted = feasible_nodes_to_find(left, self.percentage_of_nodes_to_score)
         start = self._next_start % left if left else 0
         # The nodes in visiting order: from the rotating start to the end, then from the start.
-        order = candidates[np.concatenate((np.arange(start, left), np.arange(start)))]
+        order = to_filter[np.concatenate((np.arange(start, left), np.arange(start)))]
         feasible: list[Indices] = []
         found = processed = 0
         while found < wanted and processed < left:

@@ -400,6 +400,61 @@ def test_a_seed_makes_the_output_reproducible(
     assert len(set(outputs)) > 1  # and the seed matters: the Random scores differ
 
 
+# Five feasible nodes for one pending pod, LeastAllocated ranking them by size.
+WIDE = (
+    "apiVersion: v1\nkind: List\nitems:\n"
+    + "".join(node(f"n{cpu}", str(cpu)) for cpu in (2, 4, 16, 8, 32))
+    + pod("web", "1")
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "nodes"),
+    [
+        pytest.param([], ["n32", "n16", "n8"], id="the best three by default"),
+        pytest.param(["--candidates", "1"], ["n32"], id="one"),
+        pytest.param(["--candidates", "all"], ["n32", "n16", "n8", "n4", "n2"], id="all"),
+        pytest.param(
+            ["--candidates", "10"], ["n32", "n16", "n8", "n4", "n2"], id="more than feasible"
+        ),
+    ],
+)
+def test_candidates_shown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], nodes: list[str]
+) -> None:
+    """``--candidates`` sets how many feasible nodes each decision shows, in the table (one
+    column each) and in JSON, with every priority's score."""
+    argv = [
+        "simulate",
+        "--policy",
+        str(write(tmp_path, "policy.yaml", POLICY % "spread")),
+        "--cluster",
+        str(write(tmp_path, "cluster.yaml", WIDE)),
+        *options,
+    ]
+    code, out, err = run(capsys, *argv, "-o", "json")
+    (decision,) = json.loads(out)
+    assert (code, err) == (0, "")
+    assert [c["node"] for c in decision["candidates"]] == nodes
+    assert all(
+        set(c["scores"]) == {"LeastAllocated", "NodeLabelPreference"}
+        for c in decision["candidates"]
+    )
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1].split() == ["PRIORITY", "WEIGHT", *nodes]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "three", ""])
+def test_candidates_must_be_a_positive_number_or_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["simulate", "--policy", "p.yaml", "--cluster", "c.yaml", "--candidates", value])
+    assert exit_.value.code == 2
+    assert f"{value!r} is neither a positive number nor all" in capsys.readouterr().err
+
+
 # --- explain (the live cluster is in tests/e2e/test_explain.py) -------------------------------
 
 

@@ -306,9 +306,10 @@ def test_only_tied_nodes_are_chosen() -> None:
         pytest.param(1, ["n16"], id="limit 1"),
         pytest.param(0, [], id="none reported, still decided"),
         pytest.param(10, ["n16", "n8", "n4", "n2"], id="fewer feasible than the limit"),
+        pytest.param(None, ["n16", "n8", "n4", "n2"], id="no limit: every feasible node"),
     ],
 )
-def test_candidates_ordering_and_limit(report: int, expected: list[str]) -> None:
+def test_candidates_ordering_and_limit(report: int | None, expected: list[str]) -> None:
     nodes = [node(f"n{cpu}", str(cpu)) for cpu in (2, 4, 16, 8)]
     p = pipeline(priorities=[("LeastAllocated", 1)], candidates_to_report=report)
     decision = decide(p, nodes, cpu="1")

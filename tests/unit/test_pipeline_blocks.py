@@ -114,8 +114,9 @@ class NodeByNode:
                 if rng.randrange(ties) == 0:
                     best = i
         weight_sum = self.pipeline.weight_sum
+        report = self.pipeline.candidates_to_report
         ranked = heapq.nsmallest(
-            self.pipeline.candidates_to_report,
+            len(feasible) if report is None else report,
             range(len(feasible)),
             key=lambda i: (-totals[i], i != best),
         )
