@@ -13,6 +13,7 @@ from harness import Cluster, pod
 
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.informer import Informer
+from policy_scheduler.model import workloads
 
 NOBODY = "no-such-scheduler"  # nothing binds these pods: they only have to exist
 
@@ -44,12 +45,14 @@ def watching(
     collection: str,
     scenario: Callable[[Informer, Seen], Awaitable[None]],
     operator: bool = False,
+    **options: Any,
 ) -> None:
-    """Run ``scenario`` while an informer follows ``collection``; stop it afterwards."""
+    """Run ``scenario`` while an informer (with these ``options``) follows ``collection``; stop
+    it afterwards."""
     config = cluster.operator_kubeconfig if operator else cluster.kubeconfig
     kube = Kube(str(config), concurrency=4)
     seen = Seen()
-    informer = Informer(kube, collection, seen.change, seen.delete)
+    informer = Informer(kube, collection, seen.change, seen.delete, **options)
 
     async def run() -> None:
         try:
@@ -79,6 +82,42 @@ def test_lists_then_hands_on_changes_and_deletions(cluster: Cluster, namespace: 
         task.cancel()
 
     watching(cluster, f"/api/v1/namespaces/{namespace}/pods", scenario)
+
+
+def service(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "labels": {"team": "x"}},
+        "spec": {"selector": {"app": name}, "ports": [{"port": 80}]},
+    }
+
+
+def test_a_slim_informer_lists_in_pages_and_keeps_only_what_it_reads(
+    cluster: Cluster, namespace: str
+) -> None:
+    """As the operator follows Services: pages of two, and of each object, listed or watched,
+    only what Workloads reads."""
+    cluster.apply(*(service(f"s{i}") for i in range(5)), namespace=namespace)
+
+    async def scenario(informer: Informer, seen: Seen) -> None:
+        def slim(name: str) -> bool:
+            kept = seen.objects[name]
+            return set(kept) == {"metadata", "spec"} and kept["spec"] == {"selector": {"app": name}}
+
+        task = asyncio.create_task(informer.run())
+        await asyncio.wait_for(informer.synced.wait(), 20)
+        assert set(seen.objects) == {f"s{i}" for i in range(5)}
+        assert all(map(slim, seen.objects))
+        await asyncio.to_thread(cluster.apply, service("late"), namespace=namespace)
+        await until("the new Service", lambda: "late" in seen.objects)
+        assert slim("late")
+        await asyncio.to_thread(cluster.kubectl, "delete", "service", "s0", "-n", namespace)
+        await until("the deletion", lambda: seen.deleted == ["s0"])
+        task.cancel()
+
+    collection = f"/api/v1/namespaces/{namespace}/services"
+    watching(cluster, collection, scenario, keep=workloads.slim, page_size=2)
 
 
 def test_a_relisting_reports_what_vanished_meanwhile_as_deleted(

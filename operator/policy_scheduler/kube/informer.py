@@ -76,11 +76,12 @@ class Informer:
         field_selector: str = "",
         on_synced: SyncHandler = lambda synced: None,
         keep: Keep = trimmed,
+        page_size: int = PAGE_SIZE,
     ) -> None:
         """``on_synced`` is told True after every listing has been handed on, False when the
         watch breaks off, until the next listing. ``keep`` is what is handed on and remembered
         of each object (it must keep ``metadata.uid`` and ``metadata.resourceVersion``): by
-        default all but ``metadata.managedFields``."""
+        default all but ``metadata.managedFields``. ``page_size`` objects are listed at a time."""
         self.collection = collection
         self.synced = asyncio.Event()
         """Set while the objects handed on are current: from a listing until the watch breaks."""
@@ -90,6 +91,7 @@ class Informer:
         self._on_synced = on_synced
         self._field_selector = field_selector
         self._keep = keep
+        self._page_size = page_size
         # The objects last handed on, by uid: what a relisting compares against.
         self._known: dict[str, Mapping[str, Any]] = {}
 
@@ -126,7 +128,7 @@ class Informer:
         items: list[Mapping[str, Any]] = []
         token = ""
         while True:
-            params: dict[str, str | int] = {"limit": PAGE_SIZE}
+            params: dict[str, str | int] = {"limit": self._page_size}
             if token:
                 params["continue"] = token
             page = await self._kube.request("GET", self._url(params))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from policy_scheduler.kube.client import GROUP, PLURAL, VERSION, ApiError, Kube, path
 from policy_scheduler.kube.events import Recorder
-from policy_scheduler.kube.informer import Handler, Informer, Keep, trimmed
+from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, trimmed
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics
@@ -49,10 +49,17 @@ WORKLOADS = {
 }
 
 
+# Pages for the watches that keep little of each object (a ReplicaSet's selector, not its pod
+# template). A page is decoded whole before ``keep`` drops the rest, and the memory its objects
+# took stays the process's (what is kept is scattered over it): with 3,000 ReplicaSets and 300
+# Services listed 500 at a time the operator's RSS grew by 25 MiB, 100 at a time by 9 MiB.
+SLIM_PAGE_SIZE = 100
+
+
 @dataclass(frozen=True)
 class _Source:
     """One watch: its name for :meth:`Scheduler.watch_confirmed`, its collection, where its
-    events go, and what of each object is kept."""
+    events go, what of each object is kept, and how many objects a page of its listing holds."""
 
     name: str
     collection: str
@@ -60,6 +67,7 @@ class _Source:
     deleted: Handler
     field_selector: str = ""
     keep: Keep = trimmed
+    page_size: int = PAGE_SIZE
 
 
 class KubeScheduler:
@@ -102,6 +110,7 @@ class KubeScheduler:
                     functools.partial(scheduler.workload_changed, kind),
                     functools.partial(scheduler.workload_deleted, kind),
                     keep=workloads.slim,
+                    page_size=SLIM_PAGE_SIZE,
                 )
                 for kind, collection in WORKLOADS.items()
             ),
@@ -111,6 +120,7 @@ class KubeScheduler:
                 scheduler.namespace_changed,
                 scheduler.namespace_deleted,
                 keep=namespaces.slim,
+                page_size=SLIM_PAGE_SIZE,
             ),
         ]
         self._informers: list[Informer] = []
@@ -126,6 +136,7 @@ class KubeScheduler:
                     field_selector=source.field_selector,
                     on_synced=functools.partial(scheduler.watch_confirmed, source.name),
                     keep=source.keep,
+                    page_size=source.page_size,
                 )
             )
 
