@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLUSTER_DIR := .local/cluster
 
-.PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean bench bench-quick
+.PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean bench bench-quick chaos
 
 # The virtualenv is rebuilt whenever pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -49,6 +49,16 @@ bench: $(BIN)/.installed controlplane
 
 bench-quick: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 500 --steady-rate 50 --steady-seconds 10
+
+# Faults injected while the operator works (etcd and kube-apiserver restarts, a frozen leader, a
+# policy deleted while the watches are down), then parked pods under node churn against
+# kube-scheduler; tables on stdout, bench/results/chaos.json (see bench/README.md). Both run even
+# if the first fails; the target fails if either did.
+chaos: $(BIN)/.installed controlplane
+	status=0; \
+	$(BIN)/python bench/chaos.py || status=1; \
+	$(BIN)/python bench/bench_parked.py --node-churn || status=1; \
+	exit $$status
 
 clean: cluster-down
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache
