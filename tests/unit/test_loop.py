@@ -620,6 +620,20 @@ CASES = {
         ],
         Expect(binds=[], where={"near": Where.UNSCHEDULABLE}),
     ),
+    # Bug (issue 11, found by bench/chaos.py's leader-freeze): the watch brought our own
+    # PodScheduled patch of a pod, pending, after its bind had succeeded; the pod was queued and
+    # decided again, and its second bind's failure freed its room on the node it is bound to.
+    "a pending view that comes after the pod's bind succeeded is stale": Case(
+        [
+            feed(node("n1"), policy(), pod("a")),
+            settle(),
+            feed(
+                changed(pod("a"), status__conditions=[{"type": "PodScheduled", "status": "False"}])
+            ),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")], events={"a": ["Scheduled"]}, where={"a": None}),
+    ),
     "a policy created again under its name starts from its own status": Case(
         [
             feed(node("n1"), policy(uid="first", status={"scheduled": 3}), pod("a")),

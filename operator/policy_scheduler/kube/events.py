@@ -5,10 +5,10 @@ are capped (``POST_CONCURRENCY``, as many as binds, each with its own connection
 pool, so binds never wait for a post): one event follows every bind, and with fewer posts in
 flight than binds the events fell behind in a burst, piling up in memory and loading the API
 server after the burst was bound. A post the API server could not answer (a refused connection,
-a 429 or a 5xx: it restarts, or is overloaded) is tried again for up to a minute, with a backoff
-(:func:`~policy_scheduler.kube.retry.retrying`), as client-go's event broadcaster tries again
-after transport errors: otherwise a restart of kube-apiserver mid-burst leaves bound pods without
-their ``Scheduled`` event. Any other refusal is logged, not retried.
+a 429 or a 5xx; a 403 while a restarted authorizer warms up) is tried again for up to a minute,
+with a backoff (:func:`~policy_scheduler.kube.retry.retrying`), as client-go's event broadcaster
+tries again after transport errors: otherwise a restart of kube-apiserver mid-burst leaves bound
+pods without their ``Scheduled`` event. Any other refusal is logged, not retried.
 
 The API server refuses an event whose message is over 1,024 bytes, so a longer one is cut as
 kube-scheduler cuts it (``truncateMessage`` in pkg/scheduler/schedule_one.go); the PodScheduled
@@ -42,7 +42,11 @@ COMPONENT = "policy-scheduler"
 POST_CONCURRENCY = 64
 RETRY_SECONDS = 60.0
 """How long a post that found the API server unable to answer is tried again."""
-UNAVAILABLE = frozenset({0, 429, 500, 502, 503, 504})
+UNAVAILABLE = frozenset({0, 403, 429, 500, 502, 503, 504})
+"""Answers worth trying again. 403 among them: a kube-apiserver that has just restarted refuses
+requests until its RBAC authorizer has read the roles (bench/chaos.py saw 67 events refused so,
+within 0.2 s of a restart); a real lack of permission costs a minute of tries per event, and is
+logged when they end."""
 
 logger = logging.getLogger(__name__)
 

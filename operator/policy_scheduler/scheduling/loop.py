@@ -205,8 +205,11 @@ class Scheduler:
             if kind:
                 self._cluster_event(self._pod_cluster_event(kind, pod, pod.node_name))
             return
-        # A pending view of a pod the watch has already shown bound is stale; keep the bound one.
-        if self.cache.node_of(pod.uid) is not None and not self.cache.is_assumed(pod.uid):
+        # A pending view of a pod the cache holds on a node is stale when the watch has shown
+        # the pod bound, or when our bind of it succeeded (the watch may bring a write made
+        # before the bind, our own PodScheduled patch, after it): keep the bound one. Deciding
+        # it again would bind it twice, and the second bind's failure would free its room.
+        if self.cache.node_of(pod.uid) is not None and pod.uid not in self.queue:
             return
         if pod.deleting or pod.terminated:
             self._forget_pending(pod.uid)
