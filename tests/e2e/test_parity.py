@@ -32,7 +32,6 @@ from typing import Any
 import pytest
 from harness import Cluster, items, node, wait_for
 
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision, Pipeline
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
@@ -58,6 +57,17 @@ SCORE_WEIGHTS: Mapping[str, int] = {
 # examples/policies/default-profile.yaml mirrors kube-scheduler's default profile (its filters in
 # its order, its scorers with its weights); the parity test is what keeps that claim true.
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
+
+# What our decision reads: as a cluster dump for simulate holds them.
+KINDS = (
+    "nodes",
+    "pods",
+    "namespaces",
+    "services",
+    "replicationcontrollers",
+    "replicasets",
+    "statefulsets",
+)
 
 UNSCHEDULABLE = "<unschedulable>"
 ANY = "<any feasible node>"
@@ -146,12 +156,9 @@ def default_profile() -> Pipeline:
 
 def our_decision(pipeline: Pipeline, cluster: Cluster, namespace: str, name: str) -> Decision:
     """Our decision for the gated pod ``name``, over the cluster as the API server has it now."""
-    objects = items(cluster, "nodes,pods", "-A")
-    nodes = tuple(NodeView(o) for o in objects if o["kind"] == "Node")
-    pods = tuple(PodView(o) for o in objects if o["kind"] == "Pod")
-    (pending,) = (p for p in pods if p.namespace == namespace and p.name == name)
-    snapshot = snapshot_of(ClusterDump(nodes, pods))
-    return pipeline.decide(pending, snapshot, random.Random(0))
+    dump = ClusterDump.of(items(cluster, ",".join(KINDS), "-A"))
+    (pending,) = (p for p in dump.pods if p.namespace == namespace and p.name == name)
+    return pipeline.decide(pending, snapshot_of(dump), random.Random(0))
 
 
 def kube_outcome(cluster: Cluster, namespace: str, name: str) -> tuple[str | None, str]:
