@@ -350,7 +350,7 @@ def test_pod_affinity_namespace_selector_on_namespace_labels(
         nodes=[
             make_node("a1", labels={ZONE: f"{prefix}-a"}),
             make_node("a2", labels={ZONE: f"{prefix}-a"}),
-            make_node("b1", cpu="8", labels={ZONE: f"{prefix}-b"}),
+            make_node("b1", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-b"}),
         ],
         steps=[
             # Beside team x's db: a1 only.
@@ -384,7 +384,8 @@ def test_pod_affinity_namespace_selector_on_namespace_labels(
                 ),
                 "b1",
             ),
-            # guard (team y) keeps role=intruder pods of team t's namespace off a2.
+            # guard (team y) keeps role=intruder pods of team t's namespace off a2; b1 has the
+            # most room left (16 cpus and 32Gi against a1's 4 and 8Gi).
             Step(pod("intruder", {"role": "intruder"}), "b1"),
             # fan (team y, zone b) prefers role=fan pods of team t: +30 for zone b.
             Step(pod("fan", {"role": "fan"}), "b1"),
