@@ -24,7 +24,7 @@ import json
 import random
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -234,13 +234,29 @@ def submit(
     return ours
 
 
-def run(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) -> None:
-    """Set the scenario up, then compare both schedulers on each step; all failures at the end."""
+ScoreCheck = Callable[[str, Pipeline, Decision], list[str]]
+"""Given a bound pod's name, our pipeline and our decision: how kube's scores differ from ours."""
+
+
+def run(
+    cluster: Cluster,
+    namespace: str,
+    prefix: str,
+    scenario: Scenario,
+    *,
+    scheduler: str | None = None,
+    scores: ScoreCheck | None = None,
+) -> None:
+    """Set the scenario up, then compare both schedulers on each step; all failures at the end.
+    ``scheduler`` names another kube-scheduler profile to submit the pods to; with ``scores``,
+    every plugin's score on every feasible node is compared too, where kube had a choice."""
     set_up(cluster, namespace, prefix, scenario)
     pipeline = default_profile()
     problems: list[str] = []
     for step in scenario.steps:
         name = step.pod["metadata"]["name"]
+        if scheduler is not None:
+            step.pod["spec"]["schedulerName"] = scheduler
         ours = submit(cluster, namespace, prefix, pipeline, step.pod)
         chosen, message = kube_outcome(cluster, namespace, name)
         where = f"{name}: kube chose {chosen or message!r}\n{breakdown(ours)}"
@@ -257,6 +273,10 @@ def run(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) -> No
                 problems.append(f"kube's node is not feasible for us. {where}")
             elif scored[chosen] != max(scored.values()):
                 problems.append(f"kube's node is not among our best. {where}")
+            elif scores is not None and len(scored) > 1:
+                differences = scores(name, pipeline, ours)
+                if differences:
+                    problems.append(f"scores differ: {'; '.join(differences)}. {where}")
         expected = UNSCHEDULABLE if step.expect == UNSCHEDULABLE else f"{prefix}-{step.expect}"
         if step.expect != ANY and (chosen or UNSCHEDULABLE) != expected:
             problems.append(f"scenario: expected kube to choose {step.expect}. {where}")

@@ -40,19 +40,15 @@ from test_parity import (
     ZONE,
     Scenario,
     Step,
-    breakdown,
-    default_profile,
-    kube_outcome,
-    kube_reasons,
     make_node,
     make_pod,
     pod_affinity,
     pod_term,
-    set_up,
-    submit,
-    totals,
+    run,
 )
 from test_parity_conformance import kube_scores, score_differences
+
+from policy_scheduler.pipeline import Decision, Pipeline
 
 # The fixtures naming a scenario (its nodes and pods are deleted after the test) and running the
 # kube-scheduler whose log has the scores.
@@ -64,36 +60,13 @@ SCHEDULER = test_parity_conformance.scheduler_name("least")
 def run_scored(
     cluster: Cluster, namespace: str, prefix: str, scenario: Scenario, log: Path
 ) -> None:
-    """Set the scenario up, then compare both schedulers' scores and verdicts on each step; all
-    failures at the end."""
-    set_up(cluster, namespace, prefix, scenario)
-    pipeline = default_profile()
-    problems: list[str] = []
-    for step in scenario.steps:
-        name = step.pod["metadata"]["name"]
-        step.pod["spec"]["schedulerName"] = SCHEDULER
-        ours = submit(cluster, namespace, prefix, pipeline, step.pod)
-        chosen, message = kube_outcome(cluster, namespace, name)
-        where = f"{name}: kube chose {chosen or message!r}\n{breakdown(ours)}"
-        if chosen is None:
-            if ours.node is not None:
-                problems.append(f"kube found no node, we did. {where}")
-            elif set(ours.reasons) != kube_reasons(message):
-                problems.append(f"reasons differ: {sorted(ours.reasons)}. {where}")
-            cluster.kubectl("delete", "pod", name, "-n", namespace, "--grace-period=0", "--force")
-        else:
-            scored = totals(ours)
-            if chosen not in scored or scored[chosen] != max(scored.values()):
-                problems.append(f"kube's node is not among our best. {where}")
-            elif len(scored) > 1:
-                kube = kube_scores(log, f"{namespace}/{name}")
-                differences = score_differences(pipeline, ours, kube)
-                if differences:
-                    problems.append(f"scores differ: {'; '.join(differences)}. {where}")
-        expected = UNSCHEDULABLE if step.expect == UNSCHEDULABLE else f"{prefix}-{step.expect}"
-        if step.expect != ANY and (chosen or UNSCHEDULABLE) != expected:
-            problems.append(f"scenario: expected kube to choose {step.expect}. {where}")
-    assert not problems, "\n\n".join(problems)
+    """Set the scenario up, then compare both schedulers' verdicts and every plugin's score (from
+    kube-scheduler's ``log``) on each step; all failures at the end."""
+
+    def scores(name: str, pipeline: Pipeline, ours: Decision) -> list[str]:
+        return score_differences(pipeline, ours, kube_scores(log, f"{namespace}/{name}"))
+
+    run(cluster, namespace, prefix, scenario, scheduler=SCHEDULER, scores=scores)
 
 
 def create(cluster: Cluster, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
