@@ -27,14 +27,15 @@ def test_pod_path_names_the_subresource() -> None:
     assert pod_path("ns", "web-0", "binding") == "/api/v1/namespaces/ns/pods/web-0/binding"
 
 
-def _kubeconfig(tmp_path: Path, port: int) -> str:
+def kubeconfig(tmp_path: Path, server: str) -> str:
+    """A kubeconfig for ``server`` with a token (test_lease_fence.py uses it too)."""
     config = tmp_path / "kubeconfig"
     config.write_text(
         f"""apiVersion: v1
 kind: Config
 clusters:
 - name: local
-  cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}
+  cluster: {{server: "{server}", insecure-skip-tls-verify: true}}
 users:
 - name: operator
   user: {{token: secret-token}}
@@ -54,14 +55,14 @@ def _closed_port() -> int:
 
 
 def test_requests_carry_the_kubeconfig_token(tmp_path: Path) -> None:
-    kube = Kube(_kubeconfig(tmp_path, _closed_port()), concurrency=1)
+    kube = Kube(kubeconfig(tmp_path, f"https://127.0.0.1:{_closed_port()}"), concurrency=1)
     headers = kube._headers(JSON)
     assert headers["Authorization"] == "Bearer secret-token"
     assert headers["Content-Type"] == JSON
 
 
 def test_an_unreachable_server_is_an_api_error_naming_the_request(tmp_path: Path) -> None:
-    kube = Kube(_kubeconfig(tmp_path, _closed_port()), concurrency=1)
+    kube = Kube(kubeconfig(tmp_path, f"https://127.0.0.1:{_closed_port()}"), concurrency=1)
 
     async def scenario() -> None:
         try:

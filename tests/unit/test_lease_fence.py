@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from test_kube_client import kubeconfig
 
 from policy_scheduler.cli import _election, build_parser
 from policy_scheduler.kube.client import ApiError, Kube, NotLeading, pod_path
@@ -95,23 +96,7 @@ async def serving(tmp_path: Path) -> AsyncIterator[tuple[Server, Kube]]:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = runner.addresses[0][1]
-    config = tmp_path / "kubeconfig"
-    config.write_text(
-        f"""apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster: {{server: "http://127.0.0.1:{port}"}}
-users:
-- name: operator
-  user: {{token: secret-token}}
-contexts:
-- name: local
-  context: {{cluster: local, user: operator}}
-current-context: local
-"""
-    )
-    kube = Kube(str(config), concurrency=4)
+    kube = Kube(kubeconfig(tmp_path, f"http://127.0.0.1:{port}"), concurrency=4)
     try:
         yield server, kube
     finally:
