@@ -94,7 +94,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -675,17 +675,28 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 # --- one run ----------------------------------------------------------------------------------
 
 
-def run(config: Config) -> int:
+@contextlib.contextmanager
+def tainted_nodes(config: Config, churn_pool: int) -> Iterator[tuple[ControlPlane, Churn]]:
+    """A fresh control plane with the operator's RBAC and ``config.nodes`` tainted nodes, sized
+    for ``churn_pool`` churn pods each; the churn to come (not started) knows the admin client,
+    the nodes and their size. The control plane is torn down afterwards."""
     log(f"fresh control plane in {config.state_dir}")
     plane = ControlPlane.fresh(config.state_dir)
     try:
         admin = Api(plane.admin, pool=config.create_threads)
         prepare(plane, "policy-scheduler")
         nodes = node_names(config.nodes)
-        size = node_size(config.nodes, config.churn_pool)
+        size = node_size(config.nodes, churn_pool)
         create_nodes(admin, nodes, size, config.create_threads)
         taint(admin, nodes)
-        churn = Churn(admin, nodes, size, config)
+        yield plane, Churn(admin, nodes, size, config)
+    finally:
+        plane.down()
+
+
+def run(config: Config) -> int:
+    with tainted_nodes(config, config.churn_pool) as (plane, churn):
+        admin, nodes, size = churn.api, churn.nodes, churn.size
         with contextlib.ExitStack() as running:
             operator = Operator(plane, config)
             running.callback(operator.stop)
@@ -741,21 +752,11 @@ def run(config: Config) -> int:
             log(f"FAILED: {config.pods - still_parked} parked pods were bound or lost")
             return 1
         return 0
-    finally:
-        plane.down()
 
 
 def run_node_churn(config: Config) -> int:
-    log(f"fresh control plane in {config.state_dir}")
-    plane = ControlPlane.fresh(config.state_dir)
-    try:
-        admin = Api(plane.admin, pool=config.create_threads)
-        prepare(plane, "policy-scheduler")
-        nodes = node_names(config.nodes)
-        size = node_size(config.nodes, 0)
-        create_nodes(admin, nodes, size, config.create_threads)
-        taint(admin, nodes)
-        churn = Churn(admin, nodes, size, config)
+    with tainted_nodes(config, 0) as (plane, churn):
+        admin, nodes, size = churn.api, churn.nodes, churn.size
         pods_path = f"/api/v1/namespaces/{NAMESPACE}/pods"
         # (scheduler, kind) -> its parked pods' names
         groups = {
@@ -868,8 +869,6 @@ def run_node_churn(config: Config) -> int:
             log(f"FAILED: parked pods bound: {bound[:10]}; watches that lost writes: {gaps}")
             return 1
         return 0
-    finally:
-        plane.down()
 
 
 # --- the command ------------------------------------------------------------------------------
