@@ -207,6 +207,14 @@ def set_up(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) ->
         obj["metadata"]["labels"]["kubernetes.io/hostname"] = name
         obj["metadata"]["labels"][SCENARIO_LABEL] = prefix
     cluster.apply(*scenario.nodes)
+    # kube-scheduler counts how many nodes hold an image (ImageLocality's spread) when a node's
+    # entry in its snapshot is refreshed, which happens only when that node changes: a node
+    # snapshotted before the later ones were created keeps a count that is too small, and
+    # scores lower, whenever kube-scheduler ran a cycle meanwhile (for another test's pending
+    # pod, say). Changing every node once all exist refreshes their counts.
+    cluster.kubectl(
+        "annotate", "nodes", "-l", f"{SCENARIO_LABEL}={prefix}", f"{SCENARIO_LABEL}-complete=true"
+    )
     for suffix, pod in scenario.existing:
         pod["spec"]["nodeName"] = f"{prefix}-{suffix}"
     if scenario.existing:
