@@ -8,8 +8,9 @@ This mirrors kube-scheduler's ``framework.NodeInfo``. Two classes hold the nodes
   nodes per image and per label value), so that a decision's work grows with what the pod asks
   for rather than with the cluster, and the :class:`~.nodetable.NodeTable` (the per-node numbers
   as arrays), so that plugins compute over blocks of nodes; beside the nodes, the selectors of
-  the Services and controllers (:class:`~.workloads.Workloads`) and the Namespaces' labels
-  (:class:`~.namespaces.Namespaces`). It has no method that changes it.
+  the Services and controllers (:class:`~.workloads.Workloads`), the Namespaces' labels
+  (:class:`~.namespaces.Namespaces`) and the storage and device objects
+  (:class:`~.volumes.Volumes`). It has no method that changes it.
 - :class:`ClusterState` is the same structure kept live: the scheduler's cache changes it as
   nodes come and go and pods are assumed, bound and deleted. Every change goes through its
   methods, which update the NodeInfo, the indexes, the table and each pod group's counts per
@@ -33,6 +34,7 @@ from policy_scheduler.model.objects import (
     add_into,
 )
 from policy_scheduler.model.quantity import CPU, MEMORY
+from policy_scheduler.model.volumes import Volumes
 from policy_scheduler.model.workloads import Workloads
 
 LabelGroup = tuple[str, bool, frozenset[tuple[str, str]]]
@@ -122,17 +124,23 @@ class PodGroup:
 
 
 class Snapshot:
-    """All nodes with their pods, in a stable order, and the Services', controllers' and
-    Namespaces' parts that decisions read, as one decision sees them: read only."""
+    """All nodes with their pods, in a stable order, and the Services', controllers',
+    Namespaces' and storage objects' parts that decisions read, as one decision sees them: read
+    only."""
 
     def __init__(
         self,
         nodes: Iterable[NodeInfo] = (),
         workloads: Workloads | None = None,
         namespaces: Namespaces | None = None,
+        volumes: Volumes | None = None,
     ) -> None:
         self.workloads = Workloads() if workloads is None else workloads
         self.namespaces = Namespaces() if namespaces is None else namespaces
+        self.volumes = Volumes() if volumes is None else volumes
+        # "namespace/claim" -> how many pods on the nodes use that PersistentVolumeClaim
+        # (kube-scheduler's NodeInfo.PVCRefCounts, summed over the nodes).
+        self.claim_users: dict[str, int] = {}
         self.nodes: dict[str, NodeInfo] = {}
         # The same nodes in the same order, with their numbers as arrays.
         self.table = NodeTable()
@@ -182,6 +190,13 @@ class Snapshot:
 
     def _count_pod(self, info: NodeInfo, pod: PodView, delta: int) -> None:
         self._count(self.label_groups, pod.label_group, pod, info, delta)
+        for claim in pod.claim_names:
+            key = f"{pod.namespace}/{claim}"
+            users = self.claim_users.get(key, 0) + delta
+            if users:
+                self.claim_users[key] = users
+            else:
+                del self.claim_users[key]
         if pod.has_pod_affinity:
             self._count(self.affinity_groups, pod.affinity_group, pod, info, delta)
 
@@ -232,7 +247,8 @@ class Snapshot:
 class ClusterState(Snapshot):
     """The live nodes and pods that the scheduler's cache keeps: a :class:`Snapshot` whose
     methods below change it, keeping its indexes and table equal to its NodeInfos. (Its
-    ``workloads`` and ``namespaces`` change through their own ``set`` and ``delete``.)"""
+    ``workloads``, ``namespaces`` and ``volumes`` change through their own ``set`` and
+    ``delete``.)"""
 
     def add_node(self, info: NodeInfo) -> None:
         """Add a node with its pods (a node of that name already here is replaced)."""

@@ -129,13 +129,16 @@ class PodView:
     @cached_property
     def hint_signature(self) -> tuple[frozenset[tuple[str, int]], tuple[HostPort, ...], str]:
         """What queueing hints may read of a pod: its requests, its host ports, and as text its
-        ``nodeSelector``, affinity, tolerations and topology spread constraints. Pods with equal
-        signatures are asked about as one."""
+        ``nodeSelector``, affinity, tolerations, topology spread constraints, and its namespace,
+        volumes and resource claims. Pods with equal signatures are asked about as one."""
         placement = [
+            self.namespace,
             self.node_selector,
             self.affinity,
             self.tolerations,
             self.topology_spread_constraints,
+            self.volumes,
+            self.resource_claims,
         ]
         text = json.dumps(placement, sort_keys=True, default=str)
         return frozenset(self.requests.items()), self.host_ports, text
@@ -332,6 +335,44 @@ class PodView:
     @cached_property
     def topology_spread_constraints(self) -> Sequence[Raw]:
         return [_mapping(c) for c in _sequence(self.spec.get("topologySpreadConstraints"))]
+
+    @cached_property
+    def volumes(self) -> Sequence[Raw]:
+        """``spec.volumes``."""
+        return [_mapping(v) for v in _sequence(self.spec.get("volumes"))]
+
+    @cached_property
+    def claim_names(self) -> tuple[str, ...]:
+        """The PersistentVolumeClaims the pod's volumes use, in its namespace, in volume order:
+        a ``persistentVolumeClaim`` volume's claim, and for a generic ephemeral volume the
+        claim its controller creates, named ``<pod>-<volume>``."""
+        names: list[str] = []
+        for volume in self.volumes:
+            claim = _mapping(volume.get("persistentVolumeClaim"))
+            if claim.get("claimName"):
+                names.append(str(claim["claimName"]))
+            elif volume.get("ephemeral") is not None:
+                names.append(f"{self.name}-{volume.get('name', '')}")
+        return tuple(names)
+
+    @cached_property
+    def resource_claims(self) -> tuple[tuple[str, str | None], ...]:
+        """The pod's ``spec.resourceClaims``: each entry's name, with the ResourceClaim it
+        uses: ``resourceClaimName``, or for a ``resourceClaimTemplateName`` the claim that
+        ``status.resourceClaimStatuses`` says was made for it, None when none is made yet."""
+        made = {
+            str(_mapping(s).get("name", "")): _mapping(s).get("resourceClaimName")
+            for s in _sequence(_mapping(self.raw.get("status")).get("resourceClaimStatuses"))
+        }
+        claims: list[tuple[str, str | None]] = []
+        for entry in map(_mapping, _sequence(self.spec.get("resourceClaims"))):
+            name = str(entry.get("name", ""))
+            if entry.get("resourceClaimName"):
+                claims.append((name, str(entry["resourceClaimName"])))
+            else:
+                claim = made.get(name)
+                claims.append((name, str(claim) if claim else None))
+        return tuple(claims)
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,6 +55,7 @@ import numpy.typing as npt
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import Indices, NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.volumes import StorageObject
 
 MAX_NODE_SCORE = 100
 """Every scorer's score, after normalization, lies in 0..MAX_NODE_SCORE."""
@@ -115,6 +116,12 @@ class EventKind(enum.Flag):
     POD_DELETED = enum.auto()
     POD_LABELS = enum.auto()
     POD_SCALED_DOWN = enum.auto()
+    # A storage or device object was added or changed (kube-scheduler registers Add|Update).
+    PVC_CHANGED = enum.auto()
+    PV_CHANGED = enum.auto()
+    STORAGE_CLASS_CHANGED = enum.auto()
+    CSI_NODE_CHANGED = enum.auto()
+    RESOURCE_CLAIM_CHANGED = enum.auto()
 
 
 NODE_EVENTS: Final = (
@@ -128,20 +135,29 @@ NODE_EVENTS: Final = (
 POD_EVENTS: Final = (
     EventKind.POD_ADDED | EventKind.POD_DELETED | EventKind.POD_LABELS | EventKind.POD_SCALED_DOWN
 )
-ALL_EVENTS: Final = NODE_EVENTS | POD_EVENTS
+STORAGE_EVENTS: Final = (
+    EventKind.PVC_CHANGED
+    | EventKind.PV_CHANGED
+    | EventKind.STORAGE_CLASS_CHANGED
+    | EventKind.CSI_NODE_CHANGED
+    | EventKind.RESOURCE_CLAIM_CHANGED
+)
+ALL_EVENTS: Final = NODE_EVENTS | POD_EVENTS | STORAGE_EVENTS
 
 
 @dataclass(frozen=True, slots=True)
 class ClusterEvent:
     """One change: its kinds (a node update may change labels and taints at once), the node it
     is about (as it is now; the deleted node for NODE_DELETED; for a pod event, the pod's node,
-    when known), the pod, for a pod event, and, for a node update, the node as it was before
-    (None when not known: a hint then reads the update as it would the node's addition)."""
+    when known), the pod, for a pod event, for a node update, the node as it was before
+    (None when not known: a hint then reads the update as it would the node's addition), and
+    for a storage event, the object as it is now."""
 
     kind: EventKind
     node: NodeView | None = None
     pod: PodView | None = None
     old_node: NodeView | None = None
+    storage: StorageObject | None = None
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from typing import Any
 
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.volumes import StorageObject
 
 
 class SchedulerCache:
@@ -115,6 +116,14 @@ class SchedulerCache:
 
     def delete_namespace(self, raw: Mapping[str, Any]) -> None:
         self._state.namespaces.delete(raw)
+
+    def set_storage(self, kind: str, raw: Mapping[str, Any]) -> StorageObject:
+        """A PVC, PV, StorageClass, CSINode or ResourceClaim (``kind``) was added or changed;
+        the object as now kept."""
+        return self._state.volumes.set(kind, raw)
+
+    def delete_storage(self, kind: str, raw: Mapping[str, Any]) -> None:
+        self._state.volumes.delete(kind, raw)
 
     def assume(self, pod: PodView, node_name: str) -> None:
         """Count ``pod`` on ``node_name`` now, before the API server confirms the bind."""

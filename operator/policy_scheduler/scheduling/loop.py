@@ -28,6 +28,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from policy_scheduler.model import volumes
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.plugins.base import (
@@ -65,6 +66,14 @@ from policy_scheduler.scheduling.status import StatusWriter
 logger = logging.getLogger(__name__)
 
 BIND_CONCURRENCY = 64
+
+STORAGE_EVENT_KINDS = {
+    volumes.PVC: EventKind.PVC_CHANGED,
+    volumes.PV: EventKind.PV_CHANGED,
+    volumes.STORAGE_CLASS: EventKind.STORAGE_CLASS_CHANGED,
+    volumes.CSI_NODE: EventKind.CSI_NODE_CHANGED,
+    volumes.RESOURCE_CLAIM: EventKind.RESOURCE_CLAIM_CHANGED,
+}
 """Binding cycles in flight at once: each holds one API request."""
 
 _ALWAYS: tuple[PreEnqueue, ...] = (SchedulingGates(),)
@@ -247,6 +256,17 @@ class Scheduler:
 
     def namespace_deleted(self, raw: Mapping[str, Any]) -> None:
         self.cache.delete_namespace(raw)
+
+    def storage_changed(self, kind: str, raw: Mapping[str, Any]) -> None:
+        """A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or ResourceClaim
+        (``kind``, as :mod:`~policy_scheduler.model.volumes` names it) was added or changed:
+        the parked pods whose filters registered for it are moved."""
+        view = self.cache.set_storage(kind, raw)
+        self._cluster_event(ClusterEvent(STORAGE_EVENT_KINDS[kind], storage=view))
+
+    def storage_deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
+        """As kube-scheduler, no filter registers for these deletions: no pod is moved."""
+        self.cache.delete_storage(kind, raw)
 
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)

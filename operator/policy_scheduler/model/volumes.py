@@ -1,0 +1,383 @@
+"""The storage and device objects that the volume and claim plugins read: PersistentVolumeClaims,
+PersistentVolumes, StorageClasses, CSINodes and ResourceClaims (resource.k8s.io/v1), as
+kube-scheduler reads them through its listers.
+
+Each kind has a read-only view over the raw object (parsed on first use, as
+:class:`~policy_scheduler.model.objects.PodView` is) and :class:`Volumes` keeps them all, by
+namespace and name, fed by the informers (or a cluster file). :func:`slim` is what an informer
+keeps of each: the fields the plugins read, not the rest (a PV's mount options, a claim's device
+results beyond the node they allow).
+
+**Assumed objects** are kube-scheduler's assume cache: when VolumeBinding reserves a PV for a
+claim, it assumes the PV with the claim's ``claimRef`` before the API has it, so that the next
+pod's cycle, which does not wait for the write, cannot give the PV to another claim. An assumed
+object shadows the informer's until the informer brings a newer version of it (another
+``resourceVersion``), or until :meth:`Volumes.restore` drops it (the write failed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
+from typing import Any, TypeVar
+
+from policy_scheduler.model.objects import ObjectError, Raw, _mapping, _sequence
+from policy_scheduler.model.quantity import QuantityError, to_int
+from policy_scheduler.model.selectors import LabelSelector, NodeSelector, SelectorError
+
+PVC = "PersistentVolumeClaim"
+PV = "PersistentVolume"
+STORAGE_CLASS = "StorageClass"
+CSI_NODE = "CSINode"
+RESOURCE_CLAIM = "ResourceClaim"
+KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE, RESOURCE_CLAIM)
+NAMESPACED = frozenset({PVC, RESOURCE_CLAIM})
+
+READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+IMMEDIATE = "Immediate"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+STORAGE = "storage"
+
+# The fields each kind's plugins read; the rest of an object is dropped by slim().
+_KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "annotations")
+_KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode"),
+          ("phase",)),
+    PV: (
+        (
+            "capacity", "accessModes", "storageClassName", "nodeAffinity", "claimRef",
+            "volumeMode", "csi", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
+            "persistentVolumeReclaimPolicy",
+        ),
+        ("phase",),
+    ),
+    STORAGE_CLASS: ((), ()),
+    CSI_NODE: (("drivers",), ()),
+    RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor")),
+}  # fmt: skip
+_STORAGE_CLASS_FIELDS = ("provisioner", "volumeBindingMode", "allowedTopologies")
+
+
+def slim(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+    """What :class:`Volumes` (and an informer, to resume and relist) keeps of an object of
+    ``kind``: its identity, labels and annotations, and the spec and status fields the plugins
+    read (a StorageClass keeps its top-level provisioner, binding mode and topologies)."""
+    metadata = _mapping(raw.get("metadata"))
+    kept: dict[str, Any] = {"metadata": {k: metadata[k] for k in _KEPT_METADATA if k in metadata}}
+    if kind == STORAGE_CLASS:
+        kept.update({k: raw[k] for k in _STORAGE_CLASS_FIELDS if k in raw})
+        return kept
+    spec_fields, status_fields = _KEPT[kind]
+    spec, status = _mapping(raw.get("spec")), _mapping(raw.get("status"))
+    kept["spec"] = {k: spec[k] for k in spec_fields if k in spec}
+    kept["status"] = {k: status[k] for k in status_fields if k in status}
+    return kept
+
+
+class StorageObject:
+    """The parts of a storage or device object that every kind shares: one view class per
+    kind below."""
+
+    kind: str = ""
+
+    def __init__(self, raw: Raw) -> None:
+        self.raw = raw
+        metadata = _mapping(raw.get("metadata"))
+        self.name = str(metadata.get("name", ""))
+        self.namespace = str(metadata.get("namespace") or "")
+        self.uid = str(metadata.get("uid", ""))
+        self.resource_version = str(metadata.get("resourceVersion", ""))
+        self.labels: Mapping[str, str] = _mapping(metadata.get("labels"))
+        self.annotations: Mapping[str, str] = _mapping(metadata.get("annotations"))
+        self.spec = _mapping(raw.get("spec"))
+        self.status = _mapping(raw.get("status"))
+
+    @property
+    def key(self) -> str:
+        """``namespace/name`` for a namespaced object, ``name`` otherwise."""
+        return f"{self.namespace}/{self.name}" if self.kind in NAMESPACED else self.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.key})"
+
+
+def _storage(raw: object) -> int | None:
+    """A ``storage`` quantity in bytes; None when absent or unreadable (kube then treats the
+    object as having none)."""
+    value = _mapping(raw).get(STORAGE)
+    if value is None:
+        return None
+    try:
+        return to_int(STORAGE, value)
+    except QuantityError:
+        return None
+
+
+class ClaimView(StorageObject):
+    """A PersistentVolumeClaim."""
+
+    kind = PVC
+
+    @property
+    def volume_name(self) -> str:
+        """The PV the claim is bound to, or being bound to; empty when none."""
+        return str(self.spec.get("volumeName") or "")
+
+    @property
+    def storage_class(self) -> str:
+        """``spec.storageClassName``; empty for none (and for a claim that names no class: the
+        default class is the admission plugin's business, kube-scheduler reads the field)."""
+        return str(self.spec.get("storageClassName") or "")
+
+    @property
+    def phase(self) -> str:
+        return str(self.status.get("phase") or "")
+
+    @property
+    def bound(self) -> bool:
+        """Whether the claim is bound to a volume (kube-scheduler reads ``spec.volumeName``)."""
+        return bool(self.volume_name)
+
+    @cached_property
+    def access_modes(self) -> frozenset[str]:
+        return frozenset(map(str, _sequence(self.spec.get("accessModes"))))
+
+    @cached_property
+    def requested_storage(self) -> int:
+        """The storage the claim asks for, in bytes (0 when it asks for none)."""
+        requests = _mapping(self.spec.get("resources")).get("requests")
+        return _storage(requests) or 0
+
+    @cached_property
+    def selector(self) -> LabelSelector | None:
+        """The claim's PV selector; None when it has none. The API server validates it: an
+        invalid one (from a cluster file) raises ObjectError naming the claim."""
+        raw = self.spec.get("selector")
+        if raw is None:
+            return None
+        try:
+            return LabelSelector.parse(raw, "spec.selector")
+        except SelectorError as error:
+            raise ObjectError(f"persistentvolumeclaim {self.key}: {error}") from None
+
+    @property
+    def volume_mode(self) -> str:
+        return str(self.spec.get("volumeMode") or "Filesystem")
+
+    @property
+    def selected_node(self) -> str:
+        """The node a WaitForFirstConsumer claim was given to the provisioner for."""
+        return str(self.annotations.get(SELECTED_NODE) or "")
+
+
+class VolumeView(StorageObject):
+    """A PersistentVolume."""
+
+    kind = PV
+
+    @cached_property
+    def capacity(self) -> int:
+        return _storage(self.spec.get("capacity")) or 0
+
+    @cached_property
+    def access_modes(self) -> frozenset[str]:
+        return frozenset(map(str, _sequence(self.spec.get("accessModes"))))
+
+    @property
+    def storage_class(self) -> str:
+        return str(self.spec.get("storageClassName") or "")
+
+    @property
+    def phase(self) -> str:
+        return str(self.status.get("phase") or "")
+
+    @property
+    def volume_mode(self) -> str:
+        return str(self.spec.get("volumeMode") or "Filesystem")
+
+    @property
+    def claim_ref(self) -> Raw | None:
+        """``spec.claimRef`` (namespace, name, uid of the claim it is bound or reserved to)."""
+        ref = self.spec.get("claimRef")
+        return ref if isinstance(ref, Mapping) else None
+
+    @property
+    def claimed_by(self) -> str:
+        """``namespace/name`` of the claim in ``claimRef``; empty when none."""
+        ref = self.claim_ref
+        if ref is None:
+            return ""
+        return f"{ref.get('namespace') or ''}/{ref.get('name') or ''}"
+
+    @cached_property
+    def node_affinity(self) -> NodeSelector | None:
+        """``spec.nodeAffinity.required``: the nodes that can reach the volume; None for any.
+        An invalid one matches no node (kube: "volume node affinity conflict")."""
+        required = _mapping(self.spec.get("nodeAffinity")).get("required")
+        if required is None:
+            return None
+        return NodeSelector.parse_lenient(required, "spec.nodeAffinity.required")[0]
+
+    @property
+    def csi_driver(self) -> str:
+        return str(_mapping(self.spec.get("csi")).get("driver") or "")
+
+    @property
+    def csi_handle(self) -> str:
+        return str(_mapping(self.spec.get("csi")).get("volumeHandle") or "")
+
+
+class StorageClassView(StorageObject):
+    """A StorageClass (its fields are top-level, not under ``spec``)."""
+
+    kind = STORAGE_CLASS
+
+    @property
+    def provisioner(self) -> str:
+        return str(self.raw.get("provisioner") or "")
+
+    @property
+    def binding_mode(self) -> str:
+        return str(self.raw.get("volumeBindingMode") or IMMEDIATE)
+
+    @property
+    def allowed_topologies(self) -> Sequence[Raw]:
+        return [_mapping(t) for t in _sequence(self.raw.get("allowedTopologies"))]
+
+
+class CSINodeView(StorageObject):
+    """A CSINode: how many volumes of each CSI driver its node may attach."""
+
+    kind = CSI_NODE
+
+    @cached_property
+    def limits(self) -> Mapping[str, int]:
+        """Driver name -> ``allocatable.count``, for the drivers that give one."""
+        limits: dict[str, int] = {}
+        for driver in map(_mapping, _sequence(self.spec.get("drivers"))):
+            count = _mapping(driver.get("allocatable")).get("count")
+            if isinstance(count, int) and not isinstance(count, bool):
+                limits[str(driver.get("name", ""))] = count
+        return limits
+
+
+class ResourceClaimView(StorageObject):
+    """A ResourceClaim (resource.k8s.io/v1): whether it is allocated, and on which nodes the
+    allocation may be used."""
+
+    kind = RESOURCE_CLAIM
+
+    @property
+    def allocation(self) -> Raw | None:
+        allocation = self.status.get("allocation")
+        return allocation if isinstance(allocation, Mapping) else None
+
+    @cached_property
+    def allocated_nodes(self) -> NodeSelector | None:
+        """``status.allocation.nodeSelector``: the nodes the allocated devices can be used on;
+        None for any node (or when the claim is not allocated)."""
+        allocation = self.allocation
+        if allocation is None or allocation.get("nodeSelector") is None:
+            return None
+        return NodeSelector.parse_lenient(
+            allocation["nodeSelector"], "status.allocation.nodeSelector"
+        )[0]
+
+    @cached_property
+    def reserved_for(self) -> frozenset[str]:
+        """The uids of the consumers (pods) the claim is reserved for."""
+        return frozenset(
+            str(_mapping(ref).get("uid", "")) for ref in _sequence(self.status.get("reservedFor"))
+        )
+
+
+_VIEWS: Mapping[str, type[StorageObject]] = {
+    PVC: ClaimView,
+    PV: VolumeView,
+    STORAGE_CLASS: StorageClassView,
+    CSI_NODE: CSINodeView,
+    RESOURCE_CLAIM: ResourceClaimView,
+}
+V = TypeVar("V", bound=StorageObject)
+
+
+class Volumes:
+    """Every PVC, PV, StorageClass, CSINode and ResourceClaim the scheduler knows, by kind and
+    key, with the assumed ones shadowing what the informers brought (see the module's
+    docstring)."""
+
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[str, StorageObject]] = {kind: {} for kind in KINDS}
+        # kind -> key -> (the assumed object, the resourceVersion it was assumed upon)
+        self._assumed: dict[str, dict[str, tuple[StorageObject, str]]] = {
+            kind: {} for kind in KINDS
+        }
+
+    def __repr__(self) -> str:
+        return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"
+
+    def set(self, kind: str, raw: Raw) -> StorageObject:
+        """An object was added or changed (from a watch); the view now kept. A newer version of
+        an assumed object replaces the assumption."""
+        view = _VIEWS[kind](raw)
+        self._objects[kind][view.key] = view
+        assumed = self._assumed[kind].get(view.key)
+        if assumed is not None and assumed[1] != view.resource_version:
+            del self._assumed[kind][view.key]
+        return view
+
+    def delete(self, kind: str, raw: Raw) -> StorageObject | None:
+        """An object was deleted; the view it had, if known."""
+        key = _VIEWS[kind](raw).key
+        self._assumed[kind].pop(key, None)
+        return self._objects[kind].pop(key, None)
+
+    def assume(self, view: V) -> None:
+        """Take ``view`` (a changed copy of a known object) as the object until the informer
+        brings a newer version, or :meth:`restore` is called."""
+        known = self._objects[view.kind].get(view.key)
+        version = known.resource_version if known is not None else ""
+        self._assumed[view.kind][view.key] = (view, version)
+
+    def restore(self, kind: str, key: str) -> None:
+        """Drop the assumption about the object ``key`` of ``kind``: back to the informer's."""
+        self._assumed[kind].pop(key, None)
+
+    def is_assumed(self, kind: str, key: str) -> bool:
+        return key in self._assumed[kind]
+
+    def _get(self, kind: str, key: str) -> StorageObject | None:
+        assumed = self._assumed[kind].get(key)
+        return assumed[0] if assumed is not None else self._objects[kind].get(key)
+
+    def _all(self, kind: str) -> Iterator[StorageObject]:
+        for key in self._objects[kind].keys() | self._assumed[kind].keys():
+            view = self._get(kind, key)
+            if view is not None:
+                yield view
+
+    def claim(self, namespace: str, name: str) -> ClaimView | None:
+        view = self._get(PVC, f"{namespace}/{name}")
+        return view if isinstance(view, ClaimView) else None
+
+    def volume(self, name: str) -> VolumeView | None:
+        view = self._get(PV, name)
+        return view if isinstance(view, VolumeView) else None
+
+    def volumes(self) -> Iterator[VolumeView]:
+        """Every PV, assumed ones as assumed, in no particular order."""
+        return (v for v in self._all(PV) if isinstance(v, VolumeView))
+
+    def storage_class(self, name: str) -> StorageClassView | None:
+        view = self._get(STORAGE_CLASS, name)
+        return view if isinstance(view, StorageClassView) else None
+
+    def csi_node(self, name: str) -> CSINodeView | None:
+        view = self._get(CSI_NODE, name)
+        return view if isinstance(view, CSINodeView) else None
+
+    def resource_claim(self, namespace: str, name: str) -> ResourceClaimView | None:
+        view = self._get(RESOURCE_CLAIM, f"{namespace}/{name}")
+        return view if isinstance(view, ResourceClaimView) else None
