@@ -44,6 +44,17 @@ WATCHED = (
     "replicasets.apps",
     "statefulsets.apps",
 )
+# Listed and watched for the volume plugins and DynamicResources (kube/scheduler.py's STORAGE).
+STORAGE_WATCHED = (
+    "persistentvolumeclaims",
+    "persistentvolumes",
+    "storageclasses.storage.k8s.io",
+    "csinodes.storage.k8s.io",
+    "resourceclaims.resource.k8s.io",
+)
+# Merge-patched by VolumeBinding's PreBind (kube/ports.py's KubeObjects): a PV's claimRef, a
+# PVC's selected-node annotation.
+STORAGE_PATCHED = ("persistentvolumeclaims", "persistentvolumes")
 
 
 def manifests(cluster: Cluster) -> list[dict[str, Any]]:
@@ -213,6 +224,9 @@ ALLOWED = [
     ("watch", "nodes", ""),
     # Default topology spreading's selectors, and the namespace labels of namespaceSelector.
     *((verb, kind, "-A") for kind in WATCHED for verb in ("list", "watch")),
+    # The storage and device objects the volume plugins and DynamicResources read.
+    *((verb, kind, "-A") for kind in STORAGE_WATCHED for verb in ("list", "watch")),
+    *(("patch", kind, "-n default") for kind in STORAGE_PATCHED),
     ("get", POLICIES, ""),
     ("list", POLICIES, ""),
     ("watch", POLICIES, ""),
@@ -239,6 +253,26 @@ REFUSED = [
     # Read as lists and watches only, never written, nor got one by one.
     *((verb, kind, "-A") for kind in WATCHED for verb in ("get", "create", "update", "delete")),
     ("patch", "namespaces", ""),
+    # Read as lists and watches; the only write is VolumeBinding's patch of PVs and PVCs.
+    *(
+        (verb, kind, "-A")
+        for kind in STORAGE_WATCHED
+        for verb in ("get", "create", "update", "delete")
+    ),
+    *(
+        ("patch", kind, "-A")
+        for kind in STORAGE_WATCHED
+        if kind.partition(".")[0] not in STORAGE_PATCHED
+    ),
+    ("patch", "persistentvolumeclaims/status", "-n default"),
+    ("update", "resourceclaims.resource.k8s.io/status", "-n default"),
+    ("patch", "resourceclaims.resource.k8s.io/status", "-n default"),
+    ("list", "resourceclaimtemplates.resource.k8s.io", "-A"),
+    ("list", "resourceslices.resource.k8s.io", ""),
+    ("list", "deviceclasses.resource.k8s.io", ""),
+    ("list", "csidrivers.storage.k8s.io", ""),
+    ("list", "csistoragecapacities.storage.k8s.io", "-A"),
+    ("create", "volumeattachments.storage.k8s.io", ""),
     ("list", "deployments.apps", "-A"),
     ("list", "jobs.batch", "-A"),
     ("list", "endpoints", "-A"),
@@ -321,6 +355,8 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         "events": {"create"},
         "nodes": {"list", "watch"},
         **{kind: {"list", "watch"} for kind in WATCHED},
+        **{kind: {"list", "watch"} for kind in STORAGE_WATCHED},
+        **{kind: {"list", "watch", "patch"} for kind in STORAGE_PATCHED},
         POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
         CRDS: {"list", "watch"},

@@ -8,13 +8,20 @@ that is too old (410 Gone) or anything fails, it says it is no longer synced (ch
 missed until the next listing), lists again after a backoff, and reports the objects that
 vanished meanwhile as deleted, so nothing stays counted that no longer exists.
 
-Every watch of the operator is one of these (nodes, pods, SchedulingPolicies, and the Services,
-controllers and Namespaces that default spreading and pod affinity read), rather than Kopf's: the
+Every watch of the operator is one of these (nodes, pods, SchedulingPolicies, the Services,
+controllers and Namespaces that default spreading and pod affinity read, and the storage and
+device objects that the volume plugins and DynamicResources read), rather than Kopf's: the
 profile of a burst showed a fifth of the operator's CPU in Kopf's per-event machinery (per-object
 workers, loggers, diff bases, handler states), and Kopf's index readiness wakes every waiting
 per-object worker for each object listed, which took 13 s to start on 1,000 nodes and minutes on
 5,000. The scheduler needs none of that machinery: a decoded object, in order, per event. What
 it keeps of each object is the informer's ``keep``: of a ReplicaSet, say, only its selector.
+
+An ``optional`` informer follows an API that a cluster may not serve (resource.k8s.io/v1 before
+Kubernetes 1.34, or turned off by the API server's ``--runtime-config``): when its listing
+answers 404, it says once that the API is not served, takes the collection as empty (and synced,
+so that the scheduler does not wait for it forever) and lists again every
+:data:`NOT_SERVED_RETRY` seconds, in case the API is turned on later.
 """
 
 from __future__ import annotations
@@ -39,6 +46,9 @@ WATCH_SECONDS = 300
 BACKOFF_INITIAL = 0.8
 BACKOFF_MAX = 30.0
 GONE = 410
+NOT_FOUND = 404
+NOT_SERVED_RETRY = 60.0
+"""Seconds between listings of an optional collection whose API is not served."""
 
 
 def _uid(raw: Mapping[str, Any]) -> str:
@@ -77,11 +87,14 @@ class Informer:
         on_synced: SyncHandler = lambda synced: None,
         keep: Keep = trimmed,
         page_size: int = PAGE_SIZE,
+        optional: bool = False,
     ) -> None:
         """``on_synced`` is told True after every listing has been handed on, False when the
         watch breaks off, until the next listing. ``keep`` is what is handed on and remembered
         of each object (it must keep ``metadata.uid`` and ``metadata.resourceVersion``): by
-        default all but ``metadata.managedFields``. ``page_size`` objects are listed at a time."""
+        default all but ``metadata.managedFields``. ``page_size`` objects are listed at a time.
+        ``optional``: a 404 means the API is not served, and the collection empty (see the
+        module's docstring)."""
         self.collection = collection
         self.synced = asyncio.Event()
         """Set while the objects handed on are current: from a listing until the watch breaks."""
@@ -92,6 +105,9 @@ class Informer:
         self._field_selector = field_selector
         self._keep = keep
         self._page_size = page_size
+        self._optional = optional
+        self.served = True
+        """False while an optional collection's API answers 404 (it is then taken as empty)."""
         # The objects last handed on, by uid: what a relisting compares against.
         self._known: dict[str, Mapping[str, Any]] = {}
 
@@ -114,6 +130,10 @@ class Informer:
                 self._unsynced()
                 continue
             except ApiError as error:
+                if self._optional and error.status == NOT_FOUND:
+                    self._not_served(error)
+                    await asyncio.sleep(NOT_SERVED_RETRY)
+                    continue
                 logger.warning(
                     "watch of %s failed (%s); retrying in %.1f s",
                     self.collection,
@@ -137,6 +157,9 @@ class Informer:
             token = metadata.get("continue") or ""
             if not token:
                 break
+        if not self.served:
+            logger.info("%s is served now; following it", self.collection)
+            self.served = True
         listed = {_uid(raw): raw for raw in items}
         for uid in self._known.keys() - listed.keys():
             self._hand(self._on_delete, self._known[uid])
@@ -146,6 +169,26 @@ class Informer:
         self.synced.set()
         self._on_synced(True)
         return str(metadata.get("resourceVersion", ""))
+
+    def _not_served(self, error: ApiError) -> None:
+        """The API of an optional collection answered 404: it has no objects (those handed on
+        before it went away are deleted), and waiting for it would stop the scheduler for good,
+        so it counts as synced. Said once, not at every listing."""
+        if self.served:
+            logger.warning(
+                "%s is not served by this API server (%s); taken as empty, listed again every "
+                "%.0f s",
+                self.collection,
+                error.message,
+                NOT_SERVED_RETRY,
+            )
+            self.served = False
+        for raw in self._known.values():
+            self._hand(self._on_delete, raw)
+        self._known = {}
+        if not self.synced.is_set():
+            self.synced.set()
+            self._on_synced(True)
 
     def _unsynced(self) -> None:
         if self.synced.is_set():

@@ -7,10 +7,16 @@ Recorder` as its ports, runs the list-and-watch of nodes, pods and SchedulingPol
 (policies too through an :class:`~policy_scheduler.kube.informer.Informer`, so that a policy
 deleted while a watch was down is forgotten at the next listing) and of the Services,
 ReplicationControllers, ReplicaSets and StatefulSets (their selectors only: default topology
-spreading) and Namespaces (their labels only: pod affinity's namespaceSelector), and starts the
-loop and
-the status writer once this replica leads, with every policy's status read afresh so that counts
-continue from what the previous leader wrote.
+spreading) and Namespaces (their labels only: pod affinity's namespaceSelector) and of the
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims (what of
+them the volume plugins and DynamicResources read: :func:`~policy_scheduler.model.volumes.slim`),
+and starts the loop and the status writer once this replica leads, with every policy's status
+read afresh so that counts continue from what the previous leader wrote.
+
+The storage.k8s.io and resource.k8s.io watches are optional (:class:`~policy_scheduler.kube.
+informer.Informer`'s ``optional``): a cluster that does not serve one of these APIs (no
+resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects, and scheduling goes on
+without them instead of waiting for a listing that never succeeds.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, t
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics
-from policy_scheduler.model import namespaces, workloads
+from policy_scheduler.model import namespaces, volumes, workloads
 from policy_scheduler.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -48,6 +54,15 @@ WORKLOADS = {
     workloads.STATEFUL_SET: "/apis/apps/v1/statefulsets",
 }
 
+# What the volume plugins and DynamicResources read, and where each is listed. The core ones are
+# always served; an API group may not be (see the module's docstring).
+STORAGE = {
+    volumes.PVC: "/api/v1/persistentvolumeclaims",
+    volumes.PV: "/api/v1/persistentvolumes",
+    volumes.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
+    volumes.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
+    volumes.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
+}
 
 # Pages for the watches that keep little of each object (a ReplicaSet's selector, not its pod
 # template). A page is decoded whole before ``keep`` drops the rest, and the memory its objects
@@ -59,7 +74,8 @@ SLIM_PAGE_SIZE = 100
 @dataclass(frozen=True)
 class _Source:
     """One watch: its name for :meth:`Scheduler.watch_confirmed`, its collection, where its
-    events go, what of each object is kept, and how many objects a page of its listing holds."""
+    events go, what of each object is kept, how many objects a page of its listing holds, and
+    whether its API may be missing (a 404 then means none of its objects)."""
 
     name: str
     collection: str
@@ -68,6 +84,7 @@ class _Source:
     field_selector: str = ""
     keep: Keep = trimmed
     page_size: int = PAGE_SIZE
+    optional: bool = False
 
 
 class KubeScheduler:
@@ -122,6 +139,18 @@ class KubeScheduler:
                 keep=namespaces.slim,
                 page_size=SLIM_PAGE_SIZE,
             ),
+            *(
+                _Source(
+                    collection.rsplit("/", 1)[1],  # persistentvolumeclaims, csinodes, ...
+                    collection,
+                    functools.partial(scheduler.storage_changed, kind),
+                    functools.partial(scheduler.storage_deleted, kind),
+                    keep=functools.partial(volumes.slim, kind),
+                    page_size=SLIM_PAGE_SIZE,
+                    optional=collection.startswith("/apis/"),
+                )
+                for kind, collection in STORAGE.items()
+            ),
         ]
         self._informers: list[Informer] = []
         for source in sources:
@@ -137,6 +166,7 @@ class KubeScheduler:
                     on_synced=functools.partial(scheduler.watch_confirmed, source.name),
                     keep=source.keep,
                     page_size=source.page_size,
+                    optional=source.optional,
                 )
             )
 
