@@ -1,0 +1,188 @@
+"""VolumeRestrictions: volumes that two pods may not share (kube-scheduler's VolumeRestrictions).
+
+Two checks, in kube-scheduler v1.34's order:
+
+* **Disk conflicts** between the pod's inline volumes and those of the pods already on the node:
+  the same GCE PD (``pdName``) unless both mount it read-only; the same AWS EBS volume
+  (``volumeID``), always; the same ISCSI target (``iqn``) unless both are read-only; the same
+  Ceph RBD image (a shared monitor, same pool and image) unless both are read-only. A conflict
+  fails the node with "node(s) had no available disk".
+* **ReadWriteOncePod**: when a PersistentVolumeClaim of the pod (a ``persistentVolumeClaim``
+  volume; generic ephemeral volumes are not looked at) has that access mode and a pod in the
+  snapshot, on any node, already uses the claim, every node fails with "node(s) unavailable due
+  to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod". kube
+  says so per node (Unschedulable, so that preemption may free the claim), not in PreFilter.
+
+A claim the pod names that does not exist rejects the pod at pre-filter, with the lister's
+not-found text (``persistentvolumeclaim "data" not found``). A pod with neither inline disks of
+those kinds nor a ReadWriteOncePod claim in use is skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
+from policy_scheduler.model.volumes import READ_WRITE_ONCE_POD, ClaimView
+from policy_scheduler.plugins.base import (
+    ANY_NODE,
+    FITS,
+    SKIP,
+    Args,
+    ClusterEvent,
+    Cycle,
+    EventKind,
+    Filter,
+    PreFilterResult,
+    Rejections,
+    Skip,
+    filter_where,
+    no_args,
+)
+
+NAME = "VolumeRestrictions"
+
+DISK_CONFLICT = "node(s) had no available disk"
+READ_WRITE_ONCE_POD_CONFLICT = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already"
+    " in-use by another pod"
+)
+_DISK_KINDS = ("gcePersistentDisk", "awsElasticBlockStore", "iscsi", "rbd")
+
+
+def claim_not_found(name: str) -> str:
+    """The text of the PVC lister's NotFound error, which kube-scheduler's plugins report."""
+    return f'persistentvolumeclaim "{name}" not found'
+
+
+def _claim_volume_names(pod: PodView) -> list[str]:
+    """The claims of the pod's ``persistentVolumeClaim`` volumes (not its ephemeral ones)."""
+    return [
+        str(_mapping(v["persistentVolumeClaim"]).get("claimName") or "")
+        for v in pod.volumes
+        if v.get("persistentVolumeClaim") is not None
+    ]
+
+
+def _needs_check(volume: Raw) -> bool:
+    return any(volume.get(kind) is not None for kind in _DISK_KINDS)
+
+
+def _read_only(source: Raw) -> bool:
+    return source.get("readOnly") is True
+
+
+def _conflict(volume: Raw, existing: Raw) -> bool:
+    """Whether two pods' volumes are the same disk, used in a way that kube forbids."""
+    for kind in _DISK_KINDS:
+        if volume.get(kind) is None or existing.get(kind) is None:
+            continue
+        mine, theirs = _mapping(volume[kind]), _mapping(existing[kind])
+        both_read_only = _read_only(mine) and _read_only(theirs)
+        if kind == "gcePersistentDisk":
+            if mine.get("pdName") == theirs.get("pdName") and not both_read_only:
+                return True
+        elif kind == "awsElasticBlockStore":
+            # EBS volumes conflict even when both are read-only.
+            if mine.get("volumeID") == theirs.get("volumeID"):
+                return True
+        elif kind == "iscsi":
+            if mine.get("iqn") == theirs.get("iqn") and not both_read_only:
+                return True
+        elif (
+            set(map(str, _sequence(mine.get("monitors"))))
+            & set(map(str, _sequence(theirs.get("monitors"))))
+            and mine.get("pool", "rbd") == theirs.get("pool", "rbd")
+            and mine.get("image") == theirs.get("image")
+            and not both_read_only
+        ):
+            # RBD: the API server defaults the pool to "rbd".
+            return True
+    return False
+
+
+def _conflicts_with(disks: Sequence[Raw], pod: PodView) -> bool:
+    return any(_conflict(disk, existing) for disk in disks for existing in pod.volumes)
+
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    disks: tuple[Raw, ...]
+    """The pod's volumes of the kinds that can conflict."""
+    in_use: bool = False
+    """A ReadWriteOncePod claim of the pod is used by a pod in the snapshot."""
+    rejection: str = ""
+    """Why no node fits (a claim is missing)."""
+
+
+class _VolumeRestrictionsFilter(Filter[_State]):
+    name = NAME
+    # kube registers Node/Add (with queueing hints on, as in v1.34 by default), Pod/Delete and
+    # PVC/Add; a claim's update is reported with its addition here, and the hint tells them apart
+    # only by the claim's name, as kube's does.
+    wakes_on = EventKind.NODE_ADDED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
+
+    def pre_filter(self, cycle: Cycle) -> _State | Skip:
+        pod = cycle.pod
+        if not pod.volumes:
+            return SKIP
+        disks = tuple(v for v in pod.volumes if _needs_check(v))
+        in_use = False
+        for name in _claim_volume_names(pod):
+            claim: ClaimView | None = cycle.snapshot.volumes.claim(pod.namespace, name)
+            if claim is None:
+                return _State(disks, rejection=claim_not_found(name))
+            if READ_WRITE_ONCE_POD in claim.access_modes and cycle.snapshot.claim_users.get(
+                f"{pod.namespace}/{name}", 0
+            ):
+                in_use = True
+        if not disks and not in_use:
+            return SKIP
+        return _State(disks, in_use)
+
+    def pre_filter_result(self, state: _State) -> PreFilterResult:
+        return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
+
+    def filter(self, state: _State, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        if state.disks and any(_conflicts_with(state.disks, p) for p in node.pods.values()):
+            return (DISK_CONFLICT,)
+        if state.in_use:
+            return (READ_WRITE_ONCE_POD_CONFLICT,)
+        return FITS
+
+    def filter_nodes(self, state: _State, pod: PodView, nodes: NodeBlock) -> Rejections:
+        if not state.disks:
+            # Only the claim in use can fail a node, and it fails them all alike.
+            every = np.arange(len(nodes), dtype=np.intp)
+            return {(READ_WRITE_ONCE_POD_CONFLICT,): every} if state.in_use else {}
+        if state.in_use:
+            return super().filter_nodes(state, pod, nodes)
+        # Only a node with pods can hold a conflicting disk.
+        return filter_where(self, state, pod, nodes, nodes.pod_count() > 0)
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """kube's hints: a deleted pod of the pod's namespace that held a conflicting disk or
+        used one of its claims; a claim of the pod's namespace that the pod names."""
+        if event.kind & EventKind.POD_DELETED and event.pod is not None:
+            deleted = event.pod
+            if deleted.namespace != pod.namespace:
+                return False
+            disks = [v for v in pod.volumes if _needs_check(v)]
+            if disks and _conflicts_with(disks, deleted):
+                return True
+            return bool(set(_claim_volume_names(pod)) & set(_claim_volume_names(deleted)))
+        if event.kind & EventKind.PVC_CHANGED and isinstance(event.storage, ClaimView):
+            claim = event.storage
+            return claim.namespace == pod.namespace and claim.name in _claim_volume_names(pod)
+        return True
+
+
+def new_filter(args: Args, path: str) -> Filter[Any]:
+    no_args(NAME, args, path)
+    return _VolumeRestrictionsFilter()
