@@ -21,6 +21,16 @@ last node (so its node cache is filled), then measures two phases:
 - burst: M pods with a mix of requests, created as fast as ``--create-threads`` concurrent POSTs
   go, while the scheduler runs. Throughput is bound pods / (last bound - first created).
 - steady: pods created at ``--steady-rate`` per second for ``--steady-seconds``: latency under load.
+- storage (policy-scheduler and kube-scheduler only; ``--storage-pods``, a fifth of ``--pods`` by
+  default, 0 skips it): a burst of pods each with one PersistentVolumeClaim of a StorageClass with
+  ``volumeBindingMode: WaitForFirstConsumer`` and the provisioner of bench/provisioner.py, which
+  stands in for an external provisioner and the PV controller (no kube-controller-manager runs
+  here): once the scheduler has written ``volume.kubernetes.io/selected-node`` on a claim, it
+  creates a PV bound to that node and binds the claim. The scheduler binds the pod only once the
+  claim is bound (VolumeBinding's PreBind). Each pod's claim is POSTed just before the pod, and
+  its created time is that of the claim's POST. The provisioner's own time per claim (selected
+  node seen to claim bound) is reported beside the latency, and its requests, the admin's, count
+  in no scheduler's figure.
 
 Definitions:
 
@@ -40,7 +50,9 @@ Definitions:
   (that one counts every client, the harness's pod creates and its watch included).
 
 Every run ends by checking correctness: every pod has a node, no node's summed requests (cpu,
-memory, pod count) exceed its allocatable, and no pod has more than one ``Scheduled`` event.
+memory, pod count) exceed its allocatable, and no pod has more than one ``Scheduled`` event; and
+after a storage phase, every claim is bound to a PV whose node affinity allows the node its pod is
+bound to.
 
 Results go to ``--out`` (default bench/results/): scheduling.json, scheduling.md (tables and
 ratios against kube-scheduler and the raw limit), scheduling.png (throughput and p99 against node
@@ -48,7 +60,8 @@ count), and each scheduler's log under logs/. The exit status is 1 when a run di
 its pods or failed a correctness check.
 
     python bench/bench_scheduling.py [--nodes 100 1000 5000] [--pods 5000]
-        [--steady-rate 100] [--steady-seconds 30] [--schedulers policy-scheduler kube-scheduler raw]
+        [--steady-rate 100] [--steady-seconds 30] [--storage-pods PODS/5]
+        [--schedulers policy-scheduler kube-scheduler raw]
 """
 
 from __future__ import annotations
@@ -65,7 +78,7 @@ import sys
 import threading
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -74,6 +87,7 @@ from typing import Any
 
 from kube_http import Api, ApiError
 from kubernetes.utils import parse_quantity
+from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
 from scheduling_report import write_reports
 
 from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
@@ -96,6 +110,11 @@ FLOW_SCHEMAS = {
 # memory-heavy, so that the resource scorers have something to tell apart.
 REQUESTS = ((100, 128), (250, 256), (500, 512), (1000, 1024), (50, 64), (200, 2048))
 ZONES = ("zone-a", "zone-b", "zone-c")
+# The storage phase's StorageClass (WaitForFirstConsumer, bench/provisioner.py's provisioner), and
+# the schedulers that run it: the raw binder decides nothing, and writes no selected node.
+STORAGE_CLASS = "bench-wait-for-first-consumer"
+STORAGE_SCHEDULERS = ("policy-scheduler", "kube-scheduler")
+PROVISIONER_WORKERS = 16
 HOSTNAME = "kubernetes.io/hostname"
 # After the last bind: the Scheduled events and status writes that follow it are the phase's.
 SETTLE_SECONDS = 1.0
@@ -115,6 +134,7 @@ class Config:
     pods: int
     steady_rate: float
     steady_seconds: float
+    storage_pods: int
     schedulers: tuple[str, ...]
     concurrency: int
     create_threads: int
@@ -238,21 +258,24 @@ def node_body(index: int, name: str, size: NodeSize) -> bytes:
 
 
 def pod_body(
-    name: str, scheduler_name: str, index: int, node_selector: dict[str, str] | None = None
+    name: str,
+    scheduler_name: str,
+    index: int,
+    node_selector: dict[str, str] | None = None,
+    claim: str | None = None,
 ) -> bytes:
     cpu, memory = REQUESTS[index % len(REQUESTS)]
-    spec: dict[str, Any] = {
-        "schedulerName": scheduler_name,
-        "containers": [
-            {
-                "name": "main",
-                "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}},
-            }
-        ],
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": "registry.k8s.io/pause:3.10",
+        "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}},
     }
+    spec: dict[str, Any] = {"schedulerName": scheduler_name, "containers": [container]}
     if node_selector:
         spec["nodeSelector"] = node_selector
+    if claim:
+        spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
+        container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
     return json.dumps(
         {
             "apiVersion": "v1",
@@ -267,6 +290,26 @@ def workload(prefix: str, count: int, scheduler_name: str) -> list[tuple[str, by
     """``count`` pods named ``prefix-NNNNN``, cycling through the mix of requests."""
     names = [f"{prefix}-{i:05d}" for i in range(count)]
     return [(name, pod_body(name, scheduler_name, i)) for i, name in enumerate(names)]
+
+
+def claim_name(pod: str) -> str:
+    return f"{pod}-data"
+
+
+def storage_workload(
+    prefix: str, count: int, scheduler_name: str
+) -> tuple[list[tuple[str, bytes]], dict[str, bytes]]:
+    """``count`` pods like ``workload``'s, each with a claim of STORAGE_CLASS, and the claims'
+    bodies by pod name."""
+    names = [f"{prefix}-{i:05d}" for i in range(count)]
+    pods = [
+        (name, pod_body(name, scheduler_name, i, claim=claim_name(name)))
+        for i, name in enumerate(names)
+    ]
+    claims = {
+        name: json.dumps(claim_body(claim_name(name), STORAGE_CLASS)).encode() for name in names
+    }
+    return pods, claims
 
 
 def create_nodes(api: Api, names: Sequence[str], size: NodeSize, threads: int) -> None:
@@ -530,12 +573,20 @@ class Creator:
     api: Api
     threads: int
     on_created: Callable[[str], None]
+    # Pod name -> the body of its claim, POSTed just before the pod.
+    claims: Mapping[str, bytes] = field(default_factory=dict)
     created: dict[str, float] = field(default_factory=dict)
     done: float = 0.0
 
     def create(self, name: str, body: bytes) -> None:
         sent = time.monotonic()
         try:
+            if name in self.claims:
+                self.api.post(
+                    f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims",
+                    self.claims[name],
+                    exists_ok=True,
+                )
             self.api.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body, exists_ok=True)
         except (ApiError, OSError) as error:
             # The pod stays missing: the wait for it times out and the run is reported failed.
@@ -577,14 +628,19 @@ class Run:
 
 
 def measure(
-    phase: str, pods: Sequence[tuple[str, bytes]], rate: float | None, run: Run
+    phase: str,
+    pods: Sequence[tuple[str, bytes]],
+    rate: float | None,
+    run: Run,
+    claims: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
-    """One phase: create ``pods``, wait for all to be bound, and what it took."""
+    """One phase: create ``pods`` (each after its claim in ``claims``, if any), wait for all to be
+    bound, and what it took."""
     admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
     flow_schema = FLOW_SCHEMAS[scheduler.kind]
     requests_before, kinds_before = api_counts(admin.metrics(), flow_schema)
     cpu_before = scheduler.cpu_seconds()
-    creator = Creator(admin, config.create_threads, scheduler.created)
+    creator = Creator(admin, config.create_threads, scheduler.created, claims or {})
     names = [name for name, _ in pods]
     with creator.running(pods, rate):
         complete = watch.wait(
@@ -686,6 +742,51 @@ def verify(admin: Api, expected: set[str], kind: str) -> dict[str, Any]:
     return result
 
 
+def verify_storage(admin: Api, pods: Sequence[str]) -> dict[str, Any]:
+    """Every claim of ``pods`` bound to a PV (both ways: the claim's volumeName, the PV's
+    claimRef) whose node affinity allows the node its pod is bound to."""
+    by_name = {
+        pod["metadata"]["name"]: pod
+        for pod in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
+    }
+    claims = {
+        claim["metadata"]["name"]: claim
+        for claim in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
+    }
+    volumes = {pv["metadata"]["name"]: pv for pv in admin.list_items("/api/v1/persistentvolumes")}
+    unbound: list[str] = []
+    wrong_node: list[str] = []
+    for name in pods:
+        claim = claims.get(claim_name(name))
+        pv = volumes.get((claim or {}).get("spec", {}).get("volumeName") or "")
+        if (
+            claim is None
+            or pv is None
+            or BIND_COMPLETED not in (claim["metadata"].get("annotations") or {})
+            or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]
+        ):
+            unbound.append(name)
+            continue
+        node = (by_name.get(name) or {}).get("spec", {}).get("nodeName")
+        if node is None or pv_node(pv) != node:
+            wrong_node.append(f"{name}: on {node}, its PV on {pv_node(pv)}")
+    result = {
+        "pods": len(pods),
+        "claims_bound": len(pods) - len(unbound),
+        "unbound_claims": unbound[:10],
+        "unbound_claims_count": len(unbound),
+        "wrong_node": wrong_node[:10],
+        "wrong_node_count": len(wrong_node),
+        "ok": not (unbound or wrong_node),
+    }
+    log(
+        f"  storage check {'ok' if result['ok'] else 'FAILED'}: "
+        f"{result['claims_bound']}/{len(pods)} claims bound, "
+        f"{len(wrong_node)} pods off their PV's node"
+    )
+    return result
+
+
 # --- one run ----------------------------------------------------------------------------------
 
 
@@ -695,8 +796,11 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
     try:
         admin = Api(plane.admin, pool=config.create_threads)
         prepare(plane, kind)
+        storage = config.storage_pods if kind in STORAGE_SCHEDULERS else 0
+        if storage:
+            admin.post("/apis/storage.k8s.io/v1/storageclasses", storage_class_body(STORAGE_CLASS))
         nodes = node_names(node_count)
-        total_pods = 1 + config.pods + config.steady_pods
+        total_pods = 1 + config.pods + config.steady_pods + storage
         create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
         nodes_file = plane.dir / f"nodes-{node_count}.txt"
         nodes_file.write_text("\n".join(nodes) + "\n")
@@ -707,6 +811,12 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
             # Watching before the scheduler starts, so that no bind goes unseen.
             watch = BindWatch(Api(plane.admin, pool=1))
             running.callback(watch.close)
+            provisioner = None
+            if storage:
+                provisioner = Provisioner(
+                    plane.admin, NAMESPACE, STORAGE_CLASS, workers=PROVISIONER_WORKERS
+                )
+                running.callback(provisioner.close)
             scheduler = SchedulerProcess(kind, plane, config, nodes_file)
             running.callback(scheduler.stop)
             started = time.monotonic()
@@ -728,12 +838,28 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
             if config.steady_pods and result["burst"]["complete"]:
                 steady = workload("steady", config.steady_pods, scheduler_name)
                 result["steady"] = measure("steady", steady, config.steady_rate, run)
+            storage_pods: list[tuple[str, bytes]] = []
+            if provisioner is not None and all(
+                result[p]["complete"] for p in ("burst", "steady") if p in result
+            ):
+                storage_pods, claims = storage_workload("storage", storage, scheduler_name)
+                result["storage"] = measure("storage", storage_pods, None, run, claims)
+                took = [seconds * 1000 for seconds in provisioner.provisioned.values()]
+                result["storage"]["provision_ms"] = {
+                    f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
+                }
+                result["storage"]["provision_errors"] = provisioner.errors[:10]
             result["cpu_seconds_total"] = round(scheduler.cpu_seconds(), 2)
             result["peak_rss_mib"] = round(scheduler.peak_rss_mib(), 1)
         expected = {"warm-up", *(name for name, _ in burst)}
         if "steady" in result:
             expected.update(name for name, _ in steady)
+        expected.update(name for name, _ in storage_pods)
         result["correctness"] = verify(admin, expected, kind)
+        if storage_pods:
+            checked = verify_storage(admin, [name for name, _ in storage_pods])
+            result["correctness"]["storage"] = checked
+            result["correctness"]["ok"] = result["correctness"]["ok"] and checked["ok"]
         return result
     finally:
         plane.down()
@@ -751,6 +877,13 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument("--pods", type=int, default=5000, help="pods of the burst phase")
     parser.add_argument("--steady-rate", type=float, default=100.0, help="pods per second")
     parser.add_argument("--steady-seconds", type=float, default=30.0, help="0 skips the phase")
+    parser.add_argument(
+        "--storage-pods",
+        type=int,
+        default=None,
+        help="pods of the storage phase, each with a WaitForFirstConsumer claim (default: a "
+        "fifth of --pods; 0 skips the phase; policy-scheduler and kube-scheduler only)",
+    )
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
         "--concurrency",
@@ -778,6 +911,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         pods=args.pods,
         steady_rate=args.steady_rate,
         steady_seconds=args.steady_seconds,
+        storage_pods=args.pods // 5 if args.storage_pods is None else args.storage_pods,
         schedulers=tuple(args.schedulers),
         concurrency=args.concurrency,
         create_threads=args.create_threads,
@@ -789,7 +923,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
 
 
 def passed(case: dict[str, Any]) -> bool:
-    phases = [case[p] for p in ("burst", "steady") if p in case]
+    phases = [case[p] for p in ("burst", "steady", "storage") if p in case]
     return bool(phases) and all(p["complete"] for p in phases) and case["correctness"]["ok"]
 
 
@@ -802,6 +936,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "pods": config.pods,
             "steady_rate": config.steady_rate,
             "steady_seconds": config.steady_seconds,
+            "storage_pods": config.storage_pods,
             "concurrency": config.concurrency,
             "create_threads": config.create_threads,
             "kube_qps": config.kube_qps,

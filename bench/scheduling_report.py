@@ -92,6 +92,32 @@ def ratios(cases: list[Case]) -> list[dict[str, Any]]:
     return rows
 
 
+def storage_ratios(cases: list[Case]) -> list[dict[str, Any]]:
+    """Per node count where both ran the storage phase: policy-scheduler's figures of it divided
+    by kube-scheduler's."""
+    by = {(c["scheduler"], c["nodes"]): c for c in cases if "storage" in c}
+    rows = []
+    for nodes in sorted({n for _, n in by}):
+        ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
+        if ours is None or kube is None:
+            continue
+
+        def versus(*path: str, ours: Case = ours, kube: Case = kube) -> float | None:
+            return _ratio(_get(ours, "storage", *path), _get(kube, "storage", *path))
+
+        rows.append(
+            {
+                "nodes": nodes,
+                "throughput_vs_kube": versus("throughput"),
+                "p50_vs_kube": versus("latency_ms", "p50"),
+                "p99_vs_kube": versus("latency_ms", "p99"),
+                "cpu_per_pod_vs_kube": versus("cpu_ms_per_pod"),
+                "requests_per_pod_vs_kube": versus("api_requests_per_pod"),
+            }
+        )
+    return rows
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
@@ -149,6 +175,37 @@ def markdown(results: dict[str, Any]) -> str:
                 [_phase_cells(c, "steady") for c in steady],
             ),
         ]
+    storage = [c for c in done if "storage" in c]
+    if storage:
+        lines += [
+            "",
+            f"## Storage: {config.get('storage_pods')} pods, each with a WaitForFirstConsumer "
+            "claim",
+            "",
+            "provision ms: the stand-in provisioner's own time per claim (selected node seen to "
+            "claim bound), in every scheduler's latency alike. check: the run's, and every claim "
+            "bound to a PV on its pod's node.",
+            "",
+            *_table(
+                [
+                    *PHASE_COLUMNS,
+                    "API requests/pod",
+                    "provision ms p50",
+                    "provision ms p99",
+                    "check",
+                ],
+                [
+                    [
+                        *_phase_cells(c, "storage"),
+                        c["storage"]["api_requests_per_pod"],
+                        c["storage"]["provision_ms"]["p50"],
+                        c["storage"]["provision_ms"]["p99"],
+                        "ok" if c["correctness"]["ok"] and c["storage"]["complete"] else "FAILED",
+                    ]
+                    for c in storage
+                ],
+            ),
+        ]
     lines += [
         "",
         "## Ratios",
@@ -171,6 +228,16 @@ def markdown(results: dict[str, Any]) -> str:
             [list(row.values()) for row in results["ratios"]],
         ),
     ]
+    if results.get("storage_ratios"):
+        lines += [
+            "",
+            "Storage phase, policy-scheduler ÷ kube-scheduler:",
+            "",
+            *_table(
+                ["nodes", "pods/s", "p50", "p99", "CPU/pod", "requests/pod"],
+                [list(row.values()) for row in results["storage_ratios"]],
+            ),
+        ]
     errors = [c for c in cases if "error" in c]
     if errors:
         lines += ["", "## Errors", ""]
@@ -219,6 +286,7 @@ def chart(cases: list[Case], path: Path) -> None:
 def write_reports(results: dict[str, Any], out: Path) -> list[Path]:
     """scheduling.json, scheduling.md and scheduling.png in ``out``; their paths."""
     results["ratios"] = ratios(results["cases"])
+    results["storage_ratios"] = storage_ratios(results["cases"])
     paths = [out / "scheduling.json", out / "scheduling.md", out / "scheduling.png"]
     paths[0].write_text(json.dumps(results, indent=2) + "\n")
     paths[1].write_text(markdown(results))
