@@ -41,7 +41,9 @@ SELECTED_NODE = "volume.kubernetes.io/selected-node"
 STORAGE = "storage"
 
 # The fields each kind's plugins read; the rest of an object is dropped by slim().
-_KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "annotations")
+_KEPT_METADATA = (
+    "name", "namespace", "uid", "resourceVersion", "labels", "annotations", "deletionTimestamp",
+)  # fmt: skip
 _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode"),
           ("phase",)),
@@ -284,6 +286,11 @@ class ResourceClaimView(StorageObject):
         return NodeSelector.parse_lenient(
             allocation["nodeSelector"], "status.allocation.nodeSelector"
         )[0]
+
+    @property
+    def deleting(self) -> bool:
+        """Whether the claim has a ``deletionTimestamp`` (DynamicResources then waits)."""
+        return _mapping(self.raw.get("metadata")).get("deletionTimestamp") is not None
 
     @cached_property
     def reserved_for(self) -> frozenset[str]:
