@@ -1,0 +1,232 @@
+"""DynamicResources: a pod's ResourceClaims (resource.k8s.io/v1, DRA) must exist and be usable
+on the node (kube-scheduler's DynamicResources, without its device allocator).
+
+**PreFilter**, once per pod, looks up each claim of ``spec.resourceClaims`` in the pod's
+namespace, as kube-scheduler does, and rejects the pod on every node (a PreFilter's
+UnschedulableAndUnresolvable) with the first problem found, in kube's words where kube has any:
+
+- a claim from a ``resourceClaimTemplateName`` that the resourceclaim controller has not made yet
+  (no entry in the pod's ``status.resourceClaimStatuses``):
+  ``pod "<ns>/<pod>": ResourceClaim not created yet``; an entry without a claim name means the
+  pod needs no claim for it, and it is passed over, as in kube;
+- a claim the scheduler does not know: ``could not find ResourceClaim "<ns>/<claim>"``;
+- a claim being deleted: ``resourceclaim "<claim>" is being deleted``;
+
+then, claim by claim in the pod's order:
+
+- an allocated claim whose ``status.reservedFor`` is full (ResourceClaimReservedForMaxSize, 256,
+  the most the API accepts) without this pod: ``resourceclaim in use``. (Kube v1.34's
+  CanBeReserved no longer checks the size and would fail later, writing the reservation; the
+  API's limit is the same, so refusing here says it earlier.)
+- an allocated claim not reserved for the pod: the kubelet starts no pod that its claims are not
+  reserved for, and this scheduler cannot write ``status.reservedFor`` yet (see below), so
+  binding the pod would leave it stuck in ContainerCreating: rejected, saying so;
+- a claim not allocated: this scheduler does not allocate devices yet: rejected, saying so.
+
+**Filter**, per node: the ``status.allocation.nodeSelector`` of every claim must match the node,
+or the node fails with kube's "resourceclaim not available on the node". Claims allocated
+without a node selector fit every node.
+
+Where device allocation will plug in (a later issue), following kube-scheduler's layout:
+
+- PreFilter keeps the claims to allocate (today's "not allocated" rejection goes) and gathers
+  the ResourceSlices, DeviceClasses and the devices already allocated (kube's
+  allocatedDevices, with this scheduler's in-flight allocations);
+- Filter runs the allocator per node for those claims, after the node selector check here,
+  remembering each node's allocation in the cycle's state ("cannot allocate all claims" when it
+  finds none);
+- Reserve records the chosen node's allocations as in-flight (assumed, in
+  :class:`~policy_scheduler.model.volumes.Volumes`' assume cache), so that the next cycles,
+  which do not wait for the bind, do not hand the same devices out again; Unreserve drops them;
+- PreBind writes each claim's ``status.allocation`` (for a new one) and adds the pod to
+  ``status.reservedFor`` (for every claim not yet reserved for it, which also lifts today's
+  "not reserved" rejection), then the pod is bound.
+
+PreBind's writes are to the ``status`` subresource (``resourceclaims/status``): the API server
+ignores status in a write to the claim itself, so the pre-binds' merge-patch port
+(:class:`~policy_scheduler.plugins.base.ObjectWriter`, which writes the main resource) cannot
+make them. They need a port that patches a subresource and RBAC ``patch`` (or ``update``) on
+``resource.k8s.io`` ``resourceclaims/status``. The state already carries the pod's claims, for
+them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import PodView, _mapping, _sequence
+from policy_scheduler.model.selectors import NodeSelector
+from policy_scheduler.model.volumes import ResourceClaimView, Volumes
+from policy_scheduler.plugins.base import (
+    ANY_NODE,
+    FITS,
+    SKIP,
+    Args,
+    ClusterEvent,
+    Cycle,
+    EventKind,
+    Filter,
+    PreFilterResult,
+    Rejections,
+    Skip,
+    filter_each,
+    no_args,
+)
+
+NAME = "DynamicResources"
+
+RESERVED_FOR_MAX_SIZE: Final = 256
+"""kube's ResourceClaimReservedForMaxSize: the most consumers a claim's ``reservedFor`` holds."""
+
+NOT_AVAILABLE: Final = ("resourceclaim not available on the node",)
+IN_USE: Final = "resourceclaim in use"
+
+
+def not_created(pod: PodView) -> str:
+    return f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet'
+
+
+def not_found(namespace: str, name: str) -> str:
+    return f'could not find ResourceClaim "{namespace}/{name}"'
+
+
+def being_deleted(name: str) -> str:
+    return f'resourceclaim "{name}" is being deleted'
+
+
+def not_reserved(name: str) -> str:
+    return (
+        f'resourceclaim "{name}" is not reserved for the pod: policy-scheduler does not write '
+        "status.reservedFor yet, and the kubelet starts no pod its claims are not reserved for; "
+        "reserve it for the pod (or let kube-scheduler place this pod)"
+    )
+
+
+def not_allocated(name: str) -> str:
+    return (
+        f'resourceclaim "{name}" is not allocated: policy-scheduler does not allocate devices '
+        "yet; allocate it (or let kube-scheduler place this pod)"
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimState:
+    """The pod's claims, in ``spec.resourceClaims`` order (what a later Reserve and PreBind
+    write), the node selectors of their allocations (the claims allocated for any node add
+    none), or why no node can take the pod."""
+
+    claims: tuple[ResourceClaimView, ...] = ()
+    selectors: tuple[NodeSelector, ...] = ()
+    rejection: str = ""
+
+
+def _claim_names(pod: PodView) -> list[str] | str:
+    """The names of the claims the pod uses, or why one of them cannot be known yet.
+
+    :attr:`PodView.resource_claims` gives None both for a template's claim not made yet and for
+    one the controller says the pod does not need (a status entry without a claim name); kube
+    waits for the first and passes over the second, so the status is read again here."""
+    statuses = {
+        str(_mapping(s).get("name", ""))
+        for s in _sequence(_mapping(pod.raw.get("status")).get("resourceClaimStatuses"))
+    }
+    names: list[str] = []
+    for entry, name in pod.resource_claims:
+        if name is not None:
+            names.append(name)
+        elif entry not in statuses:
+            return not_created(pod)
+    return names
+
+
+def _lookup(pod: PodView, volumes: Volumes) -> tuple[ResourceClaimView, ...] | str:
+    """The pod's claims, or why one of them is missing (kube's foreachPodResourceClaim)."""
+    names = _claim_names(pod)
+    if isinstance(names, str):
+        return names
+    claims: list[ResourceClaimView] = []
+    for name in names:
+        claim = volumes.resource_claim(pod.namespace, name)
+        if claim is None:
+            return not_found(pod.namespace, name)
+        if claim.deleting:
+            return being_deleted(name)
+        claims.append(claim)
+    return tuple(claims)
+
+
+def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
+    """What PreFilter concludes of the pod's claims (see the module's docstring)."""
+    claims = _lookup(pod, volumes)
+    if isinstance(claims, str):
+        return ClaimState(rejection=claims)
+    selectors: list[NodeSelector] = []
+    for claim in claims:
+        if claim.allocation is None:
+            return ClaimState(claims, rejection=not_allocated(claim.name))
+        reserved = pod.uid in claim.reserved_for
+        if not reserved and len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE:
+            return ClaimState(claims, rejection=IN_USE)
+        if not reserved:
+            return ClaimState(claims, rejection=not_reserved(claim.name))
+        if claim.allocated_nodes is not None:
+            selectors.append(claim.allocated_nodes)
+    return ClaimState(claims, tuple(selectors))
+
+
+class _DynamicResourcesFilter(Filter[ClaimState]):
+    name = NAME
+    # Node labels decide an allocation's node selector; a claim's change may make, allocate
+    # or reserve it; a deleted pod leaves the claims' reservedFor (kube's controller
+    # then updates the claim, which also wakes the pod).
+    wakes_on = (
+        EventKind.RESOURCE_CLAIM_CHANGED
+        | EventKind.NODE_ADDED
+        | EventKind.NODE_LABELS
+        | EventKind.POD_DELETED
+    )
+
+    def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
+        # As kube-scheduler's PreFilter: a pod without claims has nothing for this plugin.
+        if not cycle.pod.resource_claims:
+            return SKIP
+        return claim_state(cycle.pod, cycle.snapshot.volumes)
+
+    def pre_filter_result(self, state: ClaimState) -> PreFilterResult:
+        return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """A claim's change matters only to the pods of its namespace that use it, or that
+        wait for a template's claim (kube asks whether the pod uses the claim; a claim made from
+        a template is not named in the pod until its status says so)."""
+        claim = event.storage
+        if event.kind != EventKind.RESOURCE_CLAIM_CHANGED or not isinstance(
+            claim, ResourceClaimView
+        ):
+            return True
+        if claim.namespace != pod.namespace:
+            return False
+        return any(name is None or name == claim.name for _, name in pod.resource_claims)
+
+    def filter(self, state: ClaimState, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        name, labels = node.name, node.node.labels
+        for selector in state.selectors:
+            if not selector.matches(name, labels):
+                return NOT_AVAILABLE
+        return FITS
+
+    def filter_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Rejections:
+        # Most allocations are for any node (a rejected pod has no selectors either: no node is
+        # asked about it).
+        if not state.selectors:
+            return {}
+        return filter_each(self, state, pod, nodes)
+
+
+def new_filter(args: Args, path: str) -> Filter[ClaimState]:
+    no_args(NAME, args, path)
+    return _DynamicResourcesFilter()
