@@ -348,6 +348,22 @@ CASES = {
         ],
         Expect(where={"big": Where.ACTIVE}),
     ),
+    # The ResourceClaim controller names a template's claim in the pod's status after creating
+    # it: the claim's own event came too early to help, this one can.
+    "a pod's claim named in its status moves it back": Case(
+        [
+            feed(node("n1"), policy(), BIG),
+            settle(),
+            later(20),
+            feed(
+                changed(
+                    BIG,
+                    status__resourceClaimStatuses=[{"name": "gpu", "resourceClaimName": "big-gpu"}],
+                )
+            ),
+        ],
+        Expect(where={"big": Where.ACTIVE}),
+    ),
     # Bug: gated pods were sent to pods/binding (refused with 409) and counted as errors.
     "a gated pod costs nothing until its last gate is removed": Case(
         [feed(node("n1"), policy(), GATED), settle()],

@@ -84,11 +84,14 @@ _ALWAYS: tuple[PreEnqueue, ...] = (SchedulingGates(),)
 _BOOKKEEPING = ("resourceVersion", "generation", "managedFields")
 
 
-def _scheduling_view(raw: Mapping[str, Any]) -> tuple[Any, Any]:
+def _scheduling_view(raw: Mapping[str, Any]) -> tuple[Any, Any, Any]:
+    """What of a pending pod, when it changes, may change its verdicts: its metadata but the
+    bookkeeping, its spec, and the ResourceClaims its status names (made for its templates)."""
     metadata = raw.get("metadata") or {}
     return (
         {k: v for k, v in metadata.items() if k not in _BOOKKEEPING},
         raw.get("spec"),
+        (raw.get("status") or {}).get("resourceClaimStatuses"),
     )
 
 
