@@ -114,7 +114,7 @@ ZONES = ("zone-a", "zone-b", "zone-c")
 # the schedulers that run it: the raw binder decides nothing, and writes no selected node.
 STORAGE_CLASS = "bench-wait-for-first-consumer"
 STORAGE_SCHEDULERS = ("policy-scheduler", "kube-scheduler")
-PROVISIONER_WORKERS = 16
+PROVISIONER_WORKERS = 32
 HOSTNAME = "kubernetes.io/hostname"
 # After the last bind: the Scheduled events and status writes that follow it are the phase's.
 SETTLE_SECONDS = 1.0
