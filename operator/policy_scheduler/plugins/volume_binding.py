@@ -1,0 +1,659 @@
+"""VolumeBinding: the pod's PersistentVolumeClaims must be bound, or bindable, on the node
+(kube-scheduler v1.34's VolumeBinding, legacy predicate CheckVolumeBinding).
+
+**PreFilter** reads the pod's claims (its ``persistentVolumeClaim`` volumes, and the claims of
+its generic ephemeral volumes) in volume order: a missing, lost or deleted claim rejects the pod
+with kube's text, and so does a claim that is not bound and whose class binds immediately (or is
+unknown): "pod has unbound immediate PersistentVolumeClaims". A claim counts as bound, as in
+kube, when it names a volume *and* has the ``pv.kubernetes.io/bind-completed`` annotation.
+
+**Filter** checks, per node, that the bound claims' volumes exist and that their node affinity
+admits the node, then finds for each unbound WaitForFirstConsumer claim (smallest request first)
+the smallest available PV of its class that fits it on this node (kube's FindMatchingVolume; a PV
+pre-bound to the claim wins), no PV serving two claims of the pod; the claims left over, and
+those already given to a node's provisioner, must be dynamically provisionable there (a real
+provisioner, and the class's allowedTopologies admit the node). Its reasons, in kube's order:
+"node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find available
+persistent volumes to bind", "node(s) unavailable due to one or more pvc(s) bound to non-existent
+pv(s)". (CSIStorageCapacity, hence "node(s) did not have enough free storage", and the in-tree
+to CSI translation of PVs are not modelled.)
+
+**Reserve** finds the matches again on the chosen node and *assumes* them in the
+:class:`~policy_scheduler.model.volumes.Volumes` catalog (each PV with its ``claimRef``, each
+claim to provision with the selected-node annotation), so that the next cycles, which do not
+wait for the API, cannot give a PV away twice. **Unreserve** restores them. **PreBind** writes
+them (merge patches) and waits, polling the catalog the informers feed, until every claim is
+bound, up to ``bindTimeoutSeconds``; its refusals are kube's texts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
+from policy_scheduler.model.volumes import (
+    NO_PROVISIONER,
+    PV,
+    PVC,
+    SELECTED_NODE,
+    WAIT_FOR_FIRST_CONSUMER,
+    ClaimView,
+    Volumes,
+    VolumeView,
+)
+from policy_scheduler.plugins.base import (
+    ANY_NODE,
+    FITS,
+    SKIP,
+    Args,
+    ArgsError,
+    ClusterEvent,
+    Cycle,
+    EventKind,
+    FieldError,
+    Filter,
+    ObjectRef,
+    ObjectWriter,
+    PreBind,
+    PreFilterResult,
+    Reserve,
+    Skip,
+    unknown_fields,
+)
+
+NAME = "VolumeBinding"
+LEGACY_NAME = "CheckVolumeBinding"
+DEFAULT_BIND_TIMEOUT_SECONDS = 600
+POLL_INTERVAL_SECONDS = 1.0
+"""kube polls the bindings once a second."""
+
+NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
+BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+_AVAILABLE = "Available"
+_LOST = "Lost"
+_PRE_BIND_FAILED = f'running PreBind plugin "{NAME}": '
+_TIMEOUT = "binding volumes: context deadline exceeded"
+
+Sleep = Callable[[float], Awaitable[None]]
+Clock = Callable[[], float]
+
+
+# --- what kube's storage helpers read of claims and volumes ---------------------------------
+
+
+def _claim_class(claim: ClaimView) -> str:
+    """The claim's class: the beta annotation, when present, wins over the field (kube's
+    GetPersistentVolumeClaimClass)."""
+    if BETA_STORAGE_CLASS in claim.annotations:
+        return str(claim.annotations[BETA_STORAGE_CLASS])
+    return claim.storage_class
+
+
+def _volume_class(volume: VolumeView) -> str:
+    if BETA_STORAGE_CLASS in volume.annotations:
+        return str(volume.annotations[BETA_STORAGE_CLASS])
+    return volume.storage_class
+
+
+def _deleting(raw: Raw) -> bool:
+    return _mapping(raw.get("metadata")).get("deletionTimestamp") is not None
+
+
+def _fully_bound(claim: ClaimView) -> bool:
+    """kube's isPVCFullyBound: a volume is named and the PV controller finished the bind."""
+    return claim.bound and BIND_COMPLETED in claim.annotations
+
+
+def _bound_to(volume: VolumeView, claim: ClaimView) -> bool:
+    """The PV's claimRef names the claim (its uid too, when the ref has one)."""
+    ref = volume.claim_ref
+    if ref is None:
+        return False
+    if ref.get("name") != claim.name or (ref.get("namespace") or "") != claim.namespace:
+        return False
+    uid = ref.get("uid") or ""
+    return not uid or uid == claim.uid
+
+
+def _reaches(volume: VolumeView, labels: Mapping[str, str]) -> bool:
+    """kube's CheckNodeAffinity, which builds a node of the labels only: so a ``matchFields``
+    term on ``metadata.name`` matches no node, hence the empty name."""
+    affinity = volume.node_affinity
+    return affinity is None or affinity.matches("", labels)
+
+
+def _topology_admits(terms: Sequence[Raw], labels: Mapping[str, str]) -> bool:
+    """kube's MatchTopologySelectorTerms: no term admits every node; a term admits a node when
+    each of its (non-empty) expressions finds the label among its values; an empty term, or an
+    expression without values, admits none."""
+    if not terms:
+        return True
+    for term in terms:
+        expressions = [_mapping(e) for e in _sequence(term.get("matchLabelExpressions"))]
+        if expressions and all(
+            _sequence(e.get("values"))
+            and labels.get(str(e.get("key"))) in _sequence(e.get("values"))
+            for e in expressions
+        ):
+            return True
+    return False
+
+
+def _version(raw: Mapping[str, Any]) -> int:
+    """An object's resourceVersion as kube's assume cache compares them; -1 when unreadable."""
+    try:
+        return int(str(_mapping(raw.get("metadata")).get("resourceVersion", "")))
+    except ValueError:
+        return -1
+
+
+# --- the pod's claims ------------------------------------------------------------------------
+
+
+def _claim_refs(pod: PodView) -> list[tuple[str, bool]]:
+    """The claims the pod's volumes use, in volume order, each with whether it is an ephemeral
+    volume's (created by the ephemeral volume controller, named ``<pod>-<volume>``)."""
+    refs: list[tuple[str, bool]] = []
+    for volume in pod.volumes:
+        claim = _mapping(volume.get("persistentVolumeClaim"))
+        if claim.get("claimName"):
+            refs.append((str(claim["claimName"]), False))
+        elif volume.get("ephemeral") is not None:
+            refs.append((f"{pod.name}-{volume.get('name', '')}", True))
+    return refs
+
+
+def _owned_by(claim: ClaimView, pod: PodView) -> bool:
+    """kube's VolumeIsForPod: the pod is the claim's controller. The ownerReferences are read
+    only when the catalog keeps them (an informer's slim() drops them): without them the
+    claim is taken as the pod's."""
+    metadata = _mapping(claim.raw.get("metadata"))
+    if "ownerReferences" not in metadata:
+        return True
+    return any(
+        _mapping(ref).get("controller") is True and _mapping(ref).get("uid") == pod.uid
+        for ref in _sequence(metadata["ownerReferences"])
+    )
+
+
+@dataclass
+class _Reservation:
+    """What Reserve assumed for the pod on ``node``: the PVs with their claimRef, with the
+    claims they serve, and the claims to provision with the selected-node annotation (each
+    as written, and whether it was assumed: a PV already bound to its claim is not)."""
+
+    node: str
+    bindings: list[tuple[VolumeView, ClaimView, bool]] = field(default_factory=list)
+    provisions: list[ClaimView] = field(default_factory=list)
+
+
+@dataclass
+class _PodClaims:
+    """The state of a cycle: the pod's claims as PreFilter sorted them (or why it rejected the
+    pod), the PVs of the delayed claims' classes as they were then, the catalog and snapshot to
+    reserve and wait on, and what Reserve assumed."""
+
+    volumes: Volumes
+    snapshot: Snapshot
+    rejection: str = ""
+    bound: list[ClaimView] = field(default_factory=list)
+    delayed: list[ClaimView] = field(default_factory=list)
+    candidates: dict[str, list[VolumeView]] = field(default_factory=dict)
+    reserved: _Reservation | None = None
+
+
+def _read_claims(pod: PodView, volumes: Volumes, snapshot: Snapshot) -> _PodClaims:
+    """kube's podHasPVCs and GetPodVolumeClaims: the first claim found wanting rejects the pod,
+    in volume order, checks of every claim before the binding modes are looked at."""
+    state = _PodClaims(volumes, snapshot)
+    claims: list[ClaimView] = []
+    for name, ephemeral in _claim_refs(pod):
+        claim = volumes.claim(pod.namespace, name)
+        if claim is None:
+            state.rejection = (
+                "waiting for ephemeral volume controller to create the persistentvolumeclaim "
+                f'"{name}"'
+                if ephemeral
+                else f'persistentvolumeclaim "{name}" not found'
+            )
+            return state
+        if claim.phase == _LOST:
+            state.rejection = (
+                f'persistentvolumeclaim "{name}" bound to non-existent persistentvolume '
+                f'"{claim.volume_name}"'
+            )
+            return state
+        if _deleting(claim.raw):
+            state.rejection = f'persistentvolumeclaim "{name}" is being deleted'
+            return state
+        if ephemeral and not _owned_by(claim, pod):
+            state.rejection = (
+                f"PVC {claim.namespace}/{name} was not created for pod {pod.namespace}/{pod.name} "
+                "(pod is not owner)"
+            )
+            return state
+        claims.append(claim)
+    for claim in claims:
+        if _fully_bound(claim):
+            state.bound.append(claim)
+        elif _delays_binding(claim, volumes) and not claim.volume_name:
+            state.delayed.append(claim)
+        else:
+            # A claim naming a volume that the PV controller has not finished binding is
+            # "immediate" too: it waits for the controller, not for a node.
+            state.rejection = UNBOUND_IMMEDIATE
+            return state
+    for claim in state.delayed:
+        name = _claim_class(claim)
+        if name not in state.candidates:
+            # By name, so that among equal sizes the same PV wins every time (kube's order is
+            # its cache's).
+            state.candidates[name] = sorted(
+                (v for v in volumes.volumes() if _volume_class(v) == name), key=lambda v: v.name
+            )
+    return state
+
+
+def _delays_binding(claim: ClaimView, volumes: Volumes) -> bool:
+    """kube's IsDelayBindingMode: a claim without a class, or whose class is unknown, binds
+    immediately."""
+    name = _claim_class(claim)
+    if not name:
+        return False
+    storage_class = volumes.storage_class(name)
+    return storage_class is not None and storage_class.binding_mode == WAIT_FOR_FIRST_CONSUMER
+
+
+# --- per node ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Plan:
+    """What the pod needs on one node (kube's PodVolumes): PVs to bind claims to, and claims
+    to provision."""
+
+    reasons: tuple[str, ...] = FITS
+    bindings: list[tuple[VolumeView, ClaimView]] = field(default_factory=list)
+    provisions: list[ClaimView] = field(default_factory=list)
+
+
+def _matching_volume(
+    claim: ClaimView, volumes: Sequence[VolumeView], labels: Mapping[str, str], taken: set[str]
+) -> VolumeView | None:
+    """kube's FindMatchingVolume for a delayed claim on a node: a PV pre-bound to the claim
+    (if the node reaches it), else the smallest available PV that fits the claim."""
+    smallest: VolumeView | None = None
+    for volume in volumes:
+        if volume.name in taken:
+            continue
+        if volume.claim_ref is not None and not _bound_to(volume, claim):
+            continue
+        if volume.capacity < claim.requested_storage or volume.volume_mode != claim.volume_mode:
+            continue
+        if _deleting(volume.raw):
+            continue
+        reaches = _reaches(volume, labels)
+        if _bound_to(volume, claim):
+            # Pre-bound: this PV or none, whatever else would fit.
+            return volume if reaches else None
+        if volume.phase != _AVAILABLE:
+            continue
+        if claim.selector is not None and not claim.selector.matches(volume.labels):
+            continue
+        if _volume_class(volume) != _claim_class(claim) or not reaches:
+            continue
+        if not claim.access_modes <= volume.access_modes:
+            continue
+        if smallest is None or volume.capacity < smallest.capacity:
+            smallest = volume
+    return smallest
+
+
+def _provisionable(claim: ClaimView, volumes: Volumes, labels: Mapping[str, str]) -> bool:
+    """Whether the claim's class can provision a volume for this node. (A delayed claim's
+    class was found by PreFilter; were it gone since, kube errs, and no node fits here.)"""
+    storage_class = volumes.storage_class(_claim_class(claim))
+    if storage_class is None or storage_class.provisioner in ("", NO_PROVISIONER):
+        return False
+    return _topology_admits(storage_class.allowed_topologies, labels)
+
+
+def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
+    """kube's FindPodVolumes."""
+    node_conflict = bind_conflict = missing = False
+    plan = _Plan()
+    for claim in state.bound:
+        volume = state.volumes.volume(claim.volume_name)
+        if volume is None:
+            missing = True
+            break
+        if not _reaches(volume, labels):
+            node_conflict = True
+            break
+    to_match: list[ClaimView] = []
+    to_provision: list[ClaimView] = []
+    for claim in state.delayed:
+        if SELECTED_NODE not in claim.annotations:
+            to_match.append(claim)
+        elif claim.annotations[SELECTED_NODE] == node:
+            to_provision.append(claim)
+        else:
+            # Given to another node's provisioner already.
+            bind_conflict = True
+            to_match = to_provision = []
+            break
+    taken: set[str] = set()
+    for claim in sorted(to_match, key=lambda c: c.requested_storage):
+        volume = _matching_volume(
+            claim, state.candidates.get(_claim_class(claim), ()), labels, taken
+        )
+        if volume is None:
+            to_provision.append(claim)
+            bind_conflict = True
+        else:
+            taken.add(volume.name)
+            plan.bindings.append((volume, claim))
+    if to_provision:
+        # Provisioning answers for the claims no PV matched, as kube lets it.
+        bind_conflict = not all(_provisionable(c, state.volumes, labels) for c in to_provision)
+        if not bind_conflict:
+            plan.provisions = to_provision
+    plan.reasons = tuple(
+        reason
+        for reason, failed in (
+            (NODE_CONFLICT, node_conflict),
+            (BIND_CONFLICT, bind_conflict),
+            (PV_NOT_EXIST, missing),
+        )
+        if failed
+    )
+    return plan
+
+
+def _labels(snapshot: Snapshot, node: str) -> Mapping[str, str]:
+    info = snapshot.get(node)
+    return info.node.labels if info is not None else {}
+
+
+def _claim_ref(claim: ClaimView) -> dict[str, Any]:
+    """The reference to the claim that a PV bound to it holds (kube's GetReference)."""
+    return {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": claim.namespace,
+        "name": claim.name,
+        "uid": claim.uid,
+        "resourceVersion": claim.resource_version,
+    }
+
+
+def _bound_copy(volume: VolumeView, claim: ClaimView) -> VolumeView | None:
+    """The PV bound to the claim (kube's GetBindVolumeToClaim); None when it is already."""
+    raw = copy.deepcopy(dict(volume.raw))
+    ref = volume.claim_ref or {}
+    dirty = False
+    if (ref.get("name"), ref.get("namespace"), ref.get("uid")) != (
+        claim.name,
+        claim.namespace,
+        claim.uid,
+    ):
+        raw.setdefault("spec", {})["claimRef"] = _claim_ref(claim)
+        dirty = True
+    if not _bound_to(volume, claim) and BOUND_BY_CONTROLLER not in volume.annotations:
+        raw.setdefault("metadata", {}).setdefault("annotations", {})[BOUND_BY_CONTROLLER] = "yes"
+        dirty = True
+    return VolumeView(raw) if dirty else None
+
+
+def _annotated_copy(claim: ClaimView, node: str) -> ClaimView:
+    raw = copy.deepcopy(dict(claim.raw))
+    raw.setdefault("metadata", {}).setdefault("annotations", {})[SELECTED_NODE] = node
+    return ClaimView(raw)
+
+
+class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_PodClaims | None]):
+    """Filter, Reserve and PreBind share the state of the cycle (:class:`_PodClaims`)."""
+
+    name = NAME
+    # kube's EventsToRegister (with queueing hints, node taints do not wake it); CSIDriver and
+    # CSIStorageCapacity events are not watched here.
+    wakes_on = (
+        EventKind.PVC_CHANGED
+        | EventKind.PV_CHANGED
+        | EventKind.STORAGE_CLASS_CHANGED
+        | EventKind.CSI_NODE_CHANGED
+        | EventKind.NODE_ADDED
+        | EventKind.NODE_LABELS
+    )
+
+    def __init__(
+        self,
+        bind_timeout: float,
+        poll_interval: float = POLL_INTERVAL_SECONDS,
+        sleep: Sleep = asyncio.sleep,
+        clock: Clock = time.monotonic,
+    ) -> None:
+        self.bind_timeout = bind_timeout
+        self._interval = poll_interval
+        self._sleep = sleep
+        self._clock = clock
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """A claim wakes only the pods of its namespace that use it (kube's hint). A pod with
+        ephemeral volumes is always woken: their claims' names hold the pod's name, which a
+        hint may not read. StorageClass and CSINode hints need the object as it was: not here."""
+        claim = event.storage
+        if not event.kind & EventKind.PVC_CHANGED or not isinstance(claim, ClaimView):
+            return True
+        if claim.namespace != pod.namespace:
+            return False
+        if any(v.get("ephemeral") is not None for v in pod.volumes):
+            return True
+        return any(name == claim.name for name, _ in _claim_refs(pod))
+
+    def pre_filter(self, cycle: Cycle) -> _PodClaims | Skip:
+        pod = cycle.pod
+        if not _claim_refs(pod):
+            return SKIP
+        state = _read_claims(pod, cycle.snapshot.volumes, cycle.snapshot)
+        if not state.rejection and not state.delayed:
+            volumes = [state.volumes.volume(c.volume_name) for c in state.bound]
+            if all(v is not None and v.node_affinity is None for v in volumes):
+                # Every claim bound to a volume any node reaches: every node passes, and
+                # Reserve and PreBind have nothing to do (kube: allBound).
+                return SKIP
+        return state
+
+    def pre_filter_result(self, state: _PodClaims) -> PreFilterResult:
+        return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
+
+    def filter(self, state: _PodClaims, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        return _plan(state, node.node.name, node.node.labels).reasons
+
+    def reserve(self, state: _PodClaims | None, pod: PodView, node: str) -> str | None:
+        """Match again on ``node`` against the catalog as it is now, and assume the matches."""
+        if state is None or state.rejection:
+            return None
+        now = _read_claims(pod, state.volumes, state.snapshot)
+        if now.rejection:
+            return now.rejection
+        if not now.delayed:
+            # Bound meanwhile (kube's arePodVolumesBound): nothing to assume or write.
+            return None
+        plan = _plan(now, node, _labels(state.snapshot, node))
+        if plan.reasons:
+            return ", ".join(plan.reasons)
+        reservation = _Reservation(node)
+        for volume, claim in plan.bindings:
+            bound = _bound_copy(volume, claim)
+            if bound is not None:
+                state.volumes.assume(bound)
+            reservation.bindings.append((bound or volume, claim, bound is not None))
+        for claim in plan.provisions:
+            annotated = _annotated_copy(claim, node)
+            state.volumes.assume(annotated)
+            reservation.provisions.append(annotated)
+        state.reserved = reservation
+        return None
+
+    def unreserve(self, state: _PodClaims | None, pod: PodView, node: str) -> None:
+        if state is None or state.reserved is None:
+            return
+        self._restore(state.volumes, state.reserved.bindings, state.reserved.provisions)
+        state.reserved = None
+
+    @staticmethod
+    def _restore(
+        volumes: Volumes,
+        bindings: Sequence[tuple[VolumeView, ClaimView, bool]],
+        provisions: Sequence[ClaimView],
+    ) -> None:
+        for volume, _, assumed in bindings:
+            if assumed:
+                volumes.restore(PV, volume.key)
+        for claim in provisions:
+            volumes.restore(PVC, claim.key)
+
+    async def pre_bind(
+        self, state: _PodClaims | None, pod: PodView, node: str, objects: ObjectWriter
+    ) -> str | None:
+        """Write the reservation, then wait for the PV controller (or the provisioner) to bind
+        every claim (kube's BindPodVolumes)."""
+        reservation = None if state is None else state.reserved
+        if state is None or reservation is None:
+            return None
+        written: dict[str, int] = {}
+        bindings, provisions = reservation.bindings, reservation.provisions
+        for i, (volume, claim, assumed) in enumerate(bindings):
+            if not assumed:
+                continue
+            metadata = _mapping(volume.raw.get("metadata"))
+            patch = {
+                "metadata": {"annotations": dict(_mapping(metadata.get("annotations")))},
+                "spec": {"claimRef": _claim_ref(claim)},
+            }
+            try:
+                answer = await objects.patch(
+                    ObjectRef("v1", "persistentvolumes", volume.name), patch
+                )
+            except Exception as error:  # an API error fails the bind, as kube's
+                self._restore(state.volumes, bindings[i:], provisions)
+                return f"{_PRE_BIND_FAILED}{error}"
+            written[volume.key] = _version(answer)
+        for i, claim in enumerate(provisions):
+            patch = {"metadata": {"annotations": {SELECTED_NODE: node}}}
+            ref = ObjectRef("v1", "persistentvolumeclaims", claim.name, claim.namespace)
+            try:
+                answer = await objects.patch(ref, patch)
+            except Exception as error:
+                self._restore(state.volumes, (), provisions[i:])
+                return f"{_PRE_BIND_FAILED}{error}"
+            written[claim.key] = _version(answer)
+        deadline = self._clock() + self.bind_timeout
+        while True:
+            remaining = deadline - self._clock()
+            if remaining < self._interval:
+                await self._sleep(max(remaining, 0.0))
+                return f"{_PRE_BIND_FAILED}{_TIMEOUT}"
+            await self._sleep(self._interval)
+            done, failure = self._check(state, reservation, written)
+            if failure:
+                return f"{_PRE_BIND_FAILED}binding volumes: {failure}"
+            if done:
+                return None
+
+    @staticmethod
+    def _check(
+        state: _PodClaims, reservation: _Reservation, written: Mapping[str, int]
+    ) -> tuple[bool, str]:
+        """kube's checkBindings: (whether every claim is bound, or why it never will be)."""
+        volumes, node = state.volumes, reservation.node
+        labels = _labels(state.snapshot, node)
+        for volume, claim, _ in reservation.bindings:
+            now = volumes.volume(volume.name)
+            if now is None:
+                return (
+                    False,
+                    f'failed to check binding: could not find v1.PersistentVolume "{volume.name}"',
+                )
+            now_claim = volumes.claim(claim.namespace, claim.name)
+            if now_claim is None:
+                return False, (
+                    "failed to check binding: could not find "
+                    f'v1.PersistentVolumeClaim "{claim.key}"'
+                )
+            if written.get(volume.key, -1) > _version(now.raw):
+                return False, ""  # the informer has not brought our write yet
+            if not _reaches(now, labels):
+                return False, _affinity_error(now.name, node)
+            if now.claim_ref is None or not now.claim_ref.get("uid"):
+                return False, f'ClaimRef got reset for pv "{now.name}"'
+            if not _fully_bound(now_claim):
+                return False, ""
+        for claim in reservation.provisions:
+            now_claim = volumes.claim(claim.namespace, claim.name)
+            if now_claim is None:
+                return False, (
+                    "failed to check provisioning pvc: could not find "
+                    f'v1.PersistentVolumeClaim "{claim.key}"'
+                )
+            if written.get(claim.key, -1) > _version(now_claim.raw):
+                return False, ""
+            if not now_claim.annotations:
+                return False, f'selectedNode annotation reset for PVC "{claim.name}"'
+            if now_claim.annotations.get(SELECTED_NODE) != node:
+                return False, f'provisioning failed for PVC "{claim.name}"'
+            if now_claim.volume_name:
+                provisioned = volumes.volume(now_claim.volume_name)
+                if provisioned is None:
+                    return False, ""
+                if not _reaches(provisioned, labels):
+                    return False, _affinity_error(provisioned.name, node)
+            if not _fully_bound(now_claim):
+                return False, ""
+        return True, ""
+
+
+def _affinity_error(volume: str, node: str) -> str:
+    return (
+        f'pv "{volume}" node affinity doesn\'t match node "{node}": no matching NodeSelectorTerms'
+    )
+
+
+def new_filter(args: Args, path: str) -> _VolumeBinding:
+    """kube's VolumeBindingArgs: ``bindTimeoutSeconds`` (default 600, not negative); ``shape``
+    needs the StorageCapacityScoring feature gate, off in v1.34, so it is refused."""
+    errors = unknown_fields(args, ("bindTimeoutSeconds", "shape"), path)
+    timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
+    if not isinstance(timeout, int) or isinstance(timeout, bool):
+        errors.append(FieldError(f"{path}.bindTimeoutSeconds", "must be an integer"))
+    elif timeout < 0:
+        errors.append(
+            FieldError(
+                f"{path}.bindTimeoutSeconds",
+                "invalid BindTimeoutSeconds, should not be a negative value",
+            )
+        )
+    if args.get("shape") is not None:
+        errors.append(
+            FieldError(
+                f"{path}.shape",
+                "unexpected field `shape`, remove it or turn on the feature gate "
+                "StorageCapacityScoring",
+            )
+        )
+    if errors:
+        raise ArgsError(errors)
+    return _VolumeBinding(float(timeout))
