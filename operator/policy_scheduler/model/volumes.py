@@ -43,6 +43,7 @@ STORAGE = "storage"
 # The fields each kind's plugins read; the rest of an object is dropped by slim().
 _KEPT_METADATA = (
     "name", "namespace", "uid", "resourceVersion", "labels", "annotations", "deletionTimestamp",
+    "ownerReferences",
 )  # fmt: skip
 _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode"),
@@ -172,6 +173,16 @@ class ClaimView(StorageObject):
     def selected_node(self) -> str:
         """The node a WaitForFirstConsumer claim was given to the provisioner for."""
         return str(self.annotations.get(SELECTED_NODE) or "")
+
+    @property
+    def controller_uid(self) -> str:
+        """The uid of the claim's controller (the pod of a generic ephemeral volume's claim,
+        which kube checks); empty when it has none."""
+        owners = _sequence(_mapping(self.raw.get("metadata")).get("ownerReferences"))
+        for owner in map(_mapping, owners):
+            if owner.get("controller") is True:
+                return str(owner.get("uid") or "")
+        return ""
 
 
 class VolumeView(StorageObject):
