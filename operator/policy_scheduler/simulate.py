@@ -1,10 +1,12 @@
 """Offline scheduling: place a cluster dump's pending pods with a policy, no API server involved.
 
 The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicationcontrollers,
-replicasets,statefulsets -A -o yaml`` prints (a ``List``) or multi-document YAML of those kinds, as
+replicasets,statefulsets,persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,
+resourceclaims -A -o yaml`` prints (a ``List``) or multi-document YAML of those kinds, as
 :mod:`policy_scheduler.manifests` reads them: the nodes and pods, and what default topology
-spreading (the Services' and controllers' selectors) and pod affinity's ``namespaceSelector`` (the
-Namespaces' labels) read, which a file may leave out.
+spreading (the Services' and controllers' selectors), pod affinity's ``namespaceSelector`` (the
+Namespaces' labels), the volume plugins (PersistentVolumeClaims, PersistentVolumes,
+StorageClasses, CSINodes) and DynamicResources (ResourceClaims) read, which a file may leave out.
 
 :func:`simulate` runs the operator's own scheduling loop
 (:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's nodes and
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from policy_scheduler.manifests import ManifestError, read_objects, type_name
-from policy_scheduler.model import workloads
+from policy_scheduler.model import volumes, workloads
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView, Raw
@@ -49,6 +51,9 @@ class ClusterDump:
     workloads: tuple[tuple[str, Raw], ...] = ()
     """Services, ReplicationControllers, ReplicaSets and StatefulSets, each with its kind."""
     namespaces: tuple[Raw, ...] = ()
+    storage: tuple[tuple[str, Raw], ...] = ()
+    """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims,
+    each with its kind."""
 
     @classmethod
     def of(cls, objects: Iterable[Any]) -> ClusterDump:
@@ -62,13 +67,14 @@ class ClusterDump:
         return cls(
             tuple(o for o in objects if isinstance(o, NodeView)),
             tuple(o for o in objects if isinstance(o, PodView)),
-            tuple((kind, raw) for kind, raw in others if kind != NAMESPACE),
+            tuple((kind, raw) for kind, raw in others if kind in workloads.KINDS),
             tuple(raw for kind, raw in others if kind == NAMESPACE),
+            tuple((kind, raw) for kind, raw in others if kind in volumes.KINDS),
         )
 
 
 NAMESPACE = "Namespace"
-KINDS = ("Node", "Pod", NAMESPACE, *workloads.KINDS)
+KINDS = ("Node", "Pod", NAMESPACE, *workloads.KINDS, *volumes.KINDS)
 _EXPECTED = f"{', '.join(KINDS[:-1])} or {KINDS[-1]}"
 
 
@@ -83,6 +89,13 @@ def _parse(obj: Any) -> NodeView | PodView | tuple[str, Raw]:
         # Parse the requests now, so a broken quantity is reported here, not mid-run.
         _ = pod.requests
         return pod
+    if kind in volumes.NAMESPACED and not (obj.get("metadata") or {}).get("namespace"):
+        # As for pods, a claim that names no namespace is in "default" (as kubectl would create
+        # it there), so that the pods of "default" that use it find it.
+        obj = {**obj, "metadata": {**(obj.get("metadata") or {}), "namespace": "default"}}
+    if kind == volumes.PVC:
+        # As a pod's requests: a claim's broken selector is reported here, not mid-run.
+        _ = volumes.ClaimView(obj).selector
     if kind in KINDS:
         return str(kind), obj
     raise ValueError(
@@ -103,7 +116,7 @@ def load_cluster(path: Path) -> ClusterDump:
 
 def snapshot_of(cluster: ClusterDump) -> Snapshot:
     """Nodes with the pods already placed on them (finished pods hold nothing), and the
-    workloads' selectors and the namespaces' labels."""
+    workloads' selectors, the namespaces' labels and the storage and device objects."""
     placed: dict[str, list[PodView]] = {}
     for pod in cluster.pods:
         if pod.node_name and not pod.terminated:
@@ -114,8 +127,14 @@ def snapshot_of(cluster: ClusterDump) -> Snapshot:
     labels = Namespaces()
     for raw in cluster.namespaces:
         labels.set(raw)
+    storage = volumes.Volumes()
+    for kind, raw in cluster.storage:
+        storage.set(kind, raw)
     return Snapshot(
-        (NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes), selectors, labels
+        (NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes),
+        selectors,
+        labels,
+        storage,
     )
 
 
@@ -193,6 +212,8 @@ def simulate(
         scheduler.workload_changed(kind, raw)
     for raw in cluster.namespaces:
         scheduler.namespace_changed(raw)
+    for kind, raw in cluster.storage:
+        scheduler.storage_changed(kind, raw)
     for node in cluster.nodes:
         scheduler.node_changed(node.raw)
     for pod in cluster.pods:

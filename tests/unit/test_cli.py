@@ -200,6 +200,11 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 # --- simulate: files that cannot be used, invalid policies ------------------------------------
 
+# The last kinds a cluster file may hold, as its errors list them: StatefulSet, then the storage
+# and device kinds.
+LAST_KINDS = (
+    "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or ResourceClaim"
+)
 SIMULATE_ERROR_CASES = [
     pytest.param(
         {"policy": "kind: [\n", "cluster": CLUSTER},
@@ -227,7 +232,7 @@ SIMULATE_ERROR_CASES = [
         2,
         [
             "{cluster}: document 1, items[6]: kind is 'ConfigMap', expected Node, Pod, "
-            "Namespace, Service, ReplicationController, ReplicaSet or StatefulSet"
+            f"Namespace, Service, ReplicationController, ReplicaSet, {LAST_KINDS}"
         ],
         id="cluster-wrong-kind",
     ),
@@ -236,9 +241,9 @@ SIMULATE_ERROR_CASES = [
         2,
         [
             "{cluster}: document 1: expected a Kubernetes object (Node, Pod, Namespace, "
-            "Service, ReplicationController, ReplicaSet or StatefulSet), got a string",
+            f"Service, ReplicationController, ReplicaSet, {LAST_KINDS}), got a string",
             "{cluster}: document 2: kind is missing, expected Node, Pod, Namespace, Service, "
-            "ReplicationController, ReplicaSet or StatefulSet",
+            f"ReplicationController, ReplicaSet, {LAST_KINDS}",
         ],
         id="cluster-not-objects",
     ),
@@ -267,7 +272,7 @@ SIMULATE_ERROR_CASES = [
         [
             "{policy}: document 1: kind is 'Pod', expected SchedulingPolicy",
             "{cluster}: document 1: items must be a list of Node, Pod, Namespace, Service, "
-            "ReplicationController, ReplicaSet or StatefulSet objects",
+            f"ReplicationController, ReplicaSet, {LAST_KINDS} objects",
         ],
         id="both-files-bad",
     ),

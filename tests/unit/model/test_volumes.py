@@ -1,0 +1,402 @@
+"""The storage and device objects as the volume plugins and DynamicResources read them: what
+:func:`~policy_scheduler.model.volumes.slim` keeps of each kind, the views' fields, the
+:class:`~policy_scheduler.model.volumes.Volumes` catalog with kube's assume cache, and the claims
+a pod uses (its PersistentVolumeClaims and ResourceClaims)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from policy_scheduler.model import volumes
+from policy_scheduler.model.objects import ObjectError, PodView
+from policy_scheduler.model.selectors import LabelSelector, NodeSelector
+from policy_scheduler.model.volumes import (
+    ClaimView,
+    CSINodeView,
+    ResourceClaimView,
+    StorageClassView,
+    Volumes,
+    VolumeView,
+)
+
+Raw = dict[str, Any]
+METADATA: Raw = {
+    "name": "data",
+    "namespace": "ns",
+    "uid": "u1",
+    "resourceVersion": "7",
+    "labels": {"tier": "db"},
+    "annotations": {volumes.SELECTED_NODE: "n1"},
+    "managedFields": [{"manager": "kubectl"}],
+    "creationTimestamp": "2026-01-01T00:00:00Z",
+}
+KEPT_METADATA = {
+    k: v for k, v in METADATA.items() if k not in ("managedFields", "creationTimestamp")
+}
+AFFINITY: Raw = {
+    "required": {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+        ]
+    }
+}
+
+PVC_RAW: Raw = {
+    "kind": "PersistentVolumeClaim",
+    "metadata": METADATA,
+    "spec": {
+        "volumeName": "pv-1",
+        "storageClassName": "fast",
+        "accessModes": ["ReadWriteOncePod"],
+        "resources": {"requests": {"storage": "1Gi"}},
+        "selector": {"matchLabels": {"tier": "db"}},
+        "volumeMode": "Block",
+        "dataSource": {"kind": "VolumeSnapshot", "name": "s"},
+    },
+    "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}},
+}
+PV_RAW: Raw = {
+    "kind": "PersistentVolume",
+    "metadata": {**METADATA, "namespace": None},
+    "spec": {
+        "capacity": {"storage": "2Gi"},
+        "accessModes": ["ReadWriteOnce"],
+        "storageClassName": "fast",
+        "nodeAffinity": AFFINITY,
+        "claimRef": {"namespace": "ns", "name": "data", "uid": "u1"},
+        "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"},
+        "persistentVolumeReclaimPolicy": "Delete",
+        "mountOptions": ["ro"],
+    },
+    "status": {"phase": "Bound", "lastPhaseTransitionTime": "2026-01-01T00:00:00Z"},
+}
+SC_RAW: Raw = {
+    "kind": "StorageClass",
+    "metadata": {"name": "fast", "uid": "sc", "resourceVersion": "1"},
+    "provisioner": "ebs.csi.aws.com",
+    "volumeBindingMode": "WaitForFirstConsumer",
+    "allowedTopologies": [{"matchLabelExpressions": [{"key": "zone", "values": ["a", "b"]}]}],
+    "parameters": {"type": "gp3"},
+    "reclaimPolicy": "Delete",
+}
+CSI_RAW: Raw = {
+    "kind": "CSINode",
+    "metadata": {"name": "n1", "uid": "c", "resourceVersion": "1"},
+    "spec": {
+        "drivers": [
+            {"name": "ebs.csi.aws.com", "nodeID": "i-1", "allocatable": {"count": 25}},
+            {"name": "nolimit.example.com", "nodeID": "i-1"},
+        ]
+    },
+}
+RC_RAW: Raw = {
+    "kind": "ResourceClaim",
+    "metadata": {"name": "gpu", "namespace": "ns", "uid": "rc", "resourceVersion": "3"},
+    "spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu"}}]}},
+    "status": {
+        "allocation": {
+            "devices": {"results": [{"request": "g", "driver": "d", "pool": "p", "device": "0"}]},
+            "nodeSelector": AFFINITY["required"],
+        },
+        "reservedFor": [{"resource": "pods", "name": "a", "uid": "pod-a"}],
+        "devices": [{"driver": "d", "pool": "p", "device": "0", "conditions": []}],
+    },
+}
+
+
+SLIM_CASES = {
+    "a claim keeps its volume, class, access modes, request, selector and phase": (
+        volumes.PVC,
+        PVC_RAW,
+        {
+            "metadata": KEPT_METADATA,
+            "spec": {k: v for k, v in PVC_RAW["spec"].items() if k != "dataSource"},
+            "status": {"phase": "Bound"},
+        },
+    ),
+    "a volume keeps its capacity, modes, class, node affinity, claimRef, driver and phase": (
+        volumes.PV,
+        PV_RAW,
+        {
+            "metadata": {**KEPT_METADATA, "namespace": None},
+            "spec": {k: v for k, v in PV_RAW["spec"].items() if k != "mountOptions"},
+            "status": {"phase": "Bound"},
+        },
+    ),
+    "a storage class keeps its top-level provisioner, binding mode and topologies": (
+        volumes.STORAGE_CLASS,
+        SC_RAW,
+        {
+            "metadata": SC_RAW["metadata"],
+            **{k: SC_RAW[k] for k in ("provisioner", "volumeBindingMode", "allowedTopologies")},
+        },
+    ),
+    "a CSINode keeps its drivers": (
+        volumes.CSI_NODE,
+        CSI_RAW,
+        {"metadata": CSI_RAW["metadata"], "spec": CSI_RAW["spec"], "status": {}},
+    ),
+    "a resource claim keeps its requests, allocation and consumers, not device statuses": (
+        volumes.RESOURCE_CLAIM,
+        RC_RAW,
+        {
+            "metadata": RC_RAW["metadata"],
+            "spec": RC_RAW["spec"],
+            "status": {k: RC_RAW["status"][k] for k in ("allocation", "reservedFor")},
+        },
+    ),
+    "an object without spec or status keeps empty ones": (
+        volumes.PVC,
+        {"metadata": {"name": "bare", "namespace": "ns"}},
+        {"metadata": {"name": "bare", "namespace": "ns"}, "spec": {}, "status": {}},
+    ),
+}
+
+
+@pytest.mark.parametrize(("kind", "raw", "kept"), SLIM_CASES.values(), ids=SLIM_CASES.keys())
+def test_slim_keeps_what_the_plugins_read(kind: str, raw: Raw, kept: Raw) -> None:
+    before = copy.deepcopy(raw)
+    assert volumes.slim(kind, raw) == kept
+    assert raw == before  # the object handed in is not changed
+
+
+PROBES = [{"zone": "a", "tier": "db"}, {"zone": "b"}, {}]
+
+
+def readable(value: object) -> object:
+    """A view's field as something to compare: a parsed selector by what it matches."""
+    if isinstance(value, LabelSelector):
+        return [value.matches(labels) for labels in PROBES]
+    if isinstance(value, NodeSelector):
+        return [value.matches("n1", labels) for labels in PROBES]
+    return value
+
+
+@pytest.mark.parametrize(("kind", "raw", "kept"), SLIM_CASES.values(), ids=SLIM_CASES.keys())
+def test_a_slim_object_reads_as_the_whole_one(kind: str, raw: Raw, kept: Raw) -> None:
+    whole, slim = Volumes().set(kind, raw), Volumes().set(kind, kept)
+    # Every field a plugin may read; raw, spec and status are what differ, by design.
+    fields = [
+        name
+        for name in dir(type(whole))
+        if not name.startswith("_") and name not in ("raw", "spec", "status")
+    ]
+    assert fields
+    assert {n: readable(getattr(slim, n)) for n in fields} == {
+        n: readable(getattr(whole, n)) for n in fields
+    }
+
+
+def test_the_views_read_their_fields() -> None:
+    claim = ClaimView(PVC_RAW)
+    assert (claim.key, claim.volume_name, claim.storage_class, claim.phase) == (
+        "ns/data",
+        "pv-1",
+        "fast",
+        "Bound",
+    )
+    assert claim.bound and claim.access_modes == {volumes.READ_WRITE_ONCE_POD}
+    assert (claim.requested_storage, claim.volume_mode, claim.selected_node) == (
+        2**30,
+        "Block",
+        "n1",
+    )
+    assert claim.selector is not None and claim.selector.matches({"tier": "db"})
+
+    volume = VolumeView(PV_RAW)
+    assert (volume.key, volume.capacity, volume.claimed_by) == ("data", 2 * 2**30, "ns/data")
+    assert (volume.csi_driver, volume.csi_handle) == ("ebs.csi.aws.com", "vol-1")
+    assert volume.node_affinity is not None
+
+    storage_class = StorageClassView(SC_RAW)
+    assert (storage_class.provisioner, storage_class.binding_mode) == (
+        "ebs.csi.aws.com",
+        volumes.WAIT_FOR_FIRST_CONSUMER,
+    )
+    assert StorageClassView({"metadata": {"name": "x"}}).binding_mode == volumes.IMMEDIATE
+
+    assert CSINodeView(CSI_RAW).limits == {"ebs.csi.aws.com": 25}
+
+    claim_of_devices = ResourceClaimView(RC_RAW)
+    assert claim_of_devices.key == "ns/gpu"
+    assert claim_of_devices.reserved_for == {"pod-a"}
+    assert claim_of_devices.allocated_nodes is not None
+    assert ResourceClaimView({"metadata": {"name": "x"}}).allocated_nodes is None
+
+
+def test_a_claim_with_a_broken_selector_is_named() -> None:
+    broken = {**PVC_RAW, "spec": {"selector": {"matchLabels": {"bad key!": "x"}}}}
+    with pytest.raises(ObjectError, match="persistentvolumeclaim ns/data"):
+        _ = ClaimView(broken).selector
+
+
+def pv(version: str, claim: str | None = None) -> Raw:
+    """PV ``pv-1`` at ``version``, reserved to claim ``ns/<claim>`` when given."""
+    spec: Raw = {"capacity": {"storage": "1Gi"}}
+    if claim:
+        spec["claimRef"] = {"namespace": "ns", "name": claim}
+    return {"metadata": {"name": "pv-1", "resourceVersion": version}, "spec": spec}
+
+
+@dataclass(frozen=True)
+class AssumeCase:
+    steps: list[tuple[str, Raw | None]]
+    """("set", raw) from the informer, ("assume", raw), ("restore", None), ("delete", raw)."""
+    claimed_by: str | None
+    """Whom PV pv-1 is claimed by afterwards ("" for nobody); None when it is not known."""
+    assumed: bool = False
+    listed: list[str] = field(default_factory=list)
+
+
+ASSUME_CASES = {
+    "an assumed volume shadows the informer's": AssumeCase(
+        [("set", pv("1")), ("assume", pv("1", "a"))], "ns/a", assumed=True, listed=["ns/a"]
+    ),
+    "the informer bringing the same version again keeps the assumption": AssumeCase(
+        [("set", pv("1")), ("assume", pv("1", "a")), ("set", pv("1"))], "ns/a", assumed=True
+    ),
+    "a newer informer version replaces the assumption": AssumeCase(
+        [("set", pv("1")), ("assume", pv("1", "a")), ("set", pv("2", "b"))], "ns/b"
+    ),
+    "the write's own echo replaces the assumption": AssumeCase(
+        [("set", pv("1")), ("assume", pv("1", "a")), ("set", pv("2", "a"))], "ns/a", listed=["ns/a"]
+    ),
+    "restore goes back to the informer's": AssumeCase(
+        [("set", pv("1")), ("assume", pv("1", "a")), ("restore", None)], "", listed=[""]
+    ),
+    "a deleted volume forgets its assumption": AssumeCase(
+        [("set", pv("1")), ("assume", pv("1", "a")), ("delete", pv("1"))], None
+    ),
+    "an assumption about a volume not yet seen holds until the informer brings it": AssumeCase(
+        [("assume", pv("1", "a")), ("set", pv("1"))], "", listed=[""]
+    ),
+}
+
+
+@pytest.mark.parametrize("case", ASSUME_CASES.values(), ids=ASSUME_CASES.keys())
+def test_the_assume_cache(case: AssumeCase) -> None:
+    catalog = Volumes()
+    for step, raw in case.steps:
+        if step == "set":
+            assert raw is not None
+            catalog.set(volumes.PV, raw)
+        elif step == "assume":
+            assert raw is not None
+            catalog.assume(VolumeView(raw))
+        elif step == "restore":
+            catalog.restore(volumes.PV, "pv-1")
+        else:
+            assert raw is not None
+            catalog.delete(volumes.PV, raw)
+    volume = catalog.volume("pv-1")
+    assert (volume.claimed_by if volume else None) == case.claimed_by
+    assert catalog.is_assumed(volumes.PV, "pv-1") == case.assumed
+    if case.listed:
+        assert [v.claimed_by for v in catalog.volumes()] == case.listed
+
+
+def test_the_catalog_finds_each_kind_by_its_key() -> None:
+    catalog = Volumes()
+    for kind, raw in [
+        (volumes.PVC, PVC_RAW),
+        (volumes.PV, PV_RAW),
+        (volumes.STORAGE_CLASS, SC_RAW),
+        (volumes.CSI_NODE, CSI_RAW),
+        (volumes.RESOURCE_CLAIM, RC_RAW),
+    ]:
+        catalog.set(kind, raw)
+    assert catalog.claim("ns", "data") is not None and catalog.claim("other", "data") is None
+    assert catalog.volume("data") is not None
+    assert catalog.storage_class("fast") is not None
+    assert catalog.csi_node("n1") is not None
+    assert catalog.resource_claim("ns", "gpu") is not None
+    catalog.delete(volumes.PVC, PVC_RAW)
+    assert catalog.claim("ns", "data") is None
+
+
+def pod(volumes_: list[Raw], claims: Sequence[Raw] = (), statuses: Sequence[Raw] = ()) -> PodView:
+    """Pod ns/web-0 with these volumes, resource claims and resourceClaimStatuses."""
+    return PodView(
+        {
+            "metadata": {"name": "web-0", "namespace": "ns"},
+            "spec": {"volumes": volumes_, "resourceClaims": list(claims)},
+            "status": {"resourceClaimStatuses": list(statuses)},
+        }
+    )
+
+
+CLAIM_NAME_CASES: dict[str, tuple[list[Raw], tuple[str, ...]]] = {
+    "a persistentVolumeClaim volume uses its claim": (
+        [{"name": "data", "persistentVolumeClaim": {"claimName": "data-web-0"}}],
+        ("data-web-0",),
+    ),
+    "a generic ephemeral volume uses <pod>-<volume>": (
+        [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
+        ("web-0-scratch",),
+    ),
+    "other volumes use no claim, and the order is the volumes'": (
+        [
+            {"name": "cache", "emptyDir": {}},
+            {"name": "b", "persistentVolumeClaim": {"claimName": "b"}},
+            {"name": "cfg", "configMap": {"name": "c"}},
+            {"name": "a", "ephemeral": {}},
+        ],
+        ("b", "web-0-a"),
+    ),
+    "a pod without volumes uses none": ([], ()),
+}
+
+
+@pytest.mark.parametrize(
+    ("volumes_", "expected"), CLAIM_NAME_CASES.values(), ids=CLAIM_NAME_CASES.keys()
+)
+def test_a_pods_claim_names(volumes_: list[Raw], expected: tuple[str, ...]) -> None:
+    assert pod(volumes_).claim_names == expected
+
+
+RESOURCE_CLAIM_CASES: dict[str, tuple[list[Raw], list[Raw], tuple[tuple[str, str | None], ...]]] = {
+    "a named claim is used as named": (
+        [{"name": "gpu", "resourceClaimName": "shared-gpu"}],
+        [],
+        (("gpu", "shared-gpu"),),
+    ),
+    "a template's claim is the one its status names": (
+        [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
+        [{"name": "gpu", "resourceClaimName": "web-0-gpu-x7k2p"}],
+        (("gpu", "web-0-gpu-x7k2p"),),
+    ),
+    "a template's claim not made yet is None": (
+        [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
+        [],
+        (("gpu", None),),
+    ),
+    "a status naming no claim (none is needed) is None too": (
+        [{"name": "gpu", "resourceClaimTemplateName": "gpu-template"}],
+        [{"name": "gpu"}],
+        (("gpu", None),),
+    ),
+    "several entries keep their order": (
+        [
+            {"name": "b", "resourceClaimTemplateName": "t"},
+            {"name": "a", "resourceClaimName": "shared"},
+        ],
+        [{"name": "b", "resourceClaimName": "made-b"}],
+        (("b", "made-b"), ("a", "shared")),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("claims", "statuses", "expected"),
+    RESOURCE_CLAIM_CASES.values(),
+    ids=RESOURCE_CLAIM_CASES.keys(),
+)
+def test_a_pods_resource_claims(
+    claims: list[Raw], statuses: list[Raw], expected: tuple[tuple[str, str | None], ...]
+) -> None:
+    assert pod([], claims, statuses).resource_claims == expected

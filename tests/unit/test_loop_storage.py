@@ -1,0 +1,219 @@
+"""The loop fed storage and device objects (``Scheduler.storage_changed``/``storage_deleted``), as
+the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode and ResourceClaim informers
+feed it: the snapshot has them from the next decision on, and a pod parked by a filter that
+registered for that kind of object (and whose hint does not rule the object out) is tried again.
+
+The filter is the test's own, :class:`ClaimBound`, registered for claims only, so that which
+events move a pod says what the loop does, not what a volume plugin decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import pytest
+from test_loop import Run, Step, changed, later, node, pod, policy, settle, watch
+
+from policy_scheduler.model import volumes
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.volumes import ClaimView
+from policy_scheduler.plugins.base import ClusterEvent, Cycle, EventKind, Filter
+from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
+from policy_scheduler.scheduling import policies
+from policy_scheduler.scheduling.queue import Where
+
+Raw = dict[str, Any]
+UNBOUND = "pod has unbound immediate PersistentVolumeClaims"
+
+
+class ClaimBound(Filter[bool]):
+    """Rejects every node while one of the pod's claims is unknown or unbound; registered for
+    claims only, with a hint that rules out claims of other namespaces. Records the events its
+    hint was asked about."""
+
+    name = "ClaimBound"
+    wakes_on: ClassVar[EventKind] = EventKind.PVC_CHANGED
+
+    def __init__(self) -> None:
+        self.hinted: list[str] = []
+
+    def pre_filter(self, cycle: Cycle) -> bool:
+        pod = cycle.pod
+        claims = [cycle.snapshot.volumes.claim(pod.namespace, c) for c in pod.claim_names]
+        return all(claim is not None and claim.bound for claim in claims)
+
+    def filter(self, state: bool, pod: PodView, node: NodeInfo) -> tuple[str, ...]:
+        return () if state else (UNBOUND,)
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        claim = event.storage
+        assert isinstance(claim, ClaimView)  # only claims were registered for
+        self.hinted.append(claim.key)
+        return claim.namespace == pod.namespace
+
+
+def claim(name: str, namespace: str = "ns", volume: str = "pv-1") -> Raw:
+    """A PersistentVolumeClaim, bound to ``volume`` unless that is empty."""
+    spec: Raw = {"volumeName": volume} if volume else {}
+    return {"metadata": {"name": name, "namespace": namespace, "uid": name}, "spec": spec}
+
+
+PV: Raw = {"metadata": {"name": "pv-1", "uid": "pv-1"}, "spec": {"capacity": {"storage": "1Gi"}}}
+SC: Raw = {"metadata": {"name": "fast", "uid": "fast"}, "provisioner": "p"}
+CSI: Raw = {"metadata": {"name": "n1", "uid": "csi"}, "spec": {"drivers": []}}
+RC: Raw = {"metadata": {"name": "gpu", "namespace": "ns", "uid": "rc"}, "spec": {}}
+USES_DATA = changed(
+    pod("a"), spec__volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
+)
+
+
+def storage(kind: str, raw: Raw, deleted: bool = False) -> Step:
+    """A watch event of a storage or device object."""
+    if deleted:
+        return lambda run: run.scheduler.storage_deleted(kind, raw)
+    return lambda run: run.scheduler.storage_changed(kind, raw)
+
+
+def parked() -> list[Step]:
+    """Pod a, whose claim data is not known yet, tried and parked by ClaimBound; its backoff
+    over, so that a pod moved goes to the active queue."""
+    return [
+        node_step(),
+        lambda run: run.scheduler.policy_changed(policy()),
+        feed_a(),
+        settle(),
+        later(20),
+    ]
+
+
+def node_step() -> Step:
+    return lambda run: run.scheduler.node_changed(node("n1"))
+
+
+def feed_a() -> Step:
+    return lambda run: run.scheduler.pod_changed(USES_DATA)
+
+
+@dataclass(frozen=True)
+class Case:
+    steps: list[Step]
+    where: Where | None
+    """Where pod a is afterwards (None: not queued, it was bound)."""
+    binds: list[tuple[str, str]] = field(default_factory=list)
+    hinted: list[str] = field(default_factory=list)
+    """The claims ClaimBound's hint was asked about."""
+
+
+CASES = {
+    "parked by the filter, the pod waits": Case(parked(), Where.UNSCHEDULABLE),
+    "its claim moves it to the active queue": Case(
+        [*parked(), storage(volumes.PVC, claim("data"))], Where.ACTIVE, hinted=["ns/data"]
+    ),
+    "its claim bound moves it, and it binds": Case(
+        [*parked(), storage(volumes.PVC, claim("data")), settle()],
+        None,
+        binds=[("ns/a", "n1")],
+        hinted=["ns/data"],
+    ),
+    "its claim still unbound moves it, and the filter parks it again": Case(
+        [*parked(), storage(volumes.PVC, claim("data", volume="")), settle()],
+        Where.UNSCHEDULABLE,
+        hinted=["ns/data"],
+    ),
+    "a claim of another namespace: the hint rules it out": Case(
+        [*parked(), storage(volumes.PVC, claim("data", namespace="other"))],
+        Where.UNSCHEDULABLE,
+        hinted=["other/data"],
+    ),
+    "a volume, class, CSINode or ResourceClaim moves nobody: the filter registered for claims": (
+        Case(
+            [
+                *parked(),
+                storage(volumes.PV, PV),
+                storage(volumes.STORAGE_CLASS, SC),
+                storage(volumes.CSI_NODE, CSI),
+                storage(volumes.RESOURCE_CLAIM, RC),
+            ],
+            Where.UNSCHEDULABLE,
+        )
+    ),
+    "a deleted claim moves nobody": Case(
+        [*parked(), storage(volumes.PVC, claim("data"), deleted=True)], Where.UNSCHEDULABLE
+    ),
+    "a claim known before the pod: the first decision reads it": Case(
+        [storage(volumes.PVC, claim("data")), *parked()], None, binds=[("ns/a", "n1")]
+    ),
+    "a claim deleted before the pod: the first decision does not see it": Case(
+        [
+            storage(volumes.PVC, claim("data")),
+            storage(volumes.PVC, claim("data"), deleted=True),
+            *parked(),
+        ],
+        Where.UNSCHEDULABLE,
+    ),
+    "nothing is decided while a storage watch is not confirmed": Case(
+        [
+            watch("persistentvolumeclaims", False),
+            storage(volumes.PVC, claim("data")),
+            *parked(),
+        ],
+        Where.ACTIVE,
+    ),
+    "and the pod is decided once it is": Case(
+        [
+            watch("resourceclaims", False),
+            storage(volumes.PVC, claim("data")),
+            *parked(),
+            watch("resourceclaims", True),
+            settle(),
+        ],
+        None,
+        binds=[("ns/a", "n1")],
+    ),
+}
+
+
+@pytest.fixture
+def plugin(monkeypatch: pytest.MonkeyPatch) -> Iterator[ClaimBound]:
+    """ClaimBound, added to the filters of every policy the loop compiles."""
+    added = ClaimBound()
+
+    def with_plugin(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        compiled.pipeline.filters = [*compiled.pipeline.filters, added]
+        return compiled
+
+    monkeypatch.setattr(policies, "compile_policy", with_plugin)  # as the table compiles
+    yield added
+
+
+def run_steps(steps: list[Callable[[Run], object]]) -> Run:
+    run = Run()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        for step in steps:
+            step(run)
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    return run
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_the_storage_feed(case: Case, plugin: ClaimBound) -> None:
+    run = run_steps(case.steps)
+    assert run.where("a") == case.where
+    assert run.memory.binds == case.binds
+    assert plugin.hinted == case.hinted
+
+
+def test_a_rejection_names_the_filter() -> None:
+    """Without the test's filter (a plain policy), pod a binds: ClaimBound's parking above is
+    the filter's, not the claim's."""
+    run = run_steps(parked())
+    assert run.memory.binds == [("ns/a", "n1")]
