@@ -350,9 +350,10 @@ def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
         elif claim.annotations[SELECTED_NODE] == node:
             to_provision.append(claim)
         else:
-            # Given to another node's provisioner already.
+            # Given to another node's provisioner already: nothing else is looked at.
             bind_conflict = True
-            to_match = to_provision = []
+            to_match.clear()
+            to_provision.clear()
             break
     taken: set[str] = set()
     for claim in sorted(to_match, key=lambda c: c.requested_storage):
