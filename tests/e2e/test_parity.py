@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 from harness import Cluster, items, node, wait_for
 
+from policy_scheduler import simulate
 from policy_scheduler.pipeline import Decision, Pipeline
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
@@ -68,6 +69,21 @@ KINDS = (
     "replicasets",
     "statefulsets",
 )
+# The storage and device objects the volume plugins read (issue 13), by kind and resource; read
+# as soon as simulate's cluster dumps hold them.
+STORAGE_KINDS: Mapping[str, str] = {
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "PersistentVolume": "persistentvolumes",
+    "StorageClass": "storageclasses.storage.k8s.io",
+    "CSINode": "csinodes.storage.k8s.io",
+    "ResourceClaim": "resourceclaims.resource.k8s.io",
+}
+
+
+def kinds_read() -> tuple[str, ...]:
+    """The resources our decision reads: KINDS, and the storage kinds simulate reads."""
+    return KINDS + tuple(r for k, r in STORAGE_KINDS.items() if k in simulate.KINDS)
+
 
 UNSCHEDULABLE = "<unschedulable>"
 ANY = "<any feasible node>"
@@ -82,13 +98,23 @@ class Step:
     expect: str
 
 
+StandIn = Callable[[], None]
+"""One pass of a controller that does not run here (the PV controller, a provisioner): called
+while waiting for kube-scheduler's decision, as kube-scheduler may wait for it to bind."""
+
+
 @dataclass
 class Scenario:
-    """Nodes (by name suffix), pods bound to them from the start, and the pending pods in order."""
+    """Nodes (by name suffix), pods bound to them from the start, and the pending pods in order.
+    ``objects`` are created before the pods, with their ``status`` if they have one (StorageClasses,
+    PVs, PVCs, CSINodes, ResourceClaims: named by the test, cluster-scoped ones after the prefix;
+    the ``prefix`` fixture deletes them); ``stand_in`` runs while kube-scheduler decides."""
 
     nodes: list[dict[str, Any]]
     steps: list[Step]
     existing: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    stand_in: StandIn | None = None
 
 
 def make_node(
@@ -156,15 +182,20 @@ def default_profile() -> Pipeline:
 
 def our_decision(pipeline: Pipeline, cluster: Cluster, namespace: str, name: str) -> Decision:
     """Our decision for the gated pod ``name``, over the cluster as the API server has it now."""
-    dump = ClusterDump.of(items(cluster, ",".join(KINDS), "-A"))
+    dump = ClusterDump.of(items(cluster, ",".join(kinds_read()), "-A"))
     (pending,) = (p for p in dump.pods if p.namespace == namespace and p.name == name)
     return pipeline.decide(pending, snapshot_of(dump), random.Random(0))
 
 
-def kube_outcome(cluster: Cluster, namespace: str, name: str) -> tuple[str | None, str]:
-    """(node, "") once kube-scheduler bound the pod, or (None, its FailedScheduling message)."""
+def kube_outcome(
+    cluster: Cluster, namespace: str, name: str, stand_in: StandIn | None = None
+) -> tuple[str | None, str]:
+    """(node, "") once kube-scheduler bound the pod, or (None, its FailedScheduling message);
+    ``stand_in`` runs before each look."""
 
     def probe() -> tuple[str | None, str] | None:
+        if stand_in is not None:
+            stand_in()
         pod = json.loads(cluster.kubectl("get", "pod", name, "-n", namespace, "-o", "json").stdout)
         if pod["spec"].get("nodeName"):
             return pod["spec"]["nodeName"], ""
@@ -178,9 +209,19 @@ def kube_outcome(cluster: Cluster, namespace: str, name: str) -> tuple[str | Non
 
 def kube_reasons(message: str) -> set[str]:
     """The reasons of "0/9 nodes are available: 2 Insufficient cpu, 7 .... <what PostFilter
-    plugins say: DynamicResources, preemption>", without their counts."""
+    plugins say: DynamicResources, preemption>", without their counts. A PreFilter rejection
+    has no count ("0/4 nodes are available: pod has unbound immediate PersistentVolumeClaims.
+    preemption: ..."): its whole text is the one reason."""
     listed = message.partition(" nodes are available: ")[2].partition(". ")[0].rstrip(".")
+    if not listed.partition(" ")[0].isdigit():
+        return {listed} if listed else set()
     return {part.split(" ", 1)[1] for part in listed.split(", ") if part}
+
+
+def kube_failure(message: str) -> str:
+    """kube-scheduler's FitError text without what PostFilter plugins (DynamicResources,
+    preemption) add after it: what our Decision.message says."""
+    return message.partition(". ")[0].rstrip(".") + "."
 
 
 def totals(decision: Decision) -> dict[str, int]:
@@ -215,6 +256,7 @@ def set_up(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) ->
     cluster.kubectl(
         "annotate", "nodes", "-l", f"{SCENARIO_LABEL}={prefix}", f"{SCENARIO_LABEL}-complete=true"
     )
+    create_objects(cluster, namespace, prefix, scenario.objects)
     for suffix, pod in scenario.existing:
         pod["spec"]["nodeName"] = f"{prefix}-{suffix}"
     if scenario.existing:
@@ -222,6 +264,37 @@ def set_up(cluster: Cluster, namespace: str, prefix: str, scenario: Scenario) ->
     # kube-scheduler learns of nodes and bound pods through its informers; give them a moment,
     # as nothing in the API tells when its cache has caught up.
     time.sleep(1.0)
+
+
+def create_objects(
+    cluster: Cluster, namespace: str, prefix: str, objects: list[dict[str, Any]]
+) -> None:
+    """Create ``objects`` (labelled with the scenario, so that the ``prefix`` fixture finds the
+    cluster-scoped ones), then write the status of those that have one, through the status
+    subresource as their controllers would (apply leaves status out)."""
+    if not objects:
+        return
+    for obj in objects:
+        metadata = obj.setdefault("metadata", {})
+        metadata.setdefault("labels", {})[SCENARIO_LABEL] = prefix
+    cluster.apply(*objects, namespace=namespace)
+    for obj in objects:
+        if obj.get("status"):
+            write_status(cluster, namespace, obj)
+
+
+def write_status(cluster: Cluster, namespace: str, obj: Mapping[str, Any]) -> None:
+    """Merge ``obj``'s status into the API's object of its kind and name."""
+    resource = STORAGE_KINDS.get(obj["kind"], obj["kind"].lower())
+    scoped = ("-n", namespace) if obj["kind"] in NAMESPACED_KINDS else ()
+    cluster.kubectl(
+        "patch", resource, obj["metadata"]["name"], *scoped, "--subresource=status",
+        "--type=merge", "-p", json.dumps({"status": obj["status"]}),
+    )  # fmt: skip
+
+
+NAMESPACED_KINDS = frozenset({"PersistentVolumeClaim", "ResourceClaim", "Pod"})
+CLUSTER_SCOPED_STORAGE = "persistentvolumes,storageclasses.storage.k8s.io,csinodes.storage.k8s.io"
 
 
 def submit(
@@ -266,13 +339,16 @@ def run(
         if scheduler is not None:
             step.pod["spec"]["schedulerName"] = scheduler
         ours = submit(cluster, namespace, prefix, pipeline, step.pod)
-        chosen, message = kube_outcome(cluster, namespace, name)
+        chosen, message = kube_outcome(cluster, namespace, name, scenario.stand_in)
         where = f"{name}: kube chose {chosen or message!r}\n{breakdown(ours)}"
         if chosen is None:
             if ours.node is not None:
                 problems.append(f"kube found no node, we did. {where}")
             elif set(ours.reasons) != kube_reasons(message):
                 problems.append(f"reasons differ: {sorted(ours.reasons)}. {where}")
+            elif ours.pre_filter_rejection and ours.message != kube_failure(message):
+                # No count to tell the nodes apart: the whole message is comparable.
+                problems.append(f"messages differ: {ours.message!r}. {where}")
             # A pod left pending would be retried on every later change and could land later.
             cluster.kubectl("delete", "pod", name, "-n", namespace, "--grace-period=0", "--force")
         else:
@@ -300,6 +376,24 @@ def prefix(cluster: Cluster, namespace: str) -> Iterator[str]:
     # Without a kubelet, a bound pod would stay Terminating forever unless forced.
     cluster.kubectl("delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force")
     cluster.kubectl("delete", "nodes", "-l", f"{SCENARIO_LABEL}={name}")
+    delete_storage(cluster, namespace, name)
+
+
+def delete_storage(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """Delete the scenario's storage objects. No controller removes the protection finalizers
+    (kubernetes.io/pv-protection, pvc-protection) here: they are dropped by hand."""
+    selector = f"{SCENARIO_LABEL}={prefix}"
+    for resource, scoped in (
+        ("persistentvolumeclaims,resourceclaims.resource.k8s.io", ("-n", namespace)),
+        (CLUSTER_SCOPED_STORAGE, ()),
+    ):
+        for obj in items(cluster, resource, *scoped, "-l", selector):
+            if obj["metadata"].get("finalizers"):
+                cluster.kubectl(
+                    "patch", STORAGE_KINDS[obj["kind"]], obj["metadata"]["name"], *scoped,
+                    "--type=merge", "-p", '{"metadata": {"finalizers": null}}',
+                )  # fmt: skip
+        cluster.kubectl("delete", resource, *scoped, "-l", selector, "--wait=false")
 
 
 def test_resources_least_allocated_against_balanced(

@@ -1,0 +1,516 @@
+"""Parity with kube-scheduler for the volume and claim plugins (issue 13): VolumeRestrictions,
+NodeVolumeLimits, VolumeBinding, VolumeZone and DynamicResources (allocated ResourceClaims).
+
+The harness is test_parity's: each pending pod is decided by us over a dump of the cluster (its
+PVCs, PVs, StorageClasses, CSINodes and ResourceClaims too) while its scheduling gate holds
+kube-scheduler back, then kube-scheduler decides it. A pod that kube rejects in PreFilter (a
+missing claim, an unbound Immediate claim) gets a message without node counts: there the whole
+FailedScheduling message is compared, not only its reasons.
+
+No PV controller runs here, nor any provisioner: :class:`PVController` stands in for both, as
+kube-scheduler's integration tests do. kube-scheduler's PreBind (VolumeBinding's checkBindings)
+waits until each claim it chose a PV for is fully bound (``spec.volumeName`` and the annotation
+``pv.kubernetes.io/bind-completed``) and, for a claim it asked to provision (annotation
+``volume.kubernetes.io/selected-node``), until a PV is bound to it; the stand-in does that while
+the test waits for kube's decision.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pytest
+import test_parity
+from harness import Cluster, items
+from test_parity import (
+    SCENARIO_LABEL,
+    STORAGE_KINDS,
+    UNSCHEDULABLE,
+    Scenario,
+    Step,
+    make_node,
+    make_pod,
+    run,
+)
+
+from policy_scheduler import simulate
+
+prefix = test_parity.prefix
+ZONE = "topology.kubernetes.io/zone"
+HOSTNAME = "kubernetes.io/hostname"
+CSI_DRIVER = "csi.example.com"
+PROVISIONER = "example.com/fake-provisioner"
+NO_PROVISIONER = "kubernetes.io/no-provisioner"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+RWOP_CONFLICT = (
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+    "in-use by another pod"
+)
+
+
+def storage_class(
+    name: str, *, provisioner: str = NO_PROVISIONER, wait: bool = True, **extra: Any
+) -> dict[str, Any]:
+    """A StorageClass; ``wait`` for WaitForFirstConsumer, else Immediate."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "StorageClass",
+        "metadata": {"name": name},
+        "provisioner": provisioner,
+        "volumeBindingMode": "WaitForFirstConsumer" if wait else "Immediate",
+        **extra,
+    }
+
+
+def host_affinity(*nodes: str) -> dict[str, Any]:
+    """A PV's nodeAffinity: these nodes by hostname."""
+    term = {"matchExpressions": [{"key": HOSTNAME, "operator": "In", "values": list(nodes)}]}
+    return {"required": {"nodeSelectorTerms": [term]}}
+
+
+def volume(
+    name: str,
+    *,
+    size: str = "1Gi",
+    storage_class: str = "",
+    nodes: Iterable[str] = (),
+    labels: dict[str, str] | None = None,
+    claim: tuple[str, str] | None = None,
+    modes: Iterable[str] = ("ReadWriteOnce",),
+) -> dict[str, Any]:
+    """A PersistentVolume: local on ``nodes`` when given (local volumes need a node affinity),
+    else a CSI volume of CSI_DRIVER; bound (phase Bound, claimRef) to ``claim`` (namespace,
+    name) when given, else Available."""
+    spec: dict[str, Any] = {
+        "capacity": {"storage": size},
+        "accessModes": list(modes),
+        "storageClassName": storage_class,
+        "persistentVolumeReclaimPolicy": "Retain",
+    }
+    nodes = list(nodes)
+    if nodes:
+        spec["local"] = {"path": f"/mnt/disks/{name}"}
+        spec["nodeAffinity"] = host_affinity(*nodes)
+    else:
+        spec["csi"] = {"driver": CSI_DRIVER, "volumeHandle": f"handle-{name}"}
+    if claim is not None:
+        spec["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": claim[0],
+            "name": claim[1],
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": spec,
+        "status": {"phase": "Bound" if claim else "Available"},
+    }
+
+
+def claim(
+    name: str,
+    *,
+    size: str = "1Gi",
+    storage_class: str = "",
+    volume_name: str = "",
+    modes: Iterable[str] = ("ReadWriteOnce",),
+) -> dict[str, Any]:
+    """A PersistentVolumeClaim, bound to ``volume_name`` as the PV controller binds (the
+    volume name, bind-completed, phase Bound) when given, else Pending."""
+    modes = list(modes)
+    metadata: dict[str, Any] = {"name": name}
+    spec: dict[str, Any] = {
+        "accessModes": modes,
+        "resources": {"requests": {"storage": size}},
+        "storageClassName": storage_class,
+    }
+    status: dict[str, Any] = {"phase": "Pending"}
+    if volume_name:
+        spec["volumeName"] = volume_name
+        metadata["annotations"] = {BIND_COMPLETED: "yes"}
+        status = {"phase": "Bound", "accessModes": modes, "capacity": {"storage": size}}
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": metadata,
+        "spec": spec,
+        "status": status,
+    }
+
+
+def bound_pair(namespace: str, pv_name: str, pvc_name: str, **pv: Any) -> list[dict[str, Any]]:
+    """A PV and the PVC bound to it, as the PV controller leaves them."""
+    modes = pv.get("modes", ("ReadWriteOnce",))
+    return [
+        volume(pv_name, claim=(namespace, pvc_name), **pv),
+        claim(
+            pvc_name,
+            size=pv.get("size", "1Gi"),
+            storage_class=pv.get("storage_class", ""),
+            volume_name=pv_name,
+            modes=modes,
+        ),
+    ]
+
+
+def using(*claims: str) -> dict[str, Any]:
+    """A pod spec fragment: a volume for each PVC."""
+    return {
+        "volumes": [
+            {"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}}
+            for i, c in enumerate(claims)
+        ]
+    }
+
+
+class PVController:
+    """One pass of kube-controller-manager's PV controller and of an external provisioner, for
+    the claims of ``namespace``: a PV whose claimRef names a claim not bound yet (kube-scheduler
+    wrote it, choosing the PV) is bound to it; a claim with the selected-node annotation and no
+    volume gets a new PV (a CSI volume on that node, as a node-local provisioner makes it),
+    bound to it. The PVs it makes are labelled with the scenario, for the ``prefix`` fixture."""
+
+    def __init__(self, cluster: Cluster, namespace: str, prefix: str) -> None:
+        self.cluster = cluster
+        self.namespace = namespace
+        self.prefix = prefix
+        self.bound: dict[str, str] = {}
+        """claim name -> the PV this stand-in bound it to."""
+
+    def __call__(self) -> None:
+        claims = {
+            c["metadata"]["name"]: c
+            for c in items(self.cluster, "persistentvolumeclaims", "-n", self.namespace)
+            if not c["spec"].get("volumeName")
+        }
+        if not claims:
+            return
+        for pv in items(self.cluster, "persistentvolumes"):
+            ref = pv["spec"].get("claimRef") or {}
+            if ref.get("namespace") == self.namespace and ref.get("name") in claims:
+                self.bind(pv["metadata"]["name"], claims.pop(ref["name"]))
+        for pvc in claims.values():
+            node = (pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+            if node:
+                self.bind(self.provision(pvc, node), pvc)
+
+    def provision(self, pvc: dict[str, Any], node: str) -> str:
+        name = f"pvc-{pvc['metadata']['uid']}"
+        pv = volume(
+            name,
+            size=pvc["spec"]["resources"]["requests"]["storage"],
+            storage_class=pvc["spec"].get("storageClassName", ""),
+            modes=pvc["spec"]["accessModes"],
+            labels={SCENARIO_LABEL: self.prefix},
+        )
+        pv["spec"]["nodeAffinity"] = host_affinity(node)
+        pv["spec"]["claimRef"] = self.reference(pvc)
+        pv["metadata"]["annotations"] = {"pv.kubernetes.io/provisioned-by": PROVISIONER}
+        del pv["status"]
+        self.cluster.apply(pv)
+        return name
+
+    def reference(self, pvc: dict[str, Any]) -> dict[str, Any]:
+        metadata = pvc["metadata"]
+        return {
+            "kind": "PersistentVolumeClaim",
+            "apiVersion": "v1",
+            "namespace": metadata["namespace"],
+            "name": metadata["name"],
+            "uid": metadata["uid"],
+            "resourceVersion": metadata["resourceVersion"],
+        }
+
+    def bind(self, pv_name: str, pvc: dict[str, Any]) -> None:
+        """What the PV controller's syncUnboundClaim does once the PV names the claim: the PV's
+        claimRef (with the uid) and phase, then the claim's volume name, its annotations and
+        its status."""
+        name = pvc["metadata"]["name"]
+        patch = {"spec": {"claimRef": self.reference(pvc)}}
+        self.patch("persistentvolume", pv_name, patch)
+        self.patch("persistentvolume", pv_name, {"status": {"phase": "Bound"}}, status=True)
+        annotations = {BIND_COMPLETED: "yes", BOUND_BY_CONTROLLER: "yes"}
+        self.patch(
+            "persistentvolumeclaim",
+            name,
+            {"metadata": {"annotations": annotations}, "spec": {"volumeName": pv_name}},
+            namespaced=True,
+        )
+        pv = json.loads(
+            self.cluster.kubectl("get", "persistentvolume", pv_name, "-o", "json").stdout
+        )
+        status = {
+            "phase": "Bound",
+            "accessModes": pv["spec"]["accessModes"],
+            "capacity": pv["spec"]["capacity"],
+        }
+        self.patch("persistentvolumeclaim", name, {"status": status}, namespaced=True, status=True)
+        self.bound[name] = pv_name
+
+    def patch(
+        self,
+        resource: str,
+        name: str,
+        body: dict[str, Any],
+        *,
+        namespaced: bool = False,
+        status: bool = False,
+    ) -> None:
+        self.cluster.kubectl(
+            "patch", resource, name, *(("-n", self.namespace) if namespaced else ()),
+            *(("--subresource=status",) if status else ()),
+            "--type=merge", "-p", json.dumps(body),
+        )  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def storage_in_dumps() -> None:
+    """Our decision must read the storage kinds: without them every scenario here would compare
+    kube-scheduler with a scheduler that ignores volumes."""
+    missing = sorted(set(STORAGE_KINDS) - set(simulate.KINDS))
+    if missing:
+        pytest.fail(f"simulate's cluster dumps do not hold {', '.join(missing)} yet")
+
+
+def test_claims_not_ready(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """VolumeRestrictions' and VolumeBinding's PreFilter: a claim that does not exist, a claim
+    of an Immediate class that no PV is bound to yet. kube says why without counting nodes."""
+    immediate = f"{prefix}-immediate"
+    scenario = Scenario(
+        nodes=[make_node("a"), make_node("b")],
+        objects=[
+            storage_class(immediate, provisioner=PROVISIONER, wait=False),
+            claim("pending", storage_class=immediate),
+        ],
+        steps=[
+            Step(make_pod("missing", spec=using("x")), UNSCHEDULABLE),
+            Step(make_pod("waiting", spec=using("pending")), UNSCHEDULABLE),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_bound_volume_node_affinity(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """VolumeBinding's Filter for bound claims: the PV's nodeAffinity, and a PV that does not
+    exist."""
+    scenario = Scenario(
+        nodes=[
+            make_node("n1"),
+            make_node("n2", cpu="16", memory="32Gi"),
+            make_node("n3", cpu="8", memory="16Gi"),
+        ],
+        objects=[
+            *bound_pair(
+                namespace, f"{prefix}-local", "data", nodes=[f"{prefix}-n1", f"{prefix}-n3"]
+            ),
+            *bound_pair(namespace, f"{prefix}-elsewhere", "stranded", nodes=[f"{prefix}-gone"]),
+            claim("orphan", volume_name=f"{prefix}-missing"),
+        ],
+        steps=[
+            # n2 is the roomiest, but the PV allows only n1 and n3; n3 is the roomier.
+            Step(make_pod("p1", spec=using("data")), "n3"),
+            Step(make_pod("p2", spec=using("stranded")), UNSCHEDULABLE),
+            # A claim bound to a PV that does not exist: VolumeBinding's PreFilter says so.
+            Step(make_pod("p3", spec=using("orphan")), UNSCHEDULABLE),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_wait_for_first_consumer_local_volumes(
+    cluster: Cluster, namespace: str, prefix: str
+) -> None:
+    """WaitForFirstConsumer with local PVs and no provisioner: kube picks a node whose PV fits
+    the claim (the smallest that fits), writes the PV's claimRef and waits for the claim to be
+    bound (by the stand-in) before binding the pod."""
+    local = f"{prefix}-local"
+    scenario = Scenario(
+        nodes=[make_node("l1"), make_node("l2"), make_node("l3", cpu="16", memory="32Gi")],
+        objects=[
+            storage_class(local),
+            volume(f"{prefix}-l1", size="1Gi", storage_class=local, nodes=[f"{prefix}-l1"]),
+            volume(f"{prefix}-l2", size="5Gi", storage_class=local, nodes=[f"{prefix}-l2"]),
+            claim("big", size="2Gi", storage_class=local),
+            claim("more", size="2Gi", storage_class=local),
+            claim("small", size="1Gi", storage_class=local),
+        ],
+        steps=[
+            # Only l2's PV holds 2Gi; l3, the roomiest, has no PV at all.
+            Step(make_pod("p-big", spec=using("big")), "l2"),
+            # l2's PV is big's now, l1's too small.
+            Step(make_pod("p-more", spec=using("more")), UNSCHEDULABLE),
+            Step(make_pod("p-small", spec=using("small")), "l1"),
+        ],
+    )
+    scenario.stand_in = PVController(cluster, namespace, prefix)
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_wait_for_first_consumer_provisioning(
+    cluster: Cluster, namespace: str, prefix: str
+) -> None:
+    """WaitForFirstConsumer with a provisioner: kube picks a node and writes it in the claim's
+    selected-node annotation, for the provisioner (the stand-in); a class's allowedTopologies
+    narrow the nodes."""
+    fast, zonal = f"{prefix}-fast", f"{prefix}-zonal"
+    in_a = [{"matchLabelExpressions": [{"key": ZONE, "values": [f"{prefix}-a"]}]}]
+    scenario = Scenario(
+        nodes=[
+            make_node("a1", labels={ZONE: f"{prefix}-a"}),
+            make_node("b1", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-b"}),
+        ],
+        objects=[
+            storage_class(fast, provisioner=PROVISIONER),
+            storage_class(zonal, provisioner=PROVISIONER, allowedTopologies=in_a),
+            claim("fresh", storage_class=fast),
+            claim("zoned", storage_class=zonal),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("fresh")), "b1"),
+            Step(make_pod("p2", spec=using("zoned")), "a1"),
+        ],
+    )
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
+    run(cluster, namespace, prefix, scenario)
+    assert set(controller.bound) == {"fresh", "zoned"}
+
+
+def test_volume_restrictions(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """VolumeRestrictions: a ReadWriteOncePod claim in use by another pod, and an inline GCE PD
+    another pod on the node mounts read-write (no kubelet needed: only the API objects)."""
+    disk = {"name": "disk", "gcePersistentDisk": {"pdName": f"{prefix}-pd"}}
+    scenario = Scenario(
+        nodes=[make_node("r1", cpu="16", memory="32Gi"), make_node("r2")],
+        objects=bound_pair(namespace, f"{prefix}-solo", "solo", modes=["ReadWriteOncePod"]),
+        existing=[
+            ("r1", make_pod("owner", spec=using("solo"))),
+            ("r1", make_pod("disk-user", spec={"volumes": [disk]})),
+        ],
+        steps=[
+            Step(make_pod("second", spec=using("solo")), UNSCHEDULABLE),
+            # r1, the roomier, has the disk mounted read-write already.
+            Step(make_pod("disk", spec={"volumes": [disk]}), "r2"),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_volume_zone(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """VolumeZone: a bound PV labelled with a zone allows only nodes of that zone."""
+    scenario = Scenario(
+        nodes=[
+            make_node("za", labels={ZONE: f"{prefix}-za"}),
+            make_node("zb", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-zb"}),
+        ],
+        objects=[
+            *bound_pair(namespace, f"{prefix}-in-a", "in-a", labels={ZONE: f"{prefix}-za"}),
+            *bound_pair(namespace, f"{prefix}-in-c", "in-c", labels={ZONE: f"{prefix}-zc"}),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("in-a")), "za"),
+            Step(make_pod("p2", spec=using("in-c")), UNSCHEDULABLE),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """NodeVolumeLimits: a CSINode's allocatable count for a driver; a volume already attached
+    to the node for another pod counts once."""
+    rwx = ["ReadWriteMany"]
+    csinode = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": f"{prefix}-c1"},
+        "spec": {
+            "drivers": [{"name": CSI_DRIVER, "nodeID": f"{prefix}-c1", "allocatable": {"count": 1}}]
+        },
+    }
+    scenario = Scenario(
+        nodes=[make_node("c1", cpu="16", memory="32Gi"), make_node("c2")],
+        objects=[
+            csinode,
+            *bound_pair(namespace, f"{prefix}-first", "first", modes=rwx),
+            *bound_pair(namespace, f"{prefix}-second", "second", modes=rwx),
+        ],
+        existing=[("c1", make_pod("holder", spec=using("first")))],
+        steps=[
+            # c1, the roomier, has its one CSI volume attached already.
+            Step(make_pod("p1", spec=using("second")), "c2"),
+            # The same volume again is no new attachment.
+            Step(make_pod("p2", spec=using("first")), "c1"),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def allocated_claim(name: str, node: str) -> dict[str, Any]:
+    """A ResourceClaim (resource.k8s.io/v1) allocated, as a DRA scheduler would, to a device
+    reachable from ``node`` only."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}},
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {
+                            "request": "gpu",
+                            "driver": "gpu.example.com",
+                            "pool": node,
+                            "device": "gpu-0",
+                        }
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": [node]}
+                            ]
+                        }
+                    ]
+                },
+            }
+        },
+    }
+
+
+def claiming(name: str) -> dict[str, Any]:
+    """A pod spec fragment: the ResourceClaim ``name``."""
+    return {"resourceClaims": [{"name": "gpu", "resourceClaimName": name}]}
+
+
+def test_allocated_resource_claim(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """DynamicResources with a claim allocated already: the pod goes where the allocation's
+    nodeSelector allows."""
+    if (
+        "resourceclaims"
+        not in cluster.kubectl("api-resources", "--api-group=resource.k8s.io").stdout
+    ):
+        pytest.skip("resource.k8s.io/v1 is not served by this control plane")
+    scenario = Scenario(
+        nodes=[make_node("d1", cpu="16", memory="32Gi"), make_node("d2")],
+        objects=[allocated_claim("gpu", f"{prefix}-d2")],
+        steps=[
+            Step(
+                make_pod(
+                    "p1",
+                    cpu=None,
+                    memory=None,
+                    spec=claiming("gpu"),
+                    container={"resources": {"claims": [{"name": "gpu"}]}},
+                ),
+                "d2",
+            )
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
