@@ -176,16 +176,8 @@ def _claim_refs(pod: PodView) -> list[tuple[str, bool]]:
 
 
 def _owned_by(claim: ClaimView, pod: PodView) -> bool:
-    """kube's VolumeIsForPod: the pod is the claim's controller. The ownerReferences are read
-    only when the catalog keeps them (an informer's slim() drops them): without them the
-    claim is taken as the pod's."""
-    metadata = _mapping(claim.raw.get("metadata"))
-    if "ownerReferences" not in metadata:
-        return True
-    return any(
-        _mapping(ref).get("controller") is True and _mapping(ref).get("uid") == pod.uid
-        for ref in _sequence(metadata["ownerReferences"])
-    )
+    """kube's VolumeIsForPod: the pod is the claim's controller."""
+    return claim.namespace == pod.namespace and claim.controller_uid == pod.uid
 
 
 @dataclass

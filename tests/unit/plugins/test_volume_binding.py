@@ -156,6 +156,7 @@ def pod(*claims: str, ephemeral: Sequence[str] = ()) -> PodView:
     return make_pod("p", "ns", containers=[{"name": "c"}], volumes=volumes)
 
 
+OWNED_BY_POD = {"kind": "Pod", "name": "p", "uid": "ns/p", "controller": True}
 NODES = (make_node("n-a", {ZONE: "a"}), make_node("n-b", {ZONE: "b"}))
 
 
@@ -214,6 +215,18 @@ def run(the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES) -
             catalog(pvc("p-data", ownerReferences=[{"uid": "other", "controller": True}])),
             "PVC ns/p-data was not created for pod ns/p (pod is not owner)",
             id="ephemeral claim of another pod",
+        ),
+        pytest.param(
+            pod(ephemeral=["data"]),
+            catalog(pvc("p-data")),
+            "PVC ns/p-data was not created for pod ns/p (pod is not owner)",
+            id="ephemeral claim without owner",
+        ),
+        pytest.param(
+            pod(ephemeral=["data"]),
+            catalog(pvc("p-data", cls="dynamic", ownerReferences=[OWNED_BY_POD])),
+            [FITS, FITS],
+            id="ephemeral claim of the pod",
         ),
         pytest.param(
             pod("c"),
