@@ -1,0 +1,454 @@
+"""NodeVolumeLimits rejects nodes where the pod's new CSI volumes would exceed their CSINode's
+count for a driver, counting volumes as kube-scheduler v1.34 does."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from plugin_harness import Around, Change, filter_nodes, make_node, make_pod, wakes
+
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.volumes import CSI_NODE, PV, PVC, STORAGE_CLASS, ClaimView, Volumes
+from policy_scheduler.plugins import node_volume_limits
+from policy_scheduler.plugins.base import (
+    FITS,
+    SKIP,
+    ArgsError,
+    ClusterEvent,
+    Cycle,
+    EventKind,
+    Filter,
+)
+
+EXCEEDED = ("node(s) exceed max volume count",)
+Object = tuple[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Storage(Around):
+    """A snapshot that also holds these storage objects, as ``(kind, object)``."""
+
+    objects: Sequence[Object] = ()
+
+    def snapshot(self, nodes: Sequence[NodeInfo]) -> Snapshot:
+        volumes = Volumes()
+        for kind, raw in self.objects:
+            volumes.set(kind, raw)
+        return Snapshot(nodes, volumes=volumes)
+
+
+def claim(
+    name: str,
+    volume: str = "",
+    storage_class: str = "",
+    owner: str = "",
+    annotations: Mapping[str, str] | None = None,
+) -> Object:
+    spec: dict[str, Any] = {}
+    if volume:
+        spec["volumeName"] = volume
+    if storage_class:
+        spec["storageClassName"] = storage_class
+    metadata: dict[str, Any] = {"name": name, "namespace": "ns"}
+    if owner:
+        metadata["ownerReferences"] = [
+            {"kind": "Pod", "name": "p", "uid": owner, "controller": True}
+        ]
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return PVC, {"metadata": metadata, "spec": spec}
+
+
+def csi_volume(name: str, driver: str = "d", handle: str | None = None) -> Object:
+    source = {"driver": driver, "volumeHandle": handle or f"h-{name}"}
+    return PV, {"metadata": {"name": name}, "spec": {"csi": source}}
+
+
+def bound(name: str, driver: str = "d", handle: str | None = None) -> list[Object]:
+    """A claim ``name`` bound to a CSI PV ``pv-<name>``."""
+    return [claim(name, f"pv-{name}"), csi_volume(f"pv-{name}", driver, handle)]
+
+
+def storage_class(name: str, provisioner: str) -> Object:
+    return STORAGE_CLASS, {"metadata": {"name": name}, "provisioner": provisioner}
+
+
+def csi_node(
+    node: str, annotations: Mapping[str, str] | None = None, **counts: int | None
+) -> Object:
+    drivers = [
+        {"name": name.replace("_", "."), "nodeID": node}
+        | ({} if count is None else {"allocatable": {"count": count}})
+        for name, count in counts.items()
+    ]
+    metadata: dict[str, Any] = {"name": node, "annotations": dict(annotations or {})}
+    return CSI_NODE, {"metadata": metadata, "spec": {"drivers": drivers}}
+
+
+def pvc(name: str) -> dict[str, Any]:
+    return {"name": f"v-{name}", "persistentVolumeClaim": {"claimName": name}}
+
+
+def ephemeral(name: str) -> dict[str, Any]:
+    return {"name": name, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}
+
+
+def pod(*volumes: Any, name: str = "p") -> PodView:
+    return make_pod(name, "ns", containers=[{"name": "c"}], volumes=list(volumes))
+
+
+def node(name: str, *claims: str) -> NodeInfo:
+    """A node running one pod per claim, each using that claim."""
+    return make_node(name, None, *(pod(pvc(c), name=f"on-{name}-{c}") for c in claims))
+
+
+def plugin() -> Filter[Any]:
+    return node_volume_limits.new_filter({}, "spec.predicates[0].args")
+
+
+def run(
+    the_pod: PodView, nodes: Sequence[NodeInfo], objects: Sequence[Object]
+) -> list[tuple[str, ...]]:
+    return filter_nodes(plugin(), the_pod, nodes, around=Storage(objects=objects))
+
+
+# Claims a..d bound to CSI volumes of driver "d"; "e" of driver "e"; node "n" may attach two
+# volumes of "d" and has no count for "e".
+CLUSTER = [*bound("a"), *bound("b"), *bound("c"), *bound("d"), *bound("e", "e")]
+LIMITED = csi_node("n", d=2, e=None)
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "on_node", "objects", "reasons"),
+    [
+        pytest.param(pod(pvc("a")), [], [LIMITED], FITS, id="under the limit"),
+        pytest.param(pod(pvc("a"), pvc("b")), [], [LIMITED], FITS, id="at the limit"),
+        pytest.param(
+            pod(pvc("a"), pvc("b"), pvc("c")), [], [LIMITED], EXCEEDED, id="over the limit"
+        ),
+        pytest.param(pod(pvc("c")), ["a"], [LIMITED], FITS, id="with a volume attached"),
+        pytest.param(
+            pod(pvc("c")), ["a", "b"], [LIMITED], EXCEEDED, id="node's volumes at the limit"
+        ),
+        pytest.param(
+            pod(pvc("a")), ["a", "b"], [LIMITED], FITS, id="a volume the node has counts once"
+        ),
+        pytest.param(
+            pod(pvc("a"), pvc("a"), pvc("c")),
+            [],
+            [LIMITED],
+            FITS,
+            id="a volume the pod uses twice counts once",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            ["a", "a", "b"],
+            [LIMITED],
+            EXCEEDED,
+            id="a volume several pods use counts once",
+        ),
+        pytest.param(
+            pod(pvc("e"), pvc("c")), ["a"], [LIMITED], FITS, id="a driver without a count"
+        ),
+        pytest.param(pod(pvc("c")), ["a", "b"], [], FITS, id="a node without a CSINode"),
+        pytest.param(
+            pod(pvc("c")),
+            ["a", "b"],
+            [csi_node("n", e=1)],
+            FITS,
+            id="a CSINode without the driver",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            ["a", "b"],
+            [csi_node("n", d=0)],
+            EXCEEDED,
+            id="a zero count",
+        ),
+        pytest.param(
+            pod(pvc("x")),
+            ["a"],
+            [LIMITED, *bound("x", handle="h-pv-a")],
+            FITS,
+            id="same driver and handle is the same volume",
+        ),
+        pytest.param(
+            pod(pvc("x")),
+            ["a", "b"],
+            [LIMITED, *bound("x", "e", handle="h-pv-a")],
+            FITS,
+            id="same handle of another driver is another volume",
+        ),
+    ],
+)
+def test_bound_csi_volumes(
+    the_pod: PodView, on_node: list[str], objects: list[Object], reasons: tuple[str, ...]
+) -> None:
+    assert run(the_pod, [node("n", *on_node)], [*CLUSTER, *objects]) == [reasons]
+
+
+ONE_D = csi_node("n", d=1)
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+PORTWORX_MIGRATED = {MIGRATED_PLUGINS: "kubernetes.io/gce-pd,kubernetes.io/portworx-volume"}
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "on_node", "objects", "reasons"),
+    [
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [ONE_D, claim("u", storage_class="s"), storage_class("s", "d")],
+            EXCEEDED,
+            id="an unbound claim counts as its class's provisioner",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [ONE_D, claim("u", storage_class="s"), storage_class("s", "other")],
+            FITS,
+            id="of another provisioner",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["u"],
+            [ONE_D, claim("u", storage_class="s"), storage_class("s", "d")],
+            FITS,
+            id="an unbound claim the node's pods use counts once",
+        ),
+        pytest.param(
+            pod(pvc("u")), ["a"], [ONE_D, claim("u")], FITS, id="an unbound claim without class"
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [ONE_D, claim("u", storage_class="gone")],
+            FITS,
+            id="an unbound claim of a missing class",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [
+                ONE_D,
+                claim(
+                    "u",
+                    storage_class="other",
+                    annotations={"volume.beta.kubernetes.io/storage-class": "s"},
+                ),
+                storage_class("s", "d"),
+                storage_class("other", "other"),
+            ],
+            EXCEEDED,
+            id="the beta class annotation wins",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [ONE_D, claim("u", "missing-pv", "s"), storage_class("s", "d")],
+            EXCEEDED,
+            id="a claim whose PV is missing counts by its class",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            ["a"],
+            [
+                ONE_D,
+                claim("t", "pv-t"),
+                (PV, {"metadata": {"name": "pv-t"}, "spec": {"gcePersistentDisk": {}}}),
+            ],
+            FITS,
+            id="an in-tree PV is not counted",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [
+                csi_node("n", ebs_csi_aws_com=0),
+                claim("u", storage_class="s"),
+                storage_class("s", "kubernetes.io/aws-ebs"),
+            ],
+            EXCEEDED,
+            id="an in-tree provisioner counts as its CSI driver",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [
+                csi_node("n", pxd_portworx_com=0),
+                claim("u", storage_class="s"),
+                storage_class("s", "kubernetes.io/portworx-volume"),
+            ],
+            FITS,
+            id="Portworx, not migrated on the node",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [
+                csi_node(
+                    "n",
+                    PORTWORX_MIGRATED,
+                    pxd_portworx_com=0,
+                ),
+                claim("u", storage_class="s"),
+                storage_class("s", "kubernetes.io/portworx-volume"),
+            ],
+            EXCEEDED,
+            id="Portworx, migrated on the node",
+        ),
+        pytest.param(
+            pod(pvc("u")),
+            ["a"],
+            [
+                csi_node("n", file_csi_azure_com=0),
+                claim("u", storage_class="s"),
+                storage_class("s", "kubernetes.io/azure-file"),
+            ],
+            FITS,
+            id="Azure File is never migrated here",
+        ),
+        pytest.param(
+            pod(ephemeral("scratch")),
+            ["a"],
+            [ONE_D, claim("p-scratch", "pv-s", owner="ns/p"), csi_volume("pv-s")],
+            EXCEEDED,
+            id="an ephemeral volume's claim",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            ["missing"],
+            [ONE_D],
+            FITS,
+            id="a missing claim of a pod on the node is not counted",
+        ),
+    ],
+)
+def test_what_counts(
+    the_pod: PodView, on_node: list[str], objects: list[Object], reasons: tuple[str, ...]
+) -> None:
+    assert run(the_pod, [node("n", *on_node)], [*CLUSTER, *objects]) == [reasons]
+
+
+def test_per_node() -> None:
+    nodes = [node("n", "a"), node("free", "a"), node("other")]
+    objects = [*CLUSTER, ONE_D, csi_node("other", d=1)]
+    assert run(pod(pvc("b")), nodes, objects) == [EXCEEDED, FITS, FITS]
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "objects", "reason"),
+    [
+        pytest.param(
+            pod(pvc("gone")),
+            [],
+            'looking up PVC ns/gone: persistentvolumeclaim "gone" not found',
+            id="a missing claim",
+        ),
+        pytest.param(
+            pod(ephemeral("scratch")),
+            [claim("p-scratch", owner="someone-else")],
+            "PVC ns/p-scratch was not created for pod ns/p (pod is not owner)",
+            id="an ephemeral claim the pod does not control",
+        ),
+        pytest.param(
+            pod(ephemeral("scratch")),
+            [],
+            'looking up PVC ns/p-scratch: persistentvolumeclaim "p-scratch" not found',
+            id="an ephemeral claim not created yet",
+        ),
+    ],
+)
+def test_claims_kube_cannot_count_fail_every_node(
+    the_pod: PodView, objects: list[Object], reason: str
+) -> None:
+    nodes = [node("n"), node("no-csinode")]
+    assert run(the_pod, nodes, [LIMITED, *objects]) == [(reason,), (reason,)]
+
+
+@pytest.mark.parametrize(
+    "the_pod",
+    [
+        pytest.param(pod(), id="no volumes"),
+        pytest.param(pod({"name": "e", "emptyDir": {}}), id="no claims"),
+        pytest.param(pod({"name": "h", "hostPath": {"path": "/x"}}), id="a host path"),
+    ],
+)
+def test_skips(the_pod: PodView) -> None:
+    cycle = Cycle(the_pod, Storage(objects=[LIMITED]).snapshot([node("n")]))
+    assert plugin().pre_filter(cycle) is SKIP
+
+
+def test_an_inline_migratable_volume_is_not_skipped_but_not_counted() -> None:
+    the_pod = pod({"name": "g", "gcePersistentDisk": {"pdName": "x"}})
+    cycle = Cycle(the_pod, Storage(objects=[LIMITED]).snapshot([node("n")]))
+    assert plugin().pre_filter(cycle) is not SKIP
+    assert run(the_pod, [node("n", "a", "b")], [*CLUSTER, ONE_D]) == [FITS]
+
+
+def deleted(*volumes: Any, node_name: str = "n") -> Change:
+    spec: dict[str, Any] = {"containers": [{"name": "c"}], "volumes": list(volumes)}
+    if node_name:
+        spec["nodeName"] = node_name
+    return Change(EventKind.POD_DELETED, pod=make_pod("q", "ns", **spec))
+
+
+@pytest.mark.parametrize(
+    ("change", "woken"),
+    [
+        pytest.param(deleted(pvc("a")), True, id="deleted pod with a claim"),
+        pytest.param(deleted(ephemeral("s")), True, id="deleted pod with an ephemeral volume"),
+        pytest.param(
+            deleted({"name": "g", "awsElasticBlockStore": {"volumeID": "v"}}),
+            True,
+            id="deleted pod with a migratable inline volume",
+        ),
+        pytest.param(deleted({"name": "e", "emptyDir": {}}), False, id="deleted pod, no claim"),
+        pytest.param(deleted(), False, id="deleted pod without volumes"),
+        pytest.param(deleted(pvc("a"), node_name=""), False, id="deleted pod on no node"),
+        pytest.param(Change(EventKind.NODE_ADDED), False, id="node added"),
+        pytest.param(Change(EventKind.POD_ADDED), False, id="pod added"),
+    ],
+)
+def test_wakes_on(change: Change, woken: bool) -> None:
+    assert wakes(plugin(), pod(pvc("c")), change) is woken
+
+
+def claim_event(name: str, namespace: str = "ns") -> ClusterEvent:
+    raw = {"metadata": {"name": name, "namespace": namespace}, "spec": {}}
+    return ClusterEvent(EventKind.PVC_CHANGED, storage=ClaimView(raw))
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "event", "woken"),
+    [
+        pytest.param(pod(pvc("c")), claim_event("c"), True, id="the pod's claim"),
+        pytest.param(pod(pvc("c")), claim_event("d"), False, id="another claim"),
+        pytest.param(pod(pvc("c")), claim_event("c", "other"), False, id="another namespace"),
+        pytest.param(
+            pod(ephemeral("s")), claim_event("any"), True, id="any claim, for ephemeral volumes"
+        ),
+        pytest.param(
+            pod(ephemeral("s")), claim_event("p-s", "other"), False, id="not in other namespaces"
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            ClusterEvent(EventKind.CSI_NODE_CHANGED),
+            True,
+            id="a CSINode added or changed",
+        ),
+    ],
+)
+def test_storage_events(the_pod: PodView, event: ClusterEvent, woken: bool) -> None:
+    the_plugin = plugin()
+    assert event.kind & the_plugin.wakes_on
+    assert the_plugin.queueing_hint(the_pod, event) is woken
+
+
+def test_takes_no_args() -> None:
+    with pytest.raises(ArgsError, match="NodeVolumeLimits takes no args"):
+        node_volume_limits.new_filter({"x": 1}, "spec.predicates[0].args")
