@@ -52,6 +52,7 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "capacity", "accessModes", "storageClassName", "nodeAffinity", "claimRef",
             "volumeMode", "csi", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
+            "azureDisk", "cinder", "portworxVolume",
             "persistentVolumeReclaimPolicy",
         ),
         ("phase",),
