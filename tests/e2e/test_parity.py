@@ -96,6 +96,9 @@ class Step:
 
     pod: dict[str, Any]
     expect: str
+    prepare: Callable[[Cluster, str], None] | None = None
+    """Run once the gated pod exists, before either scheduler decides (given the cluster and
+    the namespace): what another controller would have done for the pod by then."""
 
 
 StandIn = Callable[[], None]
@@ -298,7 +301,13 @@ CLUSTER_SCOPED_STORAGE = "persistentvolumes,storageclasses.storage.k8s.io,csinod
 
 
 def submit(
-    cluster: Cluster, namespace: str, prefix: str, pipeline: Pipeline, pod: dict[str, Any]
+    cluster: Cluster,
+    namespace: str,
+    prefix: str,
+    pipeline: Pipeline,
+    pod: dict[str, Any],
+    *,
+    prepare: Callable[[Cluster, str], None] | None = None,
 ) -> Decision:
     """Create the pending pod (kept to the scenario's nodes), decide it with ``pipeline`` while
     its gate holds kube-scheduler back, then lift the gate; our decision."""
@@ -307,6 +316,8 @@ def submit(
     spec["nodeSelector"] = {**spec.get("nodeSelector", {}), SCENARIO_LABEL: prefix}
     spec["schedulingGates"] = [{"name": GATE}]
     cluster.apply(pod, namespace=namespace)
+    if prepare is not None:
+        prepare(cluster, namespace)
     ours = our_decision(pipeline, cluster, namespace, name)
     cluster.kubectl(
         "patch", "pod", name, "-n", namespace, "--type=json",
@@ -338,7 +349,7 @@ def run(
         name = step.pod["metadata"]["name"]
         if scheduler is not None:
             step.pod["spec"]["schedulerName"] = scheduler
-        ours = submit(cluster, namespace, prefix, pipeline, step.pod)
+        ours = submit(cluster, namespace, prefix, pipeline, step.pod, prepare=step.prepare)
         chosen, message = kube_outcome(cluster, namespace, name, scenario.stand_in)
         where = f"{name}: kube chose {chosen or message!r}\n{breakdown(ours)}"
         if chosen is None:

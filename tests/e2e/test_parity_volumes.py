@@ -18,7 +18,7 @@ the test waits for kube's decision.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
@@ -489,28 +489,48 @@ def claiming(name: str) -> dict[str, Any]:
     return {"resourceClaims": [{"name": "gpu", "resourceClaimName": name}]}
 
 
+def gpu_pod(name: str, claim_name: str) -> dict[str, Any]:
+    return make_pod(
+        name,
+        cpu=None,
+        memory=None,
+        spec=claiming(claim_name),
+        container={"resources": {"claims": [{"name": "gpu"}]}},
+    )
+
+
+def reserve(claim_name: str, pod_name: str) -> Callable[[Cluster, str], None]:
+    """A Step's prepare: the claim's status.reservedFor names the pod (as kube-scheduler's
+    PreBind would have written it)."""
+
+    def prepare(cluster: Cluster, namespace: str) -> None:
+        uid = json.loads(
+            cluster.kubectl("get", "pod", pod_name, "-n", namespace, "-o", "json").stdout
+        )["metadata"]["uid"]
+        status = {"reservedFor": [{"resource": "pods", "name": pod_name, "uid": uid}]}
+        cluster.kubectl(
+            "patch", "resourceclaims.resource.k8s.io", claim_name, "-n", namespace,
+            "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}),
+        )  # fmt: skip
+
+    return prepare
+
+
 def test_allocated_resource_claim(cluster: Cluster, namespace: str, prefix: str) -> None:
-    """DynamicResources with a claim allocated already: the pod goes where the allocation's
-    nodeSelector allows."""
-    if (
-        "resourceclaims"
-        not in cluster.kubectl("api-resources", "--api-group=resource.k8s.io").stdout
-    ):
+    """DynamicResources with claims allocated already: the pod goes where the allocation's
+    nodeSelector allows, whether or not the claim is reserved for it yet (kube-scheduler
+    reserves it in PreBind)."""
+    served = cluster.kubectl("api-resources", "--api-group=resource.k8s.io").stdout
+    if "resourceclaims" not in served:
         pytest.skip("resource.k8s.io/v1 is not served by this control plane")
     scenario = Scenario(
-        nodes=[make_node("d1", cpu="16", memory="32Gi"), make_node("d2")],
-        objects=[allocated_claim("gpu", f"{prefix}-d2")],
+        nodes=[make_node("d1", cpu="16", memory="32Gi"), make_node("d2"), make_node("d3")],
+        objects=[allocated_claim("gpu", f"{prefix}-d2"), allocated_claim("tpu", f"{prefix}-d3")],
         steps=[
-            Step(
-                make_pod(
-                    "p1",
-                    cpu=None,
-                    memory=None,
-                    spec=claiming("gpu"),
-                    container={"resources": {"claims": [{"name": "gpu"}]}},
-                ),
-                "d2",
-            )
+            # Reserved for the pod before it is decided.
+            Step(gpu_pod("p1", "tpu"), "d3", prepare=reserve("tpu", "p1")),
+            # Allocated, not reserved for anyone yet.
+            Step(gpu_pod("p2", "gpu"), "d2"),
         ],
     )
     run(cluster, namespace, prefix, scenario)
