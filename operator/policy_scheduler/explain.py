@@ -2,7 +2,9 @@
 
 Read-only, with pykube-ng: the pod, the nodes, the assigned pods, the SchedulingPolicies, and
 what default topology spreading and pod affinity read (Services, ReplicationControllers,
-ReplicaSets and StatefulSets, Namespaces), as the operator watches them. The
+ReplicaSets and StatefulSets, Namespaces) and what the volume plugins and DynamicResources read
+(PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, ResourceClaims), as the
+operator watches them; a storage or device API the cluster does not serve (404) has none. The
 policy that serves the pod's ``spec.schedulerName`` is found as the operator finds it
 (:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest claimant), and its
 pipeline is run against the cluster as it is now, with
@@ -25,7 +27,7 @@ import pykube
 import requests
 import yaml
 
-from policy_scheduler.model import workloads
+from policy_scheduler.model import volumes, workloads
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
@@ -50,6 +52,25 @@ class _SchedulingPolicy(pykube.objects.APIObject):  # type: ignore[misc]
     kind = KIND
 
 
+# The storage and device kinds pykube has no class for, declared as the policy's is.
+class _StorageClass(pykube.objects.APIObject):  # type: ignore[misc]
+    version = "storage.k8s.io/v1"
+    endpoint = "storageclasses"
+    kind = volumes.STORAGE_CLASS
+
+
+class _CSINode(pykube.objects.APIObject):  # type: ignore[misc]
+    version = "storage.k8s.io/v1"
+    endpoint = "csinodes"
+    kind = volumes.CSI_NODE
+
+
+class _ResourceClaim(pykube.objects.NamespacedAPIObject):  # type: ignore[misc]
+    version = "resource.k8s.io/v1"
+    endpoint = "resourceclaims"
+    kind = volumes.RESOURCE_CLAIM
+
+
 # What reading a kubeconfig and talking to the API server can raise: pykube's own errors (HTTP
 # statuses, a missing file), the transport's, and a kubeconfig that is no YAML or lacks a field.
 _READ_ERRORS = (
@@ -61,6 +82,10 @@ _READ_ERRORS = (
     TypeError,
     ValueError,
 )
+
+
+NOT_FOUND = 404
+"""The status of a listing whose API the cluster does not serve."""
 
 
 def connect(kubeconfig: str | None) -> pykube.HTTPClient:
@@ -311,13 +336,37 @@ def explain_pod(api: pykube.HTTPClient, name: str, namespace: str) -> Report:
             for obj in objects.objects(api, namespace=pykube.all)
         )
         namespaces = tuple(n.obj for n in pykube.Namespace.objects(api))
+        storage = read_storage(api)
     except pykube.exceptions.ObjectDoesNotExist:
         raise ExplainError(f'pod "{name}" not found in namespace "{namespace}"') from None
     except _READ_ERRORS as error:
         raise ExplainError(f"cannot read the cluster: {_describe(error)}") from None
     return report_of(
-        raw_pod, policies, ClusterDump(tuple(nodes), tuple(assigned), selectors, namespaces)
+        raw_pod,
+        policies,
+        ClusterDump(tuple(nodes), tuple(assigned), selectors, namespaces, storage),
     )
+
+
+def read_storage(api: pykube.HTTPClient) -> tuple[tuple[str, Any], ...]:
+    """The cluster's PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and
+    ResourceClaims, each with its kind (listed items carry none)."""
+    return tuple((kind, raw) for kind, objects in _STORAGE.items() for raw in _served(api, objects))
+
+
+def _served(api: pykube.HTTPClient, objects: type[pykube.objects.APIObject]) -> list[Any]:
+    """Every object of a kind, of every namespace; none when the cluster does not serve the
+    kind's API (a 404 to the listing: resource.k8s.io/v1 before Kubernetes 1.34), as the
+    operator takes it."""
+    namespaced = issubclass(objects, pykube.objects.NamespacedAPIObject)
+    try:
+        return [
+            o.obj for o in objects.objects(api, **({"namespace": pykube.all} if namespaced else {}))
+        ]
+    except requests.HTTPError as error:  # what pykube's listing raises for an error status
+        if error.response is not None and error.response.status_code == NOT_FOUND:
+            return []
+        raise
 
 
 _WORKLOADS = {
@@ -325,6 +374,13 @@ _WORKLOADS = {
     workloads.REPLICATION_CONTROLLER: pykube.ReplicationController,
     workloads.REPLICA_SET: pykube.ReplicaSet,
     workloads.STATEFUL_SET: pykube.StatefulSet,
+}
+_STORAGE: dict[str, type[pykube.objects.APIObject]] = {
+    volumes.PVC: pykube.PersistentVolumeClaim,
+    volumes.PV: pykube.PersistentVolume,
+    volumes.STORAGE_CLASS: _StorageClass,
+    volumes.CSI_NODE: _CSINode,
+    volumes.RESOURCE_CLAIM: _ResourceClaim,
 }
 
 
