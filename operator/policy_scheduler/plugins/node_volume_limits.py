@@ -6,10 +6,13 @@ claim, ``<pod>-<volume>``, must be controlled by the pod). A claim bound to a PV
 ``spec.csi`` is the volume ``driver/volumeHandle``: the same volume used by several pods on a
 node counts once. A claim not bound yet, or bound to a PV that does not exist, counts as one
 volume of its StorageClass's provisioner (a claim with no class, or a class that does not exist,
-is not counted: it must be bound before scheduling). A provisioner of an in-tree plugin migrated
-to CSI counts as its CSI driver on a node that has a CSINode (AWS EBS, GCE PD, Azure Disk,
-Cinder; Portworx where the CSINode lists it as migrated); other in-tree provisioners are not
-counted.
+is not counted: it must be bound before scheduling).
+
+In-tree volumes count as the CSI volumes kube's CSI translation makes of them, on a node with a
+CSINode, where migration is on: AWS EBS, GCE PD, Azure Disk (of kind Managed only), Cinder and
+Portworx (where the CSINode's migrated-plugins annotation lists it), mounted inline, through an
+in-tree PV, or provisioned by the in-tree provisioner. Azure File and vSphere volumes are never
+counted (kube never turns their migration on here).
 
 For each driver of the pod's new volumes (those no pod of the node uses yet) that the node's
 CSINode gives an ``allocatable.count``, the volumes the node's pods use plus the new ones must
@@ -18,23 +21,26 @@ for the driver, has no limit.
 
 A claim of the pod that does not exist fails every node (kube says it in Filter, not PreFilter)
 with ``looking up PVC <ns>/<name>: persistentvolumeclaim "<name>" not found``; an ephemeral
-volume's claim that the pod does not control fails every node with kube's error text. A claim
-of a pod already on a node that is missing is not counted. A pod without claims or ephemeral
-volumes is skipped.
+volume's claim that the pod does not control, or an inline volume kube cannot translate, fails
+the node with kube's error text (kube fails the cycle with that error). A claim of a pod already
+on a node that is missing, or that kube would fail on, is not counted. A pod without claims,
+ephemeral or migratable inline volumes is skipped.
 
-Not modelled (kube counts them): VolumeAttachments of the node whose PV no pod uses, and in-tree
-volumes migrated to CSI that a pod mounts inline or through an in-tree PersistentVolume.
+Not modelled: the VolumeAttachments of a node, which kube also counts when no pod of the node
+uses their PV.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView, Raw, _mapping
-from policy_scheduler.model.volumes import ClaimView, CSINodeView, Volumes
+from policy_scheduler.model.volumes import ClaimView, CSINodeView, Volumes, VolumeView
 from policy_scheduler.plugins.base import (
     FITS,
     SKIP,
@@ -52,15 +58,23 @@ NAME = "NodeVolumeLimits"
 EXCEEDED = "node(s) exceed max volume count"
 BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+EBS = "kubernetes.io/aws-ebs"
+GCE_PD = "kubernetes.io/gce-pd"
+AZURE_DISK = "kubernetes.io/azure-disk"
+CINDER = "kubernetes.io/cinder"
 PORTWORX = "kubernetes.io/portworx-volume"
+BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+ZONE = "topology.kubernetes.io/zone"
+_UNSPECIFIED = "UNSPECIFIED"
+_EBS_VOLUME = re.compile(r"vol-[^/]*")
 
 # The in-tree plugins whose provisioners kube counts as their CSI drivers when migration is on
 # for the node: always, given a CSINode, except Portworx (listed in the CSINode's annotation).
 _MIGRATED: Mapping[str, str] = {
-    "kubernetes.io/aws-ebs": "ebs.csi.aws.com",
-    "kubernetes.io/gce-pd": "pd.csi.storage.gke.io",
-    "kubernetes.io/azure-disk": "disk.csi.azure.com",
-    "kubernetes.io/cinder": "cinder.csi.openstack.org",
+    EBS: "ebs.csi.aws.com",
+    GCE_PD: "pd.csi.storage.gke.io",
+    AZURE_DISK: "disk.csi.azure.com",
+    CINDER: "cinder.csi.openstack.org",
     PORTWORX: "pxd.portworx.com",
 }
 # Migratable too, but kube's isCSIMigrationOn is never true for them: never counted.
@@ -80,18 +94,20 @@ _INLINE_MIGRATABLE = (
 @dataclass(frozen=True, slots=True)
 class Attachment:
     """One volume a pod would attach: ``driver`` and ``handle`` (for a claim not bound yet, the
-    claim's ``namespace/name``, with ``unbound`` set so that it never equals a real handle);
+    claim's ``namespace/name``, with ``unbound`` set so that it never equals a real handle).
     ``in_tree`` names the in-tree plugin whose migration the node's CSINode must have on for the
-    volume to count."""
+    volume to count. ``error`` is kube's error for a volume it cannot count, which fails the node
+    for the pod being scheduled (for an in-tree one, only where migration is on)."""
 
     driver: str
     handle: str
     unbound: bool = False
     in_tree: str = ""
+    error: str = ""
 
 
-class VolumeError(Exception):
-    """A volume of the pod that kube cannot count: its text fails every node."""
+def _error(text: str, in_tree: str = "") -> Attachment:
+    return Attachment("", "", in_tree=in_tree, error=text)
 
 
 def _claim_class(claim: ClaimView) -> str:
@@ -116,6 +132,100 @@ def _from_class(claim: ClaimView, volumes: Volumes) -> Attachment | None:
     return Attachment(provisioner, handle, True)
 
 
+def ebs_volume_id(kube_id: str) -> tuple[str, str]:
+    """kube's KubernetesVolumeIDToEBSVolumeID: the EBS volume of ``aws://<zone>/<vol-id>`` or of
+    a bare id, and the error ("" when none)."""
+    if not kube_id.startswith("aws://"):
+        return kube_id, ""
+    volume_id = urlsplit(kube_id).path.strip("/")
+    if not _EBS_VOLUME.fullmatch(volume_id):
+        return "", f"Invalid format for AWS volume ({kube_id})"
+    return volume_id, ""
+
+
+def _gce_region(zones: Sequence[str]) -> str | None:
+    """The one region of GCE zones (``{locale}-{region}-{zone}``); None when not one."""
+    regions = set()
+    for zone in zones:
+        parts = zone.split("-")
+        if len(parts) != 3:
+            return None
+        regions.add("-".join(parts[:2]))
+    return regions.pop() if len(regions) == 1 else None
+
+
+def _in_tree_volume(volume: VolumeView) -> Attachment | None:
+    """kube's translation of an in-tree PV to CSI; None when it is not counted (not migratable,
+    or the translation fails, which kube only logs)."""
+    spec = volume.spec
+    if spec.get("awsElasticBlockStore") is not None:
+        source = _mapping(spec["awsElasticBlockStore"])
+        handle, error = ebs_volume_id(str(source.get("volumeID") or ""))
+        return None if error else Attachment(_MIGRATED[EBS], handle, in_tree=EBS)
+    if spec.get("gcePersistentDisk") is not None:
+        disk = str(_mapping(spec["gcePersistentDisk"]).get("pdName") or "")
+        zones = str(volume.labels.get(BETA_ZONE) or volume.labels.get(ZONE) or "").split("__")
+        if len(zones) == 1 and zones[0]:
+            handle = f"projects/{_UNSPECIFIED}/zones/{zones[0]}/disks/{disk}"
+        elif len(zones) > 1:
+            region = _gce_region(zones)
+            if region is None:
+                return None
+            handle = f"projects/{_UNSPECIFIED}/regions/{region}/disks/{disk}"
+        else:
+            handle = f"projects/{_UNSPECIFIED}/zones/{_UNSPECIFIED}/disks/{disk}"
+        return Attachment(_MIGRATED[GCE_PD], handle, in_tree=GCE_PD)
+    if spec.get("azureDisk") is not None:
+        source = _mapping(spec["azureDisk"])
+        if _azure_kind(source).lower() != "managed":
+            return None
+        return Attachment(
+            _MIGRATED[AZURE_DISK], str(source.get("diskURI") or ""), in_tree=AZURE_DISK
+        )
+    for key, plugin in (("cinder", CINDER), ("portworxVolume", PORTWORX)):
+        if spec.get(key) is not None:
+            handle = str(_mapping(spec[key]).get("volumeID") or "")
+            return Attachment(_MIGRATED[plugin], handle, in_tree=plugin)
+    return None
+
+
+def _azure_kind(source: Raw) -> str:
+    # The API server defaults an Azure disk's kind to Shared, which kube does not migrate.
+    return str(source.get("kind") or "Shared")
+
+
+def _inline(volume: Raw) -> Attachment | None:
+    """kube's checkAttachableInlineVolume: an inline volume migrated to CSI; None when kube
+    never counts it (not migratable, or migration never on for its plugin)."""
+    name = str(volume.get("name") or "")
+    failed = f"converting volume({name}) from inline to csi: "
+    if volume.get("awsElasticBlockStore") is not None:
+        source = _mapping(volume["awsElasticBlockStore"])
+        handle, error = ebs_volume_id(str(source.get("volumeID") or ""))
+        if error:
+            return _error(
+                f"{failed}failed to translate Kubernetes ID to EBS Volume ID {error}", EBS
+            )
+        return Attachment(_MIGRATED[EBS], handle, in_tree=EBS)
+    if volume.get("gcePersistentDisk") is not None:
+        disk = str(_mapping(volume["gcePersistentDisk"]).get("pdName") or "")
+        handle = f"projects/{_UNSPECIFIED}/zones/{_UNSPECIFIED}/disks/{disk}"
+        return Attachment(_MIGRATED[GCE_PD], handle, in_tree=GCE_PD)
+    if volume.get("azureDisk") is not None:
+        source = _mapping(volume["azureDisk"])
+        kind = _azure_kind(source)
+        if kind.lower() != "managed":
+            return _error(f"{failed}kind({kind}) is not supported in csi migration", AZURE_DISK)
+        return Attachment(
+            _MIGRATED[AZURE_DISK], str(source.get("diskURI") or ""), in_tree=AZURE_DISK
+        )
+    for key, plugin in (("cinder", CINDER), ("portworxVolume", PORTWORX)):
+        if volume.get(key) is not None:
+            handle = str(_mapping(volume[key]).get("volumeID") or "")
+            return Attachment(_MIGRATED[plugin], handle, in_tree=plugin)
+    return None
+
+
 def _of_claim(claim: ClaimView, volumes: Volumes) -> Attachment | None:
     """kube's getCSIDriverInfo: the CSI volume a claim stands for; None when not counted."""
     if not claim.volume_name:
@@ -126,15 +236,14 @@ def _of_claim(claim: ClaimView, volumes: Volumes) -> Attachment | None:
         # to the class.
         return _from_class(claim, volumes)
     if volume.spec.get("csi") is None:
-        # An in-tree PV: counted by kube once migrated to CSI, which is not modelled.
-        return None
+        return _in_tree_volume(volume)
     return Attachment(volume.csi_driver, volume.csi_handle)
 
 
 def attachments(pod: PodView, volumes: Volumes, new: bool) -> list[Attachment]:
-    """The CSI volumes that ``pod`` attaches (kube's filterAttachableVolumes). For the pod being
-    scheduled (``new``) a claim that is missing raises :class:`VolumeError`; for a pod already
-    on a node it is not counted."""
+    """The volumes that ``pod`` attaches, in its volumes' order (kube's filterAttachableVolumes).
+    For the pod being scheduled (``new``) the list ends at a claim kube cannot look up, with
+    the error; for a pod already on a node a missing claim is not counted."""
     found: list[Attachment] = []
     for volume in pod.volumes:
         ephemeral = False
@@ -143,23 +252,36 @@ def attachments(pod: PodView, volumes: Volumes, new: bool) -> list[Attachment]:
         elif volume.get("ephemeral") is not None:
             name, ephemeral = f"{pod.name}-{volume.get('name', '')}", True
         else:
+            inline = _inline(volume)
+            if inline is not None:
+                found.append(inline)
             continue
         if not name:
-            raise VolumeError("PersistentVolumeClaim had no name")
+            found.append(_error("PersistentVolumeClaim had no name"))
+            if new:
+                break
+            continue
         claim = volumes.claim(pod.namespace, name)
         if claim is None:
             if new:
-                raise VolumeError(
-                    f"looking up PVC {pod.namespace}/{name}: "
-                    f'persistentvolumeclaim "{name}" not found'
+                found.append(
+                    _error(
+                        f"looking up PVC {pod.namespace}/{name}: "
+                        f'persistentvolumeclaim "{name}" not found'
+                    )
                 )
+                break
             continue
         if ephemeral and claim.controller_uid != pod.uid:
-            # kube returns this as an error for any pod, new or on the node.
-            raise VolumeError(
-                f"PVC {claim.namespace}/{claim.name} was not created for pod "
-                f"{pod.namespace}/{pod.name} (pod is not owner)"
+            found.append(
+                _error(
+                    f"PVC {claim.namespace}/{claim.name} was not created for pod "
+                    f"{pod.namespace}/{pod.name} (pod is not owner)"
+                )
             )
+            if new:
+                break
+            continue
         attachment = _of_claim(claim, volumes)
         if attachment is not None and attachment.driver and attachment.handle:
             found.append(attachment)
@@ -176,15 +298,20 @@ def _migrated(csi_node: CSINodeView | None, plugin: str) -> bool:
     return plugin in listed.split(",")
 
 
-def _unique(
-    found: Sequence[Attachment], csi_node: CSINodeView | None
-) -> dict[tuple[str, str, bool], str]:
-    """The volumes that count on this node, by identity, with their drivers."""
-    return {
-        (a.driver, a.handle, a.unbound): a.driver
-        for a in found
-        if not a.in_tree or _migrated(csi_node, a.in_tree)
-    }
+Counted = dict[tuple[str, str, bool], str]
+
+
+def counted(found: Sequence[Attachment], csi_node: CSINodeView | None) -> Counted | str:
+    """The volumes that count on a node with this CSINode, by identity, with their drivers; or
+    the first error that applies there."""
+    unique: Counted = {}
+    for a in found:
+        if a.in_tree and not _migrated(csi_node, a.in_tree):
+            continue
+        if a.error:
+            return a.error
+        unique[(a.driver, a.handle, a.unbound)] = a.driver
+    return unique
 
 
 @dataclass(slots=True)
@@ -192,10 +319,9 @@ class _State:
     volumes: Volumes
     new: list[Attachment]
     """The pod's volumes, before the node decides which in-tree ones count."""
-    error: str = ""
-    """Why every node fails (a claim kube cannot look up)."""
     on_nodes: dict[str, list[Attachment]] = field(default_factory=dict)
-    """The volumes of the pods already on nodes, by pod uid, as they are looked up."""
+    """The volumes of the pods already on nodes, by pod uid, as they are looked up (without
+    their errors: kube fails the cycle with an error there, the volume is not counted here)."""
 
 
 def _uses_volumes(pod: PodView) -> bool:
@@ -218,25 +344,20 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
         if not pod.volumes or not _uses_volumes(pod):
             return SKIP
         volumes = cycle.snapshot.volumes
-        try:
-            return _State(volumes, attachments(pod, volumes, new=True))
-        except VolumeError as error:
-            return _State(volumes, [], str(error))
+        return _State(volumes, attachments(pod, volumes, new=True))
 
     def filter(self, state: _State, pod: PodView, node: NodeInfo) -> Sequence[str]:
-        if state.error:
-            return (state.error,)
         if not state.new:
             return FITS
         csi_node = state.volumes.csi_node(node.name)
-        if csi_node is None or not csi_node.limits:
+        new = counted(state.new, csi_node)
+        if isinstance(new, str):
+            return (new,)
+        if csi_node is None or not any(driver in csi_node.limits for driver in new.values()):
             return FITS
-        new = _unique(state.new, csi_node)
-        if not any(driver in csi_node.limits for driver in new.values()):
-            return FITS
-        attached: dict[tuple[str, str, bool], str] = {}
+        attached: Counted = {}
         for existing in node.pods.values():
-            attached.update(_unique(self._on_node(state, existing), csi_node))
+            attached.update(self._on_node(state, existing, csi_node))
         counts: dict[str, int] = {}
         for key, driver in attached.items():
             new.pop(key, None)
@@ -251,16 +372,14 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
         return FITS
 
     @staticmethod
-    def _on_node(state: _State, pod: PodView) -> list[Attachment]:
+    def _on_node(state: _State, pod: PodView, csi_node: CSINodeView) -> Counted:
         found = state.on_nodes.get(pod.uid)
         if found is None:
-            try:
-                found = attachments(pod, state.volumes, new=False)
-            except VolumeError:
-                # kube fails the cycle with an error here; the pod's volumes are not counted.
-                found = []
+            found = [a for a in attachments(pod, state.volumes, new=False) if not a.error]
             state.on_nodes[pod.uid] = found
-        return found
+        result = counted(found, csi_node)
+        assert not isinstance(result, str)
+        return result
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """kube's hints: a deleted pod with claims, ephemeral or migratable inline volumes; a

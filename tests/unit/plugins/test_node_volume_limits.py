@@ -254,17 +254,6 @@ PORTWORX_MIGRATED = {MIGRATED_PLUGINS: "kubernetes.io/gce-pd,kubernetes.io/portw
             id="a claim whose PV is missing counts by its class",
         ),
         pytest.param(
-            pod(pvc("t")),
-            ["a"],
-            [
-                ONE_D,
-                claim("t", "pv-t"),
-                (PV, {"metadata": {"name": "pv-t"}, "spec": {"gcePersistentDisk": {}}}),
-            ],
-            FITS,
-            id="an in-tree PV is not counted",
-        ),
-        pytest.param(
             pod(pvc("u")),
             ["a"],
             [
@@ -334,6 +323,13 @@ def test_what_counts(
     assert run(the_pod, [node("n", *on_node)], [*CLUSTER, *objects]) == [reasons]
 
 
+def test_a_volume_kube_fails_on_for_a_pod_on_the_node_is_left_out_alone() -> None:
+    on_node = pod(ephemeral("scratch"), pvc("a"), name="on")
+    objects = [*CLUSTER, ONE_D, claim("on-scratch", "pv-a", owner="someone-else")]
+    nodes = [make_node("n", None, on_node)]
+    assert run(pod(pvc("b")), nodes, objects) == [EXCEEDED]
+
+
 def test_per_node() -> None:
     nodes = [node("n", "a"), node("free", "a"), node("other")]
     objects = [*CLUSTER, ONE_D, csi_node("other", d=1)]
@@ -383,11 +379,213 @@ def test_skips(the_pod: PodView) -> None:
     assert plugin().pre_filter(cycle) is SKIP
 
 
-def test_an_inline_migratable_volume_is_not_skipped_but_not_counted() -> None:
-    the_pod = pod({"name": "g", "gcePersistentDisk": {"pdName": "x"}})
+EBS, PD, AZURE = "ebs.csi.aws.com", "pd.csi.storage.gke.io", "disk.csi.azure.com"
+IN_TREE_LIMITS = csi_node(
+    "n",
+    PORTWORX_MIGRATED,
+    ebs_csi_aws_com=1,
+    pd_csi_storage_gke_io=1,
+    disk_csi_azure_com=1,
+    cinder_csi_openstack_org=1,
+    pxd_portworx_com=1,
+    file_csi_azure_com=0,
+)
+
+
+def inline(source_kind: str, name: str = "inline", /, **source: Any) -> dict[str, Any]:
+    return {"name": name, source_kind: source}
+
+
+def in_tree_pv(
+    name: str, source_kind: str, labels: Mapping[str, str] | None = None, /, **source: Any
+) -> list[Object]:
+    """A claim ``name`` bound to an in-tree PV ``pv-<name>`` of this source."""
+    metadata = {"name": f"pv-{name}", "labels": dict(labels or {})}
+    return [claim(name, f"pv-{name}"), (PV, {"metadata": metadata, "spec": {source_kind: source}})]
+
+
+GCE_ZONE = "topology.kubernetes.io/zone"
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "on_node", "objects", "reasons"),
+    [
+        pytest.param(
+            pod(inline("awsElasticBlockStore", volumeID="vol-2")),
+            [pvc("a")],
+            bound("a", EBS, "vol-1"),
+            EXCEEDED,
+            id="inline EBS counts as its CSI driver",
+        ),
+        pytest.param(
+            pod(inline("awsElasticBlockStore", volumeID="aws://us-east-1a/vol-1")),
+            [pvc("a")],
+            bound("a", EBS, "vol-1"),
+            FITS,
+            id="inline EBS with a zone is the same CSI volume",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [pvc("a")],
+            [*bound("a", EBS, "vol-1"), *in_tree_pv("t", "awsElasticBlockStore", volumeID="vol-1")],
+            FITS,
+            id="an in-tree EBS PV is the same CSI volume",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [inline("awsElasticBlockStore", volumeID="vol-1")],
+            in_tree_pv("t", "awsElasticBlockStore", volumeID="vol-2"),
+            EXCEEDED,
+            id="in-tree EBS PV over an inline one",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [inline("awsElasticBlockStore", volumeID="vol-1")],
+            in_tree_pv("t", "awsElasticBlockStore", volumeID="aws://zone/bad"),
+            FITS,
+            id="an EBS PV kube cannot translate is not counted",
+        ),
+        pytest.param(
+            pod(inline("awsElasticBlockStore", volumeID="aws://zone/bad")),
+            [],
+            [],
+            (
+                "converting volume(inline) from inline to csi: failed to translate Kubernetes ID"
+                " to EBS Volume ID Invalid format for AWS volume (aws://zone/bad)",
+            ),
+            id="an inline EBS volume kube cannot translate",
+        ),
+        pytest.param(
+            pod(inline("gcePersistentDisk", pdName="d2")),
+            [pvc("a")],
+            bound("a", PD, "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/d1"),
+            EXCEEDED,
+            id="inline GCE PD counts",
+        ),
+        pytest.param(
+            pod(inline("gcePersistentDisk", pdName="d1")),
+            [pvc("a")],
+            bound("a", PD, "projects/UNSPECIFIED/zones/UNSPECIFIED/disks/d1"),
+            FITS,
+            id="inline GCE PD handle",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [pvc("a")],
+            [
+                *bound("a", PD, "projects/UNSPECIFIED/zones/z-a-1/disks/d1"),
+                *in_tree_pv("t", "gcePersistentDisk", {GCE_ZONE: "z-a-1"}, pdName="d1"),
+            ],
+            FITS,
+            id="zonal GCE PD PV handle",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [pvc("a")],
+            [
+                *bound("a", PD, "projects/UNSPECIFIED/regions/us-central1/disks/d1"),
+                *in_tree_pv(
+                    "t",
+                    "gcePersistentDisk",
+                    {GCE_ZONE: "us-central1-a__us-central1-b"},
+                    pdName="d1",
+                ),
+            ],
+            FITS,
+            id="regional GCE PD PV handle",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [pvc("a")],
+            [
+                *bound("a", PD, "x"),
+                *in_tree_pv("t", "gcePersistentDisk", {GCE_ZONE: "a__b"}, pdName="d1"),
+            ],
+            FITS,
+            id="GCE PD PV in zones of no one region is not counted",
+        ),
+        pytest.param(
+            pod(inline("azureDisk", diskURI="/disk/2", kind="Managed")),
+            [inline("azureDisk", diskURI="/disk/1", kind="managed")],
+            [],
+            EXCEEDED,
+            id="managed Azure disks count",
+        ),
+        pytest.param(
+            pod(inline("azureDisk", "az", diskURI="/disk/2")),
+            [],
+            [],
+            (
+                "converting volume(az) from inline to csi: kind(Shared) is not supported in csi"
+                " migration",
+            ),
+            id="an inline Azure disk's kind defaults to Shared",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [inline("azureDisk", diskURI="/disk/1", kind="Managed")],
+            in_tree_pv("t", "azureDisk", diskURI="/disk/2"),
+            FITS,
+            id="a shared Azure disk PV is not counted",
+        ),
+        pytest.param(
+            pod(pvc("t")),
+            [inline("azureDisk", diskURI="/disk/1", kind="Managed")],
+            in_tree_pv("t", "azureDisk", diskURI="/disk/2", kind="Managed"),
+            EXCEEDED,
+            id="a managed Azure disk PV counts",
+        ),
+        pytest.param(
+            pod(inline("cinder", volumeID="c2")),
+            [pvc("t")],
+            in_tree_pv("t", "cinder", volumeID="c1"),
+            EXCEEDED,
+            id="Cinder counts",
+        ),
+        pytest.param(
+            pod(inline("portworxVolume", volumeID="x2")),
+            [pvc("t")],
+            in_tree_pv("t", "portworxVolume", volumeID="x1"),
+            EXCEEDED,
+            id="Portworx counts where migrated",
+        ),
+        pytest.param(
+            pod(inline("azureFile", shareName="s", secretName="x")),
+            [],
+            [],
+            FITS,
+            id="Azure File is never counted",
+        ),
+    ],
+)
+def test_in_tree_volumes(
+    the_pod: PodView, on_node: list[Any], objects: list[Object], reasons: tuple[str, ...]
+) -> None:
+    nodes = [make_node("n", None, pod(*on_node, name="on")), node("no-csinode")]
+    verdicts = run(the_pod, nodes, [IN_TREE_LIMITS, *objects])
+    # Without a CSINode, migration is off: no in-tree volume counts, none fails.
+    assert verdicts == [reasons, FITS]
+
+
+def test_inline_migratable_volumes_are_not_skipped() -> None:
+    the_pod = pod(inline("vsphereVolume", volumePath="/x"))
     cycle = Cycle(the_pod, Storage(objects=[LIMITED]).snapshot([node("n")]))
     assert plugin().pre_filter(cycle) is not SKIP
-    assert run(the_pod, [node("n", "a", "b")], [*CLUSTER, ONE_D]) == [FITS]
+
+
+@pytest.mark.parametrize(
+    ("kube_id", "result"),
+    [
+        pytest.param("vol-1", ("vol-1", ""), id="bare"),
+        pytest.param("aws://us-east-1a/vol-1", ("vol-1", ""), id="with a zone"),
+        pytest.param("aws:///vol-1", ("vol-1", ""), id="without a zone"),
+        pytest.param(
+            "aws://z/disk-1", ("", "Invalid format for AWS volume (aws://z/disk-1)"), id="bad"
+        ),
+    ],
+)
+def test_ebs_volume_id(kube_id: str, result: tuple[str, str]) -> None:
+    assert node_volume_limits.ebs_volume_id(kube_id) == result
 
 
 def deleted(*volumes: Any, node_name: str = "n") -> Change:
