@@ -1,0 +1,210 @@
+"""The operator's own binding cycle with volumes (issue 13), end to end on the real control plane.
+
+A SchedulingPolicy made from examples/policies/default-profile.yaml serves pods with claims. No
+PV controller or provisioner runs here: test_parity_volumes.PVController stands in for them, but
+only once the operator has done its part (the PV's claimRef, the claim's selected-node
+annotation), so that each test sees that part done by the operator. Waits are generous and never
+assume the operator is slow or fast.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from harness import Cluster, Operator, bound, events, node, pod, wait_for
+from test_parity import create_objects, delete_storage
+from test_parity_volumes import (
+    PROVISIONER,
+    RWOP_CONFLICT,
+    SELECTED_NODE,
+    PVController,
+    bound_pair,
+    claim,
+    storage_class,
+    using,
+    volume,
+)
+
+DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
+TIMEOUT = 60.0
+
+
+@pytest.fixture
+def storage(cluster: Cluster, namespace: str, pool: str) -> Iterator[None]:
+    """The pool's storage objects are deleted after the test, as test_parity's ``prefix``
+    fixture deletes a scenario's; bound pods are forced away (no kubelet confirms)."""
+    yield
+    cluster.kubectl("delete", "pods", "--all", "-n", namespace, "--grace-period=0", "--force")
+    delete_storage(cluster, namespace, pool)
+
+
+def serve(cluster: Cluster, pool: str, operator: Operator, nodes: list[dict[str, Any]]) -> str:
+    """Nodes of the pool, a default-profile policy over them, the operator started; the policy's
+    name, which the pods name as their scheduler."""
+    policy = yaml.safe_load(DEFAULT_PROFILE.read_text())
+    policy["metadata"] = {"name": pool, "labels": {"pool": pool}}
+    policy["spec"]["nodeSelector"] = {"matchLabels": {"pool": pool}}
+    for obj in nodes:
+        obj["metadata"]["labels"]["pool"] = pool
+    cluster.apply(*nodes)
+    cluster.apply(policy)
+    operator.start()
+    return pool
+
+
+def get(cluster: Cluster, resource: str, name: str, namespace: str | None = None) -> Any:
+    scoped = ("-n", namespace) if namespace else ()
+    return json.loads(cluster.kubectl("get", resource, name, *scoped, "-o", "json").stdout)
+
+
+def claim_pod(name: str, scheduler: str, *claims: str) -> dict[str, Any]:
+    return pod(name, scheduler, extra=using(*claims))
+
+
+def test_local_volume_is_reserved_then_pod_bound_once_claim_is(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator, storage: None
+) -> None:
+    """WaitForFirstConsumer with a local PV on one node: the operator picks that node (not the
+    roomier one), writes the PV's claimRef, waits for the claim to be bound (here by the
+    stand-in PV controller) and binds the pod there."""
+    local = f"{pool}-local"
+    pv = f"{pool}-pv"
+    scheduler = serve(
+        cluster,
+        pool,
+        operator,
+        [node(f"{pool}-small"), node(f"{pool}-big", cpu="16", memory="32Gi")],
+    )
+    create_objects(
+        cluster,
+        namespace,
+        pool,
+        [
+            storage_class(local),
+            volume(pv, storage_class=local, nodes=[f"{pool}-small"]),
+            claim("data", storage_class=local),
+        ],
+    )
+    cluster.apply(claim_pod("web", scheduler, "data"), namespace=namespace)
+
+    def reserved() -> dict[str, Any] | None:
+        ref = get(cluster, "persistentvolume", pv)["spec"].get("claimRef")
+        return ref if ref and ref.get("name") == "data" else None
+
+    ref = wait_for("the operator to write the PV's claimRef", reserved, TIMEOUT)
+    assert ref["namespace"] == namespace and ref["uid"]
+    # The claim is not bound yet: the pod must wait for it.
+    assert "web" not in bound(cluster, namespace)
+
+    controller = PVController(cluster, namespace, pool)
+
+    def placed() -> str | None:
+        controller()
+        return bound(cluster, namespace).get("web")
+
+    assert wait_for("the pod to be bound", placed, TIMEOUT) == f"{pool}-small"
+    assert controller.bound == {"data": pv}
+
+
+def test_provisioned_claim_gets_the_selected_node(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator, storage: None
+) -> None:
+    """WaitForFirstConsumer with a provisioner: the operator writes the node it picked in the
+    claim's selected-node annotation; the stand-in provisions a PV there and binds it; the pod
+    is bound on that node."""
+    fast = f"{pool}-fast"
+    scheduler = serve(
+        cluster, pool, operator, [node(f"{pool}-a"), node(f"{pool}-b", cpu="16", memory="32Gi")]
+    )
+    create_objects(
+        cluster,
+        namespace,
+        pool,
+        [storage_class(fast, provisioner=PROVISIONER), claim("fresh", storage_class=fast)],
+    )
+    cluster.apply(claim_pod("web", scheduler, "fresh"), namespace=namespace)
+
+    def selected() -> str | None:
+        pvc = get(cluster, "persistentvolumeclaim", "fresh", namespace)
+        return (pvc["metadata"].get("annotations") or {}).get(SELECTED_NODE)
+
+    chosen = wait_for("the selected-node annotation", selected, TIMEOUT)
+    assert chosen == f"{pool}-b"  # the roomier
+    assert "web" not in bound(cluster, namespace)
+
+    controller = PVController(cluster, namespace, pool)
+
+    def placed() -> str | None:
+        controller()
+        return bound(cluster, namespace).get("web")
+
+    assert wait_for("the pod to be bound", placed, TIMEOUT) == chosen
+    assert set(controller.bound) == {"fresh"}
+
+
+def test_missing_claim_then_created_wakes_the_pod(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator, storage: None
+) -> None:
+    """A pod whose claim does not exist is told so, as kube-scheduler tells it; creating the
+    claim (bound to a PV) brings the pod back and it is bound."""
+    scheduler = serve(cluster, pool, operator, [node(f"{pool}-0"), node(f"{pool}-1")])
+    cluster.apply(claim_pod("web", scheduler, "later"), namespace=namespace)
+
+    def told() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in events(cluster, namespace, "FailedScheduling")
+            if e["involvedObject"]["name"] == "web"
+        ]
+
+    failed = wait_for("FailedScheduling for the missing claim", told, TIMEOUT)
+    # VolumeRestrictions' PreFilter rejects the pod: kube's text, without node counts.
+    assert re.fullmatch(
+        r'0/\d+ nodes are available: persistentvolumeclaim "later" not found\.',
+        failed[0]["message"],
+    ), failed[0]["message"]
+    assert "web" not in bound(cluster, namespace)
+
+    # Parked, the pod is tried again after 300 s regardless; within TIMEOUT only the claim's
+    # event can have moved it.
+    create_objects(cluster, namespace, pool, bound_pair(namespace, f"{pool}-later", "later"))
+    placed = wait_for("the pod to be bound", lambda: bound(cluster, namespace).get("web"), TIMEOUT)
+    assert placed in {f"{pool}-0", f"{pool}-1"}
+
+
+def test_second_pod_of_read_write_once_pod_claim_stays_pending(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator, storage: None
+) -> None:
+    """ReadWriteOncePod: the first pod is bound, the second is told kube-scheduler's reason and
+    stays pending."""
+    scheduler = serve(cluster, pool, operator, [node(f"{pool}-0"), node(f"{pool}-1")])
+    create_objects(
+        cluster,
+        namespace,
+        pool,
+        bound_pair(namespace, f"{pool}-solo", "solo", modes=["ReadWriteOncePod"]),
+    )
+    cluster.apply(claim_pod("first", scheduler, "solo"), namespace=namespace)
+    wait_for("the first pod bound", lambda: bound(cluster, namespace).get("first"), TIMEOUT)
+    cluster.apply(claim_pod("second", scheduler, "solo"), namespace=namespace)
+
+    def told() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in events(cluster, namespace, "FailedScheduling")
+            if e["involvedObject"]["name"] == "second"
+        ]
+
+    failed = wait_for("FailedScheduling for the second pod", told, TIMEOUT)
+    message = failed[0]["message"]
+    # Both nodes of the pool for this reason (other tests' nodes, outside the pool, for theirs).
+    assert re.fullmatch(
+        rf"0/\d+ nodes are available: (.*, )?2 {re.escape(RWOP_CONFLICT)}(, .*)?\.", message
+    ), message
+    assert "second" not in bound(cluster, namespace)
