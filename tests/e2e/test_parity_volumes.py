@@ -347,8 +347,11 @@ def test_wait_for_first_consumer_local_volumes(
             Step(make_pod("p-small", spec=using("small")), "l1"),
         ],
     )
-    scenario.stand_in = PVController(cluster, namespace, prefix)
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
     run(cluster, namespace, prefix, scenario)
+    # kube-scheduler reserved those PVs (their claimRef), the stand-in only completed the binds.
+    assert controller.bound == {"big": f"{prefix}-l2", "small": f"{prefix}-l1"}
 
 
 def test_wait_for_first_consumer_provisioning(
