@@ -287,7 +287,7 @@ def run_operator(args: argparse.Namespace) -> int:
     from policy_scheduler.handlers import register
     from policy_scheduler.kube.client import Kube
     from policy_scheduler.kube.events import POST_CONCURRENCY
-    from policy_scheduler.kube.scheduler import KubeScheduler
+    from policy_scheduler.kube.scheduler import WATCHES, KubeScheduler
     from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 
     kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG") or None
@@ -298,9 +298,9 @@ def run_operator(args: argparse.Namespace) -> int:
     if not args.verbose:
         # Kopf reports every handled policy event at INFO: noise beside the scheduler's own log.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    # Room for every concurrent bind, every event post, the status writer, the Lease and the
-    # watches of nodes and pods, so that a bind never waits for a connection.
-    kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2 + 2)
+    # Room for every concurrent bind, every event post, the status writer, the Lease and every
+    # watch, so that a bind never waits for a connection.
+    kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2 + WATCHES)
     election = _election(args, kube)
     replica = KubeScheduler(kube, seed=args.seed)
     if election is not None:

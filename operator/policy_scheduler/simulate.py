@@ -89,10 +89,6 @@ def _parse(obj: Any) -> NodeView | PodView | tuple[str, Raw]:
         # Parse the requests now, so a broken quantity is reported here, not mid-run.
         _ = pod.requests
         return pod
-    if kind in volumes.NAMESPACED and not (obj.get("metadata") or {}).get("namespace"):
-        # As for pods, a claim that names no namespace is in "default" (as kubectl would create
-        # it there), so that the pods of "default" that use it find it.
-        obj = {**obj, "metadata": {**(obj.get("metadata") or {}), "namespace": "default"}}
     if kind == volumes.PVC:
         # As a pod's requests: a claim's broken selector is reported here, not mid-run.
         _ = volumes.ClaimView(obj).selector

@@ -58,6 +58,14 @@ def priorities(result: Conversion) -> dict[str, dict[str, Any]]:
         ("PodToleratesNodeTaints", ["TaintToleration"]),
         ("EvenPodsSpread", ["PodTopologySpread"]),
         ("MatchInterPodAffinity", ["InterPodAffinity"]),
+        ("NoDiskConflict", ["VolumeRestrictions"]),
+        ("NoVolumeZoneConflict", ["VolumeZone"]),
+        ("CheckVolumeBinding", ["VolumeBinding"]),
+        ("MaxCSIVolumeCountPred", ["NodeVolumeLimits"]),
+        ("MaxEBSVolumeCount", ["NodeVolumeLimits"]),
+        ("MaxGCEPDVolumeCount", ["NodeVolumeLimits"]),
+        ("MaxAzureDiskVolumeCount", ["NodeVolumeLimits"]),
+        ("MaxCinderVolumeCount", ["NodeVolumeLimits"]),
     ],
 )
 def test_each_predicate(name: str, plugins: list[str]) -> None:
@@ -70,14 +78,6 @@ def test_each_predicate(name: str, plugins: list[str]) -> None:
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("NoDiskConflict", "volumes"),
-        ("NoVolumeZoneConflict", "volumes"),
-        ("MaxEBSVolumeCount", "volumes"),
-        ("MaxGCEPDVolumeCount", "volumes"),
-        ("MaxAzureDiskVolumeCount", "volumes"),
-        ("MaxCinderVolumeCount", "volumes"),
-        ("MaxCSIVolumeCountPred", "volumes"),
-        ("CheckVolumeBinding", "volumes"),
         ("CheckServiceAffinity", "ServiceAffinity"),
         ("CheckNodeCondition", "TaintToleration"),
         ("CheckNodeMemoryPressure", "TaintToleration"),
@@ -310,7 +310,11 @@ def test_left_out_lists_mean_kube_schedulers_defaults() -> None:
         "NodeName",
         "NodePorts",
         "NodeAffinity",
+        "VolumeRestrictions",
         "TaintToleration",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
     ]
@@ -325,7 +329,7 @@ def test_left_out_lists_mean_kube_schedulers_defaults() -> None:
     }
     assert "predicates: not given, so kube-scheduler's default predicates are used" in result.notes
     assert "priorities: not given, so kube-scheduler's default priorities are used" in result.notes
-    assert len([n for n in result.notes if "volumes" in n]) == 7
+    assert not [n for n in result.notes if "predicates[" in n]
     assert len(DEFAULT_PREDICATES) == 12
 
 

@@ -161,9 +161,11 @@ UNKNOWN_PREDICATE = (
     'spec.predicates[0].name: unsupported value "DiskPressure"; supported values: '
     '"NodeUnschedulable", "NodeName", "NodeResourcesFit", "NodePorts", "NodeAffinity", '
     '"TaintToleration", "PodTopologySpread", "InterPodAffinity", "NodeLabel", "Random", '
+    '"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "DynamicResources", '
     '"CheckNodeUnschedulable", "HostName", "PodFitsResources", "PodFitsHostPorts", '
     '"MatchNodeSelector", "PodToleratesNodeTaints", "EvenPodsSpread", "MatchInterPodAffinity", '
-    '"CheckNodeLabelPresence"'
+    '"CheckNodeLabelPresence", "NoDiskConflict", "NoVolumeZoneConflict", "CheckVolumeBinding", '
+    '"MaxCSIVolumeCountPred"'
 )
 
 ERROR_CASES = [

@@ -125,9 +125,12 @@ NAMESPACE_CASES = {
 
 @pytest.mark.parametrize(("raw", "namespace"), NAMESPACE_CASES.values(), ids=NAMESPACE_CASES.keys())
 def test_the_namespace_of_a_claim(raw: Raw, namespace: str) -> None:
-    ((_, read),) = ClusterDump.of([raw]).storage
-    assert read["metadata"]["namespace"] == namespace
-    assert raw["metadata"].get("namespace") != "default"  # the object given is not changed
+    ((kind, read),) = ClusterDump.of([raw]).storage
+    catalog = snapshot_of(ClusterDump.of([raw])).volumes
+    name = read["metadata"]["name"]
+    found = catalog.claim(namespace, name) if kind == volumes.PVC else None
+    found = found or catalog.resource_claim(namespace, name)
+    assert found is not None and found.namespace == namespace
 
 
 def test_a_claim_with_a_broken_selector_is_reported_with_its_place(tmp_path: Path) -> None:

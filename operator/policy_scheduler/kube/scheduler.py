@@ -64,6 +64,10 @@ STORAGE = {
     volumes.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
 }
 
+WATCHES = 3 + len(WORKLOADS) + 1 + len(STORAGE)
+"""The watches a replica keeps open, each holding a connection: policies, nodes, pods, the
+workloads, namespaces and the storage objects."""
+
 # Pages for the watches that keep little of each object (a ReplicaSet's selector, not its pod
 # template). A page is decoded whole before ``keep`` drops the rest, and the memory its objects
 # took stays the process's (what is kept is scattered over it): with 3,000 ReplicaSets and 300
@@ -152,6 +156,8 @@ class KubeScheduler:
                 for kind, collection in STORAGE.items()
             ),
         ]
+        # The client's connections are counted for this many (cli.run_operator).
+        assert len(sources) == WATCHES, f"{len(sources)} watches, WATCHES says {WATCHES}"
         self._informers: list[Informer] = []
         for source in sources:
             # Nothing is decided before each has listed.

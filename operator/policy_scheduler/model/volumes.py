@@ -90,7 +90,11 @@ class StorageObject:
         self.raw = raw
         metadata = _mapping(raw.get("metadata"))
         self.name = str(metadata.get("name", ""))
-        self.namespace = str(metadata.get("namespace") or "")
+        # As a pod's: an object of a namespaced kind without one (in a cluster file) is in
+        # "default".
+        self.namespace = str(
+            metadata.get("namespace") or ("default" if self.kind in NAMESPACED else "")
+        )
         self.uid = str(metadata.get("uid", ""))
         self.resource_version = str(metadata.get("resourceVersion", ""))
         self.labels: Mapping[str, str] = _mapping(metadata.get("labels"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from policy_scheduler.plugins import (
     balanced_allocation,
+    dynamic_resources,
     image_locality,
     inter_pod_affinity,
     least_allocated,
@@ -19,10 +20,14 @@ from policy_scheduler.plugins import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    node_volume_limits,
     pod_topology_spread,
     random_plugin,
     requested_to_capacity_ratio,
     taint_toleration,
+    volume_binding,
+    volume_restrictions,
+    volume_zone,
 )
 from policy_scheduler.plugins.base import FilterFactory, ScorerFactory
 
@@ -37,6 +42,11 @@ FILTERS: dict[str, FilterFactory] = {
     inter_pod_affinity.NAME: inter_pod_affinity.new_filter,
     node_label.NAME: node_label.new_filter,
     random_plugin.NAME: random_plugin.new_filter,
+    volume_restrictions.NAME: volume_restrictions.new_filter,
+    node_volume_limits.NAME: node_volume_limits.new_filter,
+    volume_binding.NAME: volume_binding.new_filter,
+    volume_zone.NAME: volume_zone.new_filter,
+    dynamic_resources.NAME: dynamic_resources.new_filter,
 }
 
 SCORERS: dict[str, ScorerFactory] = {
@@ -63,6 +73,10 @@ FILTER_ALIASES: dict[str, str] = {
     "MatchInterPodAffinity": inter_pod_affinity.NAME,
     "EvenPodsSpread": pod_topology_spread.NAME,
     "CheckNodeLabelPresence": node_label.NAME,
+    "NoDiskConflict": volume_restrictions.NAME,
+    "NoVolumeZoneConflict": volume_zone.NAME,
+    "CheckVolumeBinding": volume_binding.NAME,
+    "MaxCSIVolumeCountPred": node_volume_limits.NAME,
 }
 
 SCORER_ALIASES: dict[str, str] = {

@@ -38,6 +38,7 @@ from policy_scheduler.plugins import (
     node_name,
     node_ports,
     node_resources_fit,
+    node_volume_limits,
     requested_to_capacity_ratio,
 )
 from policy_scheduler.plugins.registry import FILTER_ALIASES, SCORER_ALIASES
@@ -108,6 +109,18 @@ PREDICATES: dict[str, tuple[str, ...]] = {
         node_ports.NAME,
         node_affinity.NAME,
     ),
+    # The in-tree volume limits went with CSI migration: NodeVolumeLimits counts the volumes of
+    # every driver, those of migrated in-tree ones included. (Not aliases: a policy names each
+    # plugin once, by one name.)
+    **dict.fromkeys(
+        (
+            "MaxEBSVolumeCount",
+            "MaxGCEPDVolumeCount",
+            "MaxAzureDiskVolumeCount",
+            "MaxCinderVolumeCount",
+        ),
+        (node_volume_limits.NAME,),
+    ),
 }
 RENAMED_PREDICATES = {"PodFitsPorts": "PodFitsHostPorts"}  # kube-scheduler still accepted these
 PRIORITIES: dict[str, str] = {
@@ -117,17 +130,8 @@ PRIORITIES: dict[str, str] = {
 }
 RENAMED_PRIORITIES = {"ServiceSpreadingPriority": "SelectorSpreadPriority"}
 
-_VOLUMES = "volumes are not considered by policy-scheduler"
 _CONDITIONS = "node conditions are taints since v1.17 (TaintNodesByCondition): TaintToleration"
 NOT_CARRIED_PREDICATES = {
-    "NoDiskConflict": _VOLUMES,
-    "NoVolumeZoneConflict": _VOLUMES,
-    "MaxEBSVolumeCount": _VOLUMES,
-    "MaxGCEPDVolumeCount": _VOLUMES,
-    "MaxCSIVolumeCountPred": _VOLUMES,
-    "MaxAzureDiskVolumeCount": _VOLUMES,
-    "MaxCinderVolumeCount": _VOLUMES,
-    "CheckVolumeBinding": _VOLUMES,
     "CheckServiceAffinity": "ServiceAffinity was removed from kube-scheduler and has no equivalent",
     "CheckNodeCondition": f"{_CONDITIONS} checks them",
     "CheckNodeMemoryPressure": f"{_CONDITIONS} checks them",

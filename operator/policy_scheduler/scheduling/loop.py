@@ -66,6 +66,7 @@ from policy_scheduler.scheduling.status import StatusWriter
 logger = logging.getLogger(__name__)
 
 BIND_CONCURRENCY = 64
+"""Binding cycles in flight at once: each holds one API request."""
 
 STORAGE_EVENT_KINDS = {
     volumes.PVC: EventKind.PVC_CHANGED,
@@ -74,7 +75,7 @@ STORAGE_EVENT_KINDS = {
     volumes.CSI_NODE: EventKind.CSI_NODE_CHANGED,
     volumes.RESOURCE_CLAIM: EventKind.RESOURCE_CLAIM_CHANGED,
 }
-"""Binding cycles in flight at once: each holds one API request."""
+"""The event a change of each kind of storage object is, as :mod:`~.model.volumes` names them."""
 
 _ALWAYS: tuple[PreEnqueue, ...] = (SchedulingGates(),)
 """Pre-enqueue plugins every policy runs, as kube-scheduler enables them in every profile."""
