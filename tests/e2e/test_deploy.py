@@ -227,6 +227,8 @@ ALLOWED = [
     # The storage and device objects the volume plugins and DynamicResources read.
     *((verb, kind, "-A") for kind in STORAGE_WATCHED for verb in ("list", "watch")),
     *(("patch", kind, "-n default") for kind in STORAGE_PATCHED),
+    # DynamicResources' PreBind reserves an allocated claim for the pod.
+    ("patch", "resourceclaims.resource.k8s.io/status", "-n default"),
     ("get", POLICIES, ""),
     ("list", POLICIES, ""),
     ("watch", POLICIES, ""),
@@ -266,7 +268,6 @@ REFUSED = [
     ),
     ("patch", "persistentvolumeclaims/status", "-n default"),
     ("update", "resourceclaims.resource.k8s.io/status", "-n default"),
-    ("patch", "resourceclaims.resource.k8s.io/status", "-n default"),
     ("list", "resourceclaimtemplates.resource.k8s.io", "-A"),
     ("list", "resourceslices.resource.k8s.io", ""),
     ("list", "deviceclasses.resource.k8s.io", ""),
@@ -357,6 +358,7 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         **{kind: {"list", "watch"} for kind in WATCHED},
         **{kind: {"list", "watch"} for kind in STORAGE_WATCHED},
         **{kind: {"list", "watch", "patch"} for kind in STORAGE_PATCHED},
+        "resourceclaims.resource.k8s.io/status": {"patch"},
         POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
         CRDS: {"list", "watch"},

@@ -146,6 +146,7 @@ class KubeObjects:
         group_version = ref.api_version.split("/")
         prefix = ("api", *group_version) if len(group_version) == 1 else ("apis", *group_version)
         scope = ("namespaces", ref.namespace) if ref.namespace else ()
+        part = (ref.subresource,) if ref.subresource else ()
         return await self._kube.request(
-            "PATCH", path(*prefix, *scope, ref.resource, ref.name), patch, MERGE_PATCH
+            "PATCH", path(*prefix, *scope, ref.resource, ref.name, *part), patch, MERGE_PATCH
         )

@@ -326,12 +326,14 @@ class Permit(ABC, Generic[State]):
 @dataclass(frozen=True, slots=True)
 class ObjectRef:
     """An API object a plugin writes: ``resource`` is the plural path of its collection, as
-    ``persistentvolumeclaims``; ``namespace`` is empty for a cluster-scoped one."""
+    ``persistentvolumeclaims``; ``namespace`` is empty for a cluster-scoped one; ``subresource``
+    names the part written, e.g. ``status`` (empty: the object itself)."""
 
     api_version: str
     resource: str
     name: str
     namespace: str = ""
+    subresource: str = ""
 
 
 class ObjectWriter(Protocol):

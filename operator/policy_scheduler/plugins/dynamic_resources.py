@@ -18,14 +18,17 @@ then, claim by claim in the pod's order:
   the most the API accepts) without this pod: ``resourceclaim in use``. (Kube v1.34's
   CanBeReserved no longer checks the size and would fail later, writing the reservation; the
   API's limit is the same, so refusing here says it earlier.)
-- an allocated claim not reserved for the pod: the kubelet starts no pod that its claims are not
-  reserved for, and this scheduler cannot write ``status.reservedFor`` yet (see below), so
-  binding the pod would leave it stuck in ContainerCreating: rejected, saying so;
 - a claim not allocated: this scheduler does not allocate devices yet: rejected, saying so.
 
 **Filter**, per node: the ``status.allocation.nodeSelector`` of every claim must match the node,
 or the node fails with kube's "resourceclaim not available on the node". Claims allocated
 without a node selector fit every node.
+
+**PreBind** adds the pod to the ``status.reservedFor`` of each claim not yet reserved for it, as
+kube-scheduler's does: the kubelet starts no pod its claims are not reserved for. The write goes
+to the ``status`` subresource (the API server ignores status in a write to the claim itself)
+and carries the claim's ``resourceVersion``, so that a reservation written meanwhile by someone
+else is not overwritten (the API answers 409 and the pod is tried again).
 
 Where device allocation will plug in (a later issue), following kube-scheduler's layout:
 
@@ -38,16 +41,7 @@ Where device allocation will plug in (a later issue), following kube-scheduler's
 - Reserve records the chosen node's allocations as in-flight (assumed, in
   :class:`~policy_scheduler.model.volumes.Volumes`' assume cache), so that the next cycles,
   which do not wait for the bind, do not hand the same devices out again; Unreserve drops them;
-- PreBind writes each claim's ``status.allocation`` (for a new one) and adds the pod to
-  ``status.reservedFor`` (for every claim not yet reserved for it, which also lifts today's
-  "not reserved" rejection), then the pod is bound.
-
-PreBind's writes are to the ``status`` subresource (``resourceclaims/status``): the API server
-ignores status in a write to the claim itself, so the pre-binds' merge-patch port
-(:class:`~policy_scheduler.plugins.base.ObjectWriter`, which writes the main resource) cannot
-make them. They need a port that patches a subresource and RBAC ``patch`` (or ``update``) on
-``resource.k8s.io`` ``resourceclaims/status``. The state already carries the pod's claims, for
-them.
+- PreBind also writes each new claim's ``status.allocation``, with the reservation.
 """
 
 from __future__ import annotations
@@ -70,6 +64,9 @@ from policy_scheduler.plugins.base import (
     Cycle,
     EventKind,
     Filter,
+    ObjectRef,
+    ObjectWriter,
+    PreBind,
     PreFilterResult,
     Rejections,
     Skip,
@@ -96,14 +93,6 @@ def not_found(namespace: str, name: str) -> str:
 
 def being_deleted(name: str) -> str:
     return f'resourceclaim "{name}" is being deleted'
-
-
-def not_reserved(name: str) -> str:
-    return (
-        f'resourceclaim "{name}" is not reserved for the pod: policy-scheduler does not write '
-        "status.reservedFor yet, and the kubelet starts no pod its claims are not reserved for; "
-        "reserve it for the pod (or let kube-scheduler place this pod)"
-    )
 
 
 def not_allocated(name: str) -> str:
@@ -171,14 +160,12 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
         reserved = pod.uid in claim.reserved_for
         if not reserved and len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE:
             return ClaimState(claims, rejection=IN_USE)
-        if not reserved:
-            return ClaimState(claims, rejection=not_reserved(claim.name))
         if claim.allocated_nodes is not None:
             selectors.append(claim.allocated_nodes)
     return ClaimState(claims, tuple(selectors))
 
 
-class _DynamicResourcesFilter(Filter[ClaimState]):
+class _DynamicResourcesFilter(Filter[ClaimState], PreBind[ClaimState | None]):
     name = NAME
     # Node labels decide an allocation's node selector; a claim's change may make, allocate
     # or reserve it; a deleted pod leaves the claims' reservedFor (kube's controller
@@ -225,6 +212,30 @@ class _DynamicResourcesFilter(Filter[ClaimState]):
         if not state.selectors:
             return {}
         return filter_each(self, state, pod, nodes)
+
+    async def pre_bind(
+        self, state: ClaimState | None, pod: PodView, node: str, objects: ObjectWriter
+    ) -> str | None:
+        """Reserve each claim not yet reserved for the pod (see the module's docstring)."""
+        if state is None:
+            return None
+        consumer = {"resource": "pods", "name": pod.name, "uid": pod.uid}
+        for claim in state.claims:
+            if pod.uid in claim.reserved_for:
+                continue
+            reserved = [*_sequence(claim.status.get("reservedFor")), consumer]
+            patch = {
+                "metadata": {"resourceVersion": claim.resource_version},
+                "status": {"reservedFor": reserved},
+            }
+            ref = ObjectRef(
+                "resource.k8s.io/v1", "resourceclaims", claim.name, claim.namespace, "status"
+            )
+            try:
+                await objects.patch(ref, patch)
+            except Exception as error:  # an API error fails the bind, as kube's
+                return f'running PreBind plugin "{NAME}": {claim.name}: {error}'
+        return None
 
 
 def new_filter(args: Args, path: str) -> Filter[ClaimState]:

@@ -3,6 +3,7 @@ allow the node, in kube-scheduler v1.34's words where kube has them."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,8 @@ from policy_scheduler.plugins.base import (
     ClusterEvent,
     Cycle,
     EventKind,
+    ObjectRef,
+    PreBind,
     PreFilterResult,
 )
 from policy_scheduler.plugins.dynamic_resources import RESERVED_FOR_MAX_SIZE
@@ -131,11 +134,6 @@ NOT_ALLOCATED = (
     'resourceclaim "gpu-claim" is not allocated: policy-scheduler does not allocate devices yet; '
     "allocate it (or let kube-scheduler place this pod)"
 )
-NOT_RESERVED = (
-    'resourceclaim "gpu-claim" is not reserved for the pod: policy-scheduler does not write '
-    "status.reservedFor yet, and the kubelet starts no pod its claims are not reserved for; "
-    "reserve it for the pod (or let kube-scheduler place this pod)"
-)
 FULL = [f"other-{i}" for i in range(RESERVED_FOR_MAX_SIZE)]
 
 
@@ -195,14 +193,14 @@ FULL = [f"other-{i}" for i in range(RESERVED_FOR_MAX_SIZE)]
         pytest.param(
             pod(uses("gpu-claim")),
             [claim(reserved_for=())],
-            rejected(NOT_RESERVED),
-            id="allocated, reserved for nobody",
+            ANY_NODE,
+            id="allocated, reserved for nobody: reserved in PreBind",
         ),
         pytest.param(
             pod(uses("gpu-claim")),
             [claim(reserved_for=["other"])],
-            rejected(NOT_RESERVED),
-            id="allocated, shared with another pod only",
+            ANY_NODE,
+            id="allocated, shared with another pod only: reserved in PreBind too",
         ),
         pytest.param(
             pod(uses("gpu-claim")),
@@ -348,3 +346,56 @@ def test_takes_no_args() -> None:
         ArgsError, match=r"spec.predicates\[0\].args: DynamicResources takes no args"
     ):
         dynamic_resources.new_filter({"x": 1}, "spec.predicates[0].args")
+
+
+class Writes:
+    """An ObjectWriter that records the patches, or fails them with ``error``."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.patches: list[tuple[ObjectRef, Mapping[str, Any]]] = []
+        self.error = error
+
+    async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
+        if self.error is not None:
+            raise self.error
+        self.patches.append((ref, patch))
+        return patch
+
+
+def pre_bind(the_pod: PodView, claims: Sequence[Mapping[str, Any]], writes: Writes) -> str | None:
+    cycle = Cycle(the_pod, WithClaims(claims=claims).snapshot(NODES))
+    state = PLUGIN.pre_filter(cycle)
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert isinstance(PLUGIN, PreBind)
+    return asyncio.run(PLUGIN.pre_bind(state, the_pod, "a", writes))
+
+
+def consumer(uid: str) -> dict[str, str]:
+    return {"resource": "pods", "name": f"pod-{uid}", "uid": uid}
+
+
+def test_pre_bind_reserves_each_claim_not_reserved_for_the_pod() -> None:
+    writes = Writes()
+    the_pod = pod(uses("mine", "a"), uses("shared", "b"))
+    mine = claim("mine")  # reserved for the pod already: not written
+    shared = claim("shared", reserved_for=["other"])
+    shared["metadata"]["resourceVersion"] = "7"
+    assert pre_bind(the_pod, [mine, shared], writes) is None
+    [(ref, patch)] = writes.patches
+    assert ref == ObjectRef("resource.k8s.io/v1", "resourceclaims", "shared", NS, "status")
+    assert patch == {
+        # The version makes a reservation written meanwhile a conflict, not a loss.
+        "metadata": {"resourceVersion": "7"},
+        "status": {
+            "reservedFor": [
+                consumer("other"),
+                {"resource": "pods", "name": the_pod.name, "uid": the_pod.uid},
+            ]
+        },
+    }
+
+
+def test_a_refused_reservation_fails_the_bind_in_kubes_words() -> None:
+    writes = Writes(RuntimeError("409 Conflict"))
+    refusal = pre_bind(pod(uses("gpu-claim")), [claim(reserved_for=())], writes)
+    assert refusal == 'running PreBind plugin "DynamicResources": gpu-claim: 409 Conflict'
