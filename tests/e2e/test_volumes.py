@@ -24,8 +24,10 @@ from test_parity_volumes import (
     RWOP_CONFLICT,
     SELECTED_NODE,
     PVController,
+    allocated_claim,
     bound_pair,
     claim,
+    claiming,
     storage_class,
     using,
     volume,
@@ -208,3 +210,27 @@ def test_second_pod_of_read_write_once_pod_claim_stays_pending(
         rf"0/\d+ nodes are available: (.*, )?2 {re.escape(RWOP_CONFLICT)}(, .*)?\.", message
     ), message
     assert "second" not in bound(cluster, namespace)
+
+
+def test_allocated_claim_is_reserved_and_pod_bound_where_allocated(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator, storage: None
+) -> None:
+    """An allocated ResourceClaim not reserved yet: the operator binds the pod on the node the
+    allocation allows (not the roomier one) and reserves the claim for it, as kube-scheduler's
+    PreBind does."""
+    served = cluster.kubectl("api-resources", "--api-group=resource.k8s.io").stdout
+    if "resourceclaims" not in served:
+        pytest.skip("resource.k8s.io/v1 is not served by this control plane")
+    scheduler = serve(
+        cluster, pool, operator, [node(f"{pool}-big", cpu="16", memory="32Gi"), node(f"{pool}-gpu")]
+    )
+    create_objects(cluster, namespace, pool, [allocated_claim("gpu", f"{pool}-gpu")])
+    web = pod("web", scheduler, extra=claiming("gpu"))
+    web["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+    cluster.apply(web, namespace=namespace)
+
+    placed = wait_for("the pod to be bound", lambda: bound(cluster, namespace).get("web"), TIMEOUT)
+    assert placed == f"{pool}-gpu"
+    uid = get(cluster, "pod", "web", namespace)["metadata"]["uid"]
+    reserved = get(cluster, "resourceclaims.resource.k8s.io", "gpu", namespace)["status"]
+    assert reserved.get("reservedFor") == [{"resource": "pods", "name": "web", "uid": uid}]
