@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-NODES, PODS, RATE, SECONDS = 20, 60, 10, 5
+NODES, PODS, RATE, SECONDS, STORAGE = 20, 60, 10, 5, 12
 SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw")
 
 
@@ -27,8 +27,7 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
             *("--steady-rate", str(RATE), "--steady-seconds", str(SECONDS)),
             *("--dir", str(tmp_path / "control-plane"), "--out", str(out)),
             *("--timeout", "60"),
-            # No storage phase (policy-scheduler's VolumeBinding is not in default-profile yet).
-            *("--storage-pods", "0"),
+            *("--storage-pods", str(STORAGE)),
         ],
         capture_output=True,
         text=True,
@@ -47,7 +46,9 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
     assert set(cases) == set(SCHEDULERS)
     for kind, case in cases.items():
         assert case["nodes"] == NODES
-        for phase, pods in (("burst", PODS), ("steady", RATE * SECONDS)):
+        storage = STORAGE if kind != "raw" else 0
+        phases = [("burst", PODS), ("steady", RATE * SECONDS)]
+        for phase, pods in phases + ([("storage", storage)] if storage else []):
             figures = case[phase]
             assert figures["complete"], (kind, phase)
             assert figures["bound"] == figures["pods"] == pods, (kind, phase)
@@ -61,21 +62,33 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
         assert case["peak_rss_mib"] > 0
         correctness = case["correctness"]
         assert correctness["ok"], (kind, correctness)
-        assert correctness["pods"] == 1 + PODS + RATE * SECONDS
+        assert correctness["pods"] == 1 + PODS + RATE * SECONDS + storage
+        if storage:
+            # Every claim bound by the stand-in provisioner to a PV on its pod's node; the
+            # scheduler wrote each claim's selected node (a request of its own per pod).
+            assert correctness["storage"]["claims_bound"] == STORAGE, (kind, correctness)
+            assert not correctness["storage"]["wrong_node"], (kind, correctness)
+            assert case["storage"]["provision_ms"]["p50"] > 0
+            assert case["storage"]["api_requests_per_pod"] >= 2, kind
+        else:
+            assert "storage" not in case
     # The raw binder makes one request per pod, its binding (a retried 429 aside), and posts no
     # events.
     assert 1 <= cases["raw"]["burst"]["api_requests_per_pod"] < 1.1
     assert cases["raw"]["correctness"]["scheduled_events"] == 0
     for kind in ("policy-scheduler", "kube-scheduler"):
         # One Scheduled event per pod, give or take one posted after the check's list.
-        assert cases[kind]["correctness"]["scheduled_events"] >= PODS + RATE * SECONDS
+        assert cases[kind]["correctness"]["scheduled_events"] >= PODS + RATE * SECONDS + STORAGE
 
     (ratios,) = results["ratios"]
     assert ratios["nodes"] == NODES
     assert all(value > 0 for key, value in ratios.items() if key != "nodes"), ratios
+    (storage_ratios,) = results["storage_ratios"]
+    assert all(value > 0 for key, value in storage_ratios.items() if key != "nodes")
 
     table = (out / "scheduling.md").read_text()
     for kind in SCHEDULERS:
         assert f"| {NODES} | {kind} |" in table
     assert "## Ratios" in table
+    assert "## Storage" in table
     assert (out / "scheduling.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
