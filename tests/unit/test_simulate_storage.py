@@ -128,8 +128,11 @@ def test_the_namespace_of_a_claim(raw: Raw, namespace: str) -> None:
     ((kind, read),) = ClusterDump.of([raw]).storage
     catalog = snapshot_of(ClusterDump.of([raw])).volumes
     name = read["metadata"]["name"]
-    found = catalog.claim(namespace, name) if kind == volumes.PVC else None
-    found = found or catalog.resource_claim(namespace, name)
+    found = (
+        catalog.claim(namespace, name)
+        if kind == volumes.PVC
+        else catalog.resource_claim(namespace, name)
+    )
     assert found is not None and found.namespace == namespace
 
 
