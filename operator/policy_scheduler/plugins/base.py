@@ -279,11 +279,25 @@ class PreEnqueue(ABC):
 
 
 @dataclass(frozen=True, slots=True)
+class Preemption:
+    """Room a post-filter found for a pod no node fits, by evicting pods of lower priority
+    (kube-scheduler's preemption candidate): the node the pod is nominated to, the pods to
+    evict there, most important first, how many of them a PodDisruptionBudget protects, and why
+    this node and these pods, for people (``status.decisions``, events, ``explain``)."""
+
+    node: str
+    victims: tuple[PodView, ...]
+    pdb_violations: int = 0
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PostFilterResult:
-    """What a post-filter has to say about a pod no node fits, appended to the FailedScheduling
-    message. (Nominating the pod to a node comes with preemption, issue 14.)"""
+    """What a post-filter has to say about a pod no node fits: the words appended to the
+    FailedScheduling message (none when it made room), and the room it found, if any."""
 
     message: str = ""
+    preemption: Preemption | None = None
 
 
 class PostFilter(ABC, Generic[State]):
