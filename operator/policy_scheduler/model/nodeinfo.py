@@ -9,8 +9,9 @@ This mirrors kube-scheduler's ``framework.NodeInfo``. Two classes hold the nodes
   for rather than with the cluster, and the :class:`~.nodetable.NodeTable` (the per-node numbers
   as arrays), so that plugins compute over blocks of nodes; beside the nodes, the selectors of
   the Services and controllers (:class:`~.workloads.Workloads`), the Namespaces' labels
-  (:class:`~.namespaces.Namespaces`) and the storage and device objects
-  (:class:`~.volumes.Volumes`). It has no method that changes it.
+  (:class:`~.namespaces.Namespaces`), the storage and device objects
+  (:class:`~.volumes.Volumes`) and the PodDisruptionBudgets
+  (:class:`~.disruption.DisruptionBudgets`). It has no method that changes it.
 - :class:`ClusterState` is the same structure kept live: the scheduler's cache changes it as
   nodes come and go and pods are assumed, bound and deleted. Every change goes through its
   methods, which update the NodeInfo, the indexes, the table and each pod group's counts per
@@ -23,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from policy_scheduler.model.disruption import DisruptionBudgets
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodetable import NodeCounts, NodeTable
 from policy_scheduler.model.objects import (
@@ -134,8 +136,13 @@ class Snapshot:
         workloads: Workloads | None = None,
         namespaces: Namespaces | None = None,
         volumes: Volumes | None = None,
+        disruption_budgets: DisruptionBudgets | None = None,
     ) -> None:
         self.workloads = Workloads() if workloads is None else workloads
+        # The PodDisruptionBudgets, which preemption spares the pods of where it can.
+        self.disruption_budgets = (
+            DisruptionBudgets() if disruption_budgets is None else disruption_budgets
+        )
         self.namespaces = Namespaces() if namespaces is None else namespaces
         self.volumes = Volumes() if volumes is None else volumes
         # "namespace/claim" -> how many pods on the nodes use that PersistentVolumeClaim
@@ -247,8 +254,8 @@ class Snapshot:
 class ClusterState(Snapshot):
     """The live nodes and pods that the scheduler's cache keeps: a :class:`Snapshot` whose
     methods below change it, keeping its indexes and table equal to its NodeInfos. (Its
-    ``workloads``, ``namespaces`` and ``volumes`` change through their own ``set`` and
-    ``delete``.)"""
+    ``workloads``, ``namespaces``, ``volumes`` and ``disruption_budgets`` change through their
+    own ``set`` and ``delete``.)"""
 
     def add_node(self, info: NodeInfo) -> None:
         """Add a node with its pods (a node of that name already here is replaced)."""
