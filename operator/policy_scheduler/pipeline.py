@@ -61,6 +61,7 @@ from policy_scheduler.plugins.base import (
     CycleState,
     EventKind,
     Filter,
+    NodeStatuses,
     Scorer,
     Scores,
 )
@@ -136,6 +137,10 @@ class Decision:
     pre_filter_rejection: str = ""
     """Why a pre-filter rejected the pod before any node was filtered (``reasons`` then counts
     it for every node)."""
+    unresolvable: frozenset[str] | None = None
+    """When no node fits and :meth:`Pipeline.decide` was asked to tell (a policy with
+    post-filters), the nodes rejected for a reason no preemption can help (see
+    :meth:`~.plugins.base.Filter.unresolvable`); None when not asked."""
 
     @property
     def message(self) -> str:
@@ -179,6 +184,9 @@ class _NodePool(Filter[LabelSelector]):
         return self.selector.matches(node.labels) and (
             old is None or not self.selector.matches(old.labels)
         )
+
+    # No eviction brings a node into the policy's pool.
+    unresolvable_reasons = frozenset(_OUTSIDE_NODE_POOL_REASONS)
 
     def filter(self, state: LabelSelector, pod: PodView, node: NodeInfo) -> Sequence[str]:
         return FITS if state.matches(node.node.labels) else _OUTSIDE_NODE_POOL_REASONS
@@ -288,6 +296,24 @@ def _visited_until(rejected: Rejected, last: int) -> Rejected:
     return kept
 
 
+def _unresolvable(
+    states: FilterStates, pod: PodView, block: NodeBlock, rejected: Rejected
+) -> list[str]:
+    """The names of the nodes of ``block`` that their filter rejected for a reason no
+    preemption can help; asked once per group of reasons unless the filter reads the node."""
+    plugins = {plugin.name: plugin for plugin, _ in states}
+    names: list[str] = []
+    for name, reasons, indices in rejected:
+        plugin = plugins[name]
+        nodes = block.take(indices)
+        if not plugin.unresolvable_reads_node:
+            if plugin.unresolvable(pod, nodes[0], reasons):
+                names.extend(node.name for node in nodes)
+        else:
+            names.extend(node.name for node in nodes if plugin.unresolvable(pod, node, reasons))
+    return names
+
+
 def _count_reasons(reasons: dict[str, int], rejected: Rejected) -> None:
     """Add each reason's count of nodes; new reasons join in the order of the first node (in
     visiting order) giving them, as counting node by node would insert them."""
@@ -330,15 +356,22 @@ class Pipeline:
         rng: random.Random,
         states: CycleState | None = None,
         while_filtering: AbstractContextManager[object] | None = None,
+        *,
+        statuses: bool = False,
     ) -> Decision:
         """Where ``pod`` goes; each filter's pre-filter state is written into ``states``, and
-        filters (not scorers) run inside ``while_filtering``."""
+        filters (not scorers) run inside ``while_filtering``. With ``statuses`` (for a policy
+        with post-filters), a decision that finds no node also says which nodes were rejected
+        for reasons no preemption can help (:attr:`Decision.unresolvable`)."""
         cycle = Cycle(pod, snapshot, rng)
         total_nodes = len(snapshot.table)
         reasons: dict[str, int] = {}
         rejected_by: set[str] = set()
+        unresolvable: list[str] | None = [] if statuses else None
         with while_filtering or contextlib.nullcontext():
-            feasible, rejection = self._find_feasible(cycle, reasons, rejected_by, states)
+            feasible, rejection = self._find_feasible(
+                cycle, reasons, rejected_by, states, unresolvable
+            )
         if not len(feasible):
             return Decision(
                 pod.key,
@@ -350,6 +383,7 @@ class Pipeline:
                 0,
                 frozenset(rejected_by),
                 rejection,
+                None if unresolvable is None else frozenset(unresolvable),
             )
         totals, columns = self._score(cycle, feasible)
         chosen = _select(totals, rng)
@@ -376,8 +410,11 @@ class Pipeline:
         reasons: dict[str, int],
         rejected_by: set[str],
         cycle_state: CycleState | None,
+        unresolvable: list[str] | None = None,
     ) -> tuple[NodeBlock, str]:
-        """The feasible nodes found, and why a pre-filter rejected the pod (or "")."""
+        """The feasible nodes found, and why a pre-filter rejected the pod (or ""); the names
+        of the nodes rejected for unresolvable reasons are added to ``unresolvable``, if
+        given (a pre-filter's rejection, or its leaving a node out, is unresolvable)."""
         table = cycle.snapshot.table
         states, _ = _pre_filter(self._pool, self.filters, cycle)
         if cycle_state is not None:
@@ -389,11 +426,18 @@ class Pipeline:
         if outcome.rejection:
             if count:
                 reasons[outcome.rejection] = count
+            if unresolvable is not None:
+                unresolvable.extend(info.name for info in table.infos)
             return table.block(np.arange(0)), outcome.rejection
         to_filter = np.arange(count) if outcome.positions is None else outcome.positions
         left = len(to_filter)
         if left < count:
             reasons[outcome.left_out] = count - left
+            if unresolvable is not None:
+                named = set(to_filter.tolist())
+                unresolvable.extend(
+                    info.name for i, info in enumerate(table.infos) if i not in named
+                )
         drawing = _drawing(states)
         wanted = feasible_nodes_to_find(left, self.percentage_of_nodes_to_score)
         start = self._next_start % left if left else 0
@@ -422,6 +466,8 @@ class Pipeline:
                 rejected = _visited_until(rejected, visited - 1)
             _count_reasons(reasons, rejected)
             rejected_by.update(name for name, _, _ in rejected)
+            if unresolvable is not None and rejected:
+                unresolvable.extend(_unresolvable(states, cycle.pod, block, rejected))
             feasible.append(block.positions[passed])
             found += len(passed)
             processed += visited
@@ -429,6 +475,38 @@ class Pipeline:
             # As kube-scheduler, the start moves on by the nodes filtered, over all the nodes.
             self._next_start = (self._next_start + processed) % count
         return table.block(np.concatenate(feasible) if feasible else order[:0]), ""
+
+    def refilter(self, cycle: Cycle, node: NodeInfo) -> tuple[str, ...]:
+        """The policy's verdict on ``cycle.pod`` for one node of ``cycle.snapshot`` as it is
+        now: the pre-filters run anew (they count pods across the snapshot), then the filters
+        on that node; FITS, or the first failing filter's reasons (a pre-filter's rejection, or
+        its leaving the node out, gives its reason). Post-filters ask it after taking pods out
+        of the snapshot (preemption); the rotating start index is left alone."""
+        states, _ = _pre_filter(self._pool, self.filters, cycle)
+        outcome = _pre_filter_outcome(states, cycle.snapshot)
+        if outcome.rejection:
+            return (outcome.rejection,)
+        position = cycle.snapshot.table.position(node)
+        if outcome.positions is not None and position not in set(outcome.positions.tolist()):
+            return (outcome.left_out,)
+        block = cycle.snapshot.table.block(np.array([position], np.intp))
+        _, rejected = _filter_block(states, cycle.pod, block)
+        return rejected[0][1] if rejected else FITS
+
+    def node_statuses(
+        self, decision: Decision, while_filtering: AbstractContextManager[object] | None = None
+    ) -> NodeStatuses:
+        """What the post-filters are told of a decision that found no node (decided with
+        ``statuses``: otherwise no node counts as unresolvable but for a pre-filter's
+        rejection)."""
+        return NodeStatuses(
+            decision.reasons,
+            decision.total_nodes,
+            decision.unresolvable or frozenset(),
+            self.refilter,
+            decision.pre_filter_rejection,
+            while_filtering,
+        )
 
     def _score(
         self, cycle: Cycle, feasible: NodeBlock

@@ -46,6 +46,7 @@ import enum
 import random
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final, Generic, Literal, Protocol, TypeVar
 
@@ -198,6 +199,21 @@ class Filter(ABC, Generic[State]):
     """The events that can turn a node this filter rejected into one it accepts: a pod it
     rejected waits for one of them (or for the queue's timeout) before it is tried again."""
 
+    unresolvable_reasons: ClassVar[frozenset[str]] = frozenset()
+    """The reasons of this filter that no preemption can help (kube-scheduler's
+    UnschedulableAndUnresolvable): a node rejected for one of them is no candidate for
+    evicting pods. The default, none: every rejection may be lifted by evicting pods."""
+
+    unresolvable_reads_node: ClassVar[bool] = False
+    """Whether :meth:`unresolvable` reads the node, not only the reasons: the pipeline then
+    asks it about each rejected node rather than once per group of reasons."""
+
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        """Whether rejecting ``node`` for ``reasons`` is UnschedulableAndUnresolvable, as
+        kube-scheduler's filter would say: by default, when any of them is one of
+        :attr:`unresolvable_reasons`."""
+        return not self.unresolvable_reasons.isdisjoint(reasons)
+
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """Whether ``event``, one of ``wakes_on``, may let ``pod`` pass now (kube-scheduler's
         QueueingHintFn); the default says yes. A wrong "no" leaves a pod waiting up to the
@@ -300,16 +316,40 @@ class PostFilterResult:
     preemption: Preemption | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class NodeStatuses:
+    """What the filters said of a pod no node fits, for the post-filters (kube-scheduler's
+    NodeToStatus): ``reasons`` counts why the nodes did not fit; ``unresolvable`` names the nodes
+    rejected for a reason no preemption can help (UnschedulableAndUnresolvable: every node when
+    a pre-filter rejected the pod, whose reason is ``pre_filter_rejection``), every other node
+    was rejected for a reason that evicting pods may lift.
+
+    ``refilter`` runs the policy's filters, pre-filters included, for the cycle's pod on one
+    node of the snapshot as it is at the call: the first failing filter's reasons, FITS when the
+    pod fits (a post-filter asks "and if these pods were gone?"). ``while_filtering``, entered
+    once around all refiltering, counts what the cycle's filtering counted beside the snapshot
+    (pods nominated to nodes)."""
+
+    reasons: Mapping[str, int]
+    total_nodes: int
+    unresolvable: frozenset[str]
+    refilter: Callable[[Cycle, NodeInfo], Sequence[str]]
+    pre_filter_rejection: str = ""
+    while_filtering: AbstractContextManager[object] | None = None
+
+    def resolvable(self, node: str) -> bool:
+        """Whether evicting pods might make ``node`` fit (kube's Unschedulable status)."""
+        return not self.pre_filter_rejection and node not in self.unresolvable
+
+
 class PostFilter(ABC, Generic[State]):
     """Runs when no node fits the pod (kube-scheduler's PostFilter, where preemption lives)."""
 
     name: str
 
     @abstractmethod
-    def post_filter(
-        self, state: State, cycle: Cycle, reasons: Mapping[str, int]
-    ) -> PostFilterResult:
-        """Try to make room for the pod; ``reasons`` counts why the nodes did not fit."""
+    def post_filter(self, state: State, cycle: Cycle, statuses: NodeStatuses) -> PostFilterResult:
+        """Try to make room for the pod; ``statuses`` says why each node did not fit."""
 
 
 class Reserve(ABC, Generic[State]):

@@ -167,6 +167,12 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
 
 class _DynamicResourcesFilter(Filter[ClaimState], PreBind[ClaimState | None]):
     name = NAME
+
+    # Every filter rejection is UnschedulableAndUnresolvable in kube-scheduler (v1.34
+    # does not preempt for devices).
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        return True
+
     # Node labels decide an allocation's node selector; a claim's change may make, allocate
     # or reserve it; a deleted pod leaves the claims' reservedFor (kube's controller
     # then updates the claim, which also wakes the pod).

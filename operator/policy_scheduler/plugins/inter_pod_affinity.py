@@ -262,6 +262,9 @@ class _FilterState:
 
 class _InterPodAffinityFilter(Filter[_FilterState]):
     name = NAME
+    # Only the pod's own affinity is unresolvable in kube-scheduler (evicting pods never
+    # brings a matching pod); anti-affinity conflicts may go with the victims.
+    unresolvable_reasons = frozenset({AFFINITY_NOT_MATCH})
     wakes_on = (
         EventKind.NODE_ADDED
         | EventKind.NODE_LABELS

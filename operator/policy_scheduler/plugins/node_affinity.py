@@ -180,6 +180,12 @@ def _filter_state(pod: PodView) -> FilterState:
 
 class _AffinityFilter(Filter[FilterState]):
     name = NAME
+
+    # Every rejection is UnschedulableAndUnresolvable in kube-scheduler: no eviction
+    # changes a node's labels.
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        return True
+
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 
     def __init__(self, added: NodeSelector | None) -> None:

@@ -79,6 +79,11 @@ def _conflicts(present: Sequence[_Entry], absent: Sequence[_Entry], path: str) -
 
 class _NodeLabelFilter(Filter[None]):
     name = NAME
+
+    # No eviction changes a node's labels.
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        return True
+
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 
     def __init__(self, present: Sequence[_Entry], absent: Sequence[_Entry]) -> None:

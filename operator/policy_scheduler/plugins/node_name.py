@@ -27,6 +27,8 @@ _REASONS = ("node(s) didn't match the requested node name",)
 class _NodeNameFilter(Filter[None]):
     name = NAME
     wakes_on = EventKind.NODE_ADDED
+    # UnschedulableAndUnresolvable in kube-scheduler: no eviction renames a node.
+    unresolvable_reasons = frozenset(_REASONS)
 
     def filter(self, state: None, pod: PodView, node: NodeInfo) -> Sequence[str]:
         if pod.node_name and pod.node_name != node.name:

@@ -114,6 +114,18 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
             or any(old.allocatable.get(name, 0) < allocatable.get(name, 0) for name, _, _ in checks)
         )
 
+    # kube-scheduler marks a resource unresolvable when the pod requests more of it than the
+    # node has at all (no eviction makes that room); "Too many pods" may be lifted.
+    unresolvable_reads_node = True
+
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        allocatable = node.node.allocatable
+        return any(
+            amount > allocatable.get(name, 0)
+            for name, amount, reason in self._checks(pod)
+            if reason in reasons
+        )
+
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))
 

@@ -43,6 +43,8 @@ class _UnschedulableFilter(Filter[bool]):
     """The state is whether the pod tolerates cordoned nodes."""
 
     name = NAME
+    # UnschedulableAndUnresolvable in kube-scheduler: no eviction uncordons a node.
+    unresolvable_reasons = frozenset({*_REASONS})
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_UNSCHEDULABLE
 
     def pre_filter(self, cycle: Cycle) -> bool:

@@ -335,6 +335,12 @@ def _uses_volumes(pod: PodView) -> bool:
 
 class _NodeVolumeLimitsFilter(Filter[_State]):
     name = NAME
+
+    # Evicting pods frees attachments; the pod's own volumes failing to resolve (a claim
+    # not found) is UnschedulableAndUnresolvable in kube-scheduler.
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        return not {EXCEEDED}.issuperset(reasons)
+
     # kube registers CSINode/Add|Update, Pod/Delete, PVC/Add and VolumeAttachment/Delete (not
     # modelled here); a claim's update is reported with its addition.
     wakes_on = EventKind.CSI_NODE_CHANGED | EventKind.POD_DELETED | EventKind.PVC_CHANGED

@@ -320,6 +320,9 @@ class _FilterState:
 
 class _SpreadFilter(Filter[_FilterState]):
     name = NAME
+    # A node without a constraint's topology key stays without it whatever is evicted
+    # (UnschedulableAndUnresolvable in kube-scheduler); skew may change with the victims.
+    unresolvable_reasons = frozenset({MISSING_LABEL})
     wakes_on = (
         EventKind.NODE_ADDED
         | EventKind.NODE_DELETED

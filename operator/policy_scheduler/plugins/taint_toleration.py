@@ -102,6 +102,8 @@ def _untolerated(node: NodeView, tolerations: Sequence[Toleration]) -> bool:
 
 class _TaintFilter(Filter[tuple[Toleration, ...]]):
     name = NAME
+    # UnschedulableAndUnresolvable in kube-scheduler: no eviction removes a taint.
+    unresolvable_reasons = frozenset({UNTOLERATED})
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_TAINTS
 
     def pre_filter(self, cycle: Cycle) -> tuple[Toleration, ...]:

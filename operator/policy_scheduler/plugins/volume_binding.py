@@ -420,6 +420,12 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
     """Filter, Reserve and PreBind share the state of the cycle (:class:`_PodClaims`)."""
 
     name = NAME
+
+    # Every filter rejection is UnschedulableAndUnresolvable in kube-scheduler: volumes
+    # and their node affinity do not change with the pods on the node.
+    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
+        return True
+
     # kube's EventsToRegister (with queueing hints, node taints do not wake it); CSIDriver and
     # CSIStorageCapacity events are not watched here.
     wakes_on = (

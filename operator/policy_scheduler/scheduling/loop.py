@@ -462,6 +462,7 @@ class Scheduler:
                 self._rng,
                 states,
                 self.cache.nominated(self._nominated_against(pod)),
+                statuses=bool(policy.extensions.post_filter),
             )
         except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
             self.metrics.algorithm(self.clock.monotonic() - started)
@@ -475,7 +476,10 @@ class Scheduler:
             message = decision.message
             cycle = Cycle(pod, self.cache.snapshot, self._rng)
             for plugin in policy.extensions.post_filter:
-                result = plugin.post_filter(states.read(plugin), cycle, decision.reasons)
+                # Fresh each time: the nominated pods count while the post-filter refilters.
+                nominated = self.cache.nominated(self._nominated_against(pod))
+                statuses = policy.pipeline.node_statuses(decision, nominated)
+                result = plugin.post_filter(states.read(plugin), cycle, statuses)
                 if result.message:
                     message = f"{message} {result.message}"
             self._wait(entry, message, now, "FailedScheduling", (policy, decision))
