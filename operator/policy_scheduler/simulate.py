@@ -142,6 +142,11 @@ class InMemory:
     events: list[tuple[str, str, str, str]] = field(default_factory=list)
     conditions: list[tuple[str, str]] = field(default_factory=list)
     """The pods set ``PodScheduled=False``, with the message."""
+    nominations: list[tuple[str, str]] = field(default_factory=list)
+    """The pods whose ``nominatedNodeName`` was written, with the node ("" when cleared)."""
+    preemptions: list[tuple[str, str, str, str]] = field(default_factory=list)
+    """The victims a preemption would evict: (victim, preemptor, node, condition message).
+    Nothing is evicted: the victims stay in the run's cluster."""
     statuses: dict[str, Mapping[str, Any]] = field(default_factory=dict)
     patches: list[tuple[ObjectRef, Mapping[str, Any]]] = field(default_factory=list)
 
@@ -155,8 +160,18 @@ class InMemory:
     async def drain(self) -> None:
         pass
 
-    def unschedulable(self, pod: PodView, message: str) -> None:
+    def unschedulable(self, pod: PodView, message: str, nominated_node: str = "") -> None:
         self.conditions.append((pod.key, message))
+        if nominated_node:
+            self.nominations.append((pod.key, nominated_node))
+
+    def clear_nomination(self, pod: PodView) -> None:
+        self.nominations.append((pod.key, ""))
+
+    def preempt(
+        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+    ) -> None:
+        self.preemptions.append((victim.key, preemptor.key, node, condition_message))
 
     async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:
         self.statuses[name] = body
@@ -200,6 +215,7 @@ def simulate(
         memory,
         memory,
         memory,
+        evictor=memory,
         clock=FrozenClock(),
         seed=seed,
         on_decision=decisions.append,

@@ -152,6 +152,7 @@ class Run:
             self.memory,
             self.memory,
             self.memory,
+            evictor=self.memory,
             clock=self.clock,
             seed=1,
         )

@@ -1,4 +1,5 @@
-"""What users of kube-scheduler look for on a pod: events and the PodScheduled condition.
+"""What users of kube-scheduler look for on a pod: events, the PodScheduled condition and the
+node a preemption nominated it to.
 
 Posting never blocks the scheduling loop: each post is a task on the event loop. Posts in flight
 are capped (``POST_CONCURRENCY``, as many as binds, each with its own connection in the client's
@@ -64,10 +65,20 @@ def now_micro() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _pod_ref(pod: PodView) -> dict[str, str]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "name": pod.name,
+        "namespace": pod.namespace,
+        "uid": pod.uid,
+    }
+
+
 class Recorder:
-    """Posts core/v1 Events about pods and patches their PodScheduled condition: the loop's
-    :class:`~policy_scheduler.scheduling.ports.EventRecorder` and
-    :class:`~policy_scheduler.scheduling.ports.PodConditions` ports."""
+    """Posts core/v1 Events about pods and patches their PodScheduled condition and
+    ``nominatedNodeName``: the loop's :class:`~policy_scheduler.scheduling.ports.EventRecorder`
+    and :class:`~policy_scheduler.scheduling.ports.PodConditions` ports."""
 
     def __init__(self, kube: Kube, instance: str | None = None) -> None:
         self._kube = kube
@@ -75,21 +86,25 @@ class Recorder:
         self._tasks: set[asyncio.Task[None]] = set()
         self._slots = asyncio.Semaphore(POST_CONCURRENCY)
 
-    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
-        """Post an event about ``pod`` in the background."""
+    def event(
+        self,
+        pod: PodView,
+        type_: str,
+        reason: str,
+        message: str,
+        action: str,
+        *,
+        related: PodView | None = None,
+    ) -> None:
+        """Post an event about ``pod`` in the background; ``related``, a second pod it concerns
+        (a victim's ``Preempted`` event names its preemptor so, as kube-scheduler's)."""
         stamp = now_rfc3339()
         body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Event",
             # kube-scheduler names its events the same way: the object, then a unique suffix.
             "metadata": {"name": f"{pod.name}.{time.time_ns():x}", "namespace": pod.namespace},
-            "involvedObject": {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "name": pod.name,
-                "namespace": pod.namespace,
-                "uid": pod.uid,
-            },
+            "involvedObject": _pod_ref(pod),
             "type": type_,
             "reason": reason,
             "message": truncate(message),
@@ -102,6 +117,8 @@ class Recorder:
             "eventTime": now_micro(),
             "count": 1,
         }
+        if related is not None:
+            body["related"] = _pod_ref(related)
         self._spawn(
             "POST",
             path("api", "v1", "namespaces", pod.namespace, "events"),
@@ -109,9 +126,11 @@ class Recorder:
             f"post {reason} event for {pod.key}",
         )
 
-    def unschedulable(self, pod: PodView, message: str) -> None:
-        """Set ``PodScheduled=False, reason=Unschedulable`` (what cluster autoscalers read)."""
-        patch = {
+    def unschedulable(self, pod: PodView, message: str, nominated_node: str = "") -> None:
+        """Set ``PodScheduled=False, reason=Unschedulable`` (what cluster autoscalers read), and
+        with a ``nominated_node`` the pod's ``nominatedNodeName`` in the same patch, as
+        kube-scheduler's ``updatePod``."""
+        patch: dict[str, Any] = {
             "status": {
                 "conditions": [
                     {
@@ -125,11 +144,21 @@ class Recorder:
                 ]
             }
         }
+        what = f"set PodScheduled=False on {pod.key}"
+        if nominated_node:
+            patch["status"]["nominatedNodeName"] = nominated_node
+            what += f" and nominate it to {nominated_node}"
+        self._spawn(
+            "PATCH", pod_path(pod.namespace, pod.name, "status"), patch, what, STRATEGIC_MERGE_PATCH
+        )
+
+    def clear_nomination(self, pod: PodView) -> None:
+        """Empty the pod's ``nominatedNodeName`` (a null deletes the field in a merge patch)."""
         self._spawn(
             "PATCH",
             pod_path(pod.namespace, pod.name, "status"),
-            patch,
-            f"set PodScheduled=False on {pod.key}",
+            {"status": {"nominatedNodeName": None}},
+            f"clear the nominated node of {pod.key}",
             STRATEGIC_MERGE_PATCH,
         )
 

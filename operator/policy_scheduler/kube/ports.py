@@ -1,8 +1,9 @@
 """The loop's write ports over the API: binding through ``pods/binding``, the policy status
-subresource, and the objects pre-bind plugins write."""
+subresource, the objects pre-bind plugins write, and the eviction of a preemption's victims."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -14,6 +15,7 @@ from policy_scheduler.kube.client import (
     MERGE_PATCH,
     PLURAL,
     REQUEST_TIMEOUT,
+    STRATEGIC_MERGE_PATCH,
     VERSION,
     ApiError,
     Kube,
@@ -21,9 +23,16 @@ from policy_scheduler.kube.client import (
     path,
     pod_path,
 )
+from policy_scheduler.kube.events import RETRY_SECONDS, Recorder, now_rfc3339
 from policy_scheduler.kube.retry import retrying
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
+from policy_scheduler.scheduling.ports import (
+    NORMAL,
+    BindResult,
+    ObjectRef,
+    Outcome,
+    WriteResult,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -150,3 +159,91 @@ class KubeObjects:
         return await self._kube.request(
             "PATCH", path(*prefix, *scope, ref.resource, ref.name, *part), patch, MERGE_PATCH
         )
+
+
+def _answerless(error: ApiError) -> bool:
+    """The API server could not answer, and may later: an eviction's step worth trying again."""
+    return error.status in UNANSWERED and not isinstance(error, NotLeading)
+
+
+class KubeEvictor:
+    """:class:`~policy_scheduler.scheduling.ports.Evictor` as kube-scheduler's ``PreemptPod``,
+    each victim in a task of its own: a ``DisruptionTarget`` condition by a strategic merge patch
+    of ``pods/status`` (what the victim's controllers and a PodDisruptionBudget's status read as
+    a disruption), then a DELETE with the pod's default grace period and its uid as a
+    precondition (so that a pod created again under the name is not the one deleted), then a
+    ``Preempted`` event on the victim naming the preemptor. A step the API server could not
+    answer is tried again for up to a minute; a refused condition evicts nothing (kube-scheduler
+    gives up then too), and a victim gone meanwhile is told nothing."""
+
+    def __init__(self, kube: Kube, recorder: Recorder) -> None:
+        self._kube = kube
+        self._recorder = recorder
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def preempt(
+        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+    ) -> None:
+        task = asyncio.get_running_loop().create_task(
+            self._preempt(victim, preemptor, node, condition_message)
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _preempt(
+        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+    ) -> None:
+        condition = {
+            "type": "DisruptionTarget",
+            "status": "True",
+            "reason": "PreemptionByScheduler",
+            "message": condition_message,
+            "lastProbeTime": None,
+            "lastTransitionTime": now_rfc3339(),
+        }
+        status_path = pod_path(victim.namespace, victim.name, "status")
+        deletion = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "preconditions": {"uid": victim.uid},
+        }
+        try:
+            await retrying(
+                lambda: self._kube.request(
+                    "PATCH",
+                    status_path,
+                    {"status": {"conditions": [condition]}},
+                    STRATEGIC_MERGE_PATCH,
+                ),
+                _answerless,
+                RETRY_SECONDS,
+            )
+            await retrying(
+                lambda: self._kube.request(
+                    "DELETE", pod_path(victim.namespace, victim.name), deletion
+                ),
+                _answerless,
+                RETRY_SECONDS,
+            )
+        except ApiError as error:
+            # 404: deleted meanwhile; 409: the name is another pod's now. Either way the room
+            # is being freed, or the victim's watch event tells the loop otherwise.
+            if error.status not in (404, 409):
+                logger.warning(
+                    "could not preempt %s for %s: %s", victim.key, preemptor.key, error.message
+                )
+            return
+        logger.info("preempted %s on %s for %s", victim.key, node, preemptor.key)
+        self._recorder.event(
+            victim,
+            NORMAL,
+            "Preempted",
+            f"Preempted by pod {preemptor.uid} on node {node}",
+            "Preempting",
+            related=preemptor,
+        )
+
+    async def drain(self) -> None:
+        """Wait for the evictions under way (on shutdown)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)

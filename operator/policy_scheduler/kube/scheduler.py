@@ -31,7 +31,7 @@ from policy_scheduler.kube.client import GROUP, PLURAL, VERSION, ApiError, Kube,
 from policy_scheduler.kube.events import Recorder
 from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, trimmed
 from policy_scheduler.kube.leader import LeaderElection
-from policy_scheduler.kube.ports import KubeBinder, KubeObjects, KubeStatusStore
+from policy_scheduler.kube.ports import KubeBinder, KubeEvictor, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics
 from policy_scheduler.model import namespaces, volumes, workloads
 from policy_scheduler.scheduling.loop import Scheduler
@@ -105,6 +105,7 @@ class KubeScheduler:
             recorder,
             KubeStatusStore(kube),
             KubeObjects(kube),
+            evictor=KubeEvictor(kube, recorder),
             seed=seed,
             metrics=self.metrics,
         )

@@ -8,7 +8,12 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
 2. **filter** and **score** (the policy's :class:`~policy_scheduler.pipeline.Pipeline`, with
    pods nominated to a node counted against it while filtering);
 3. **post-filter** when no node fits; the pod is then parked with the filters that rejected it,
-   and only an event one of them registered for moves it back (queueing hints);
+   and only an event one of them registered for moves it back (queueing hints). A post-filter
+   that finds room by preemption (:class:`~policy_scheduler.plugins.base.Preemption`) has it
+   acted on as kube-scheduler's ``prepareCandidate`` and nominating do: each victim evicted
+   (the :class:`~.ports.Evictor` port), the pods of lower priority nominated to that node
+   nominated no more, and the pod nominated to the node, where it then holds the room against
+   pods of lower priority; the victims' deletions move it back;
 4. **reserve** (the cache assumes the pod on its node; then the Reserve plugins) and **permit**;
 
 and then, in a task of its own so that the next cycle starts at once, the binding cycle:
@@ -16,7 +21,8 @@ and then, in a task of its own so that the next cycle starts at once, the bindin
 reserve runs **unreserve** of every Reserve plugin in reverse order and forgets the assumed pod.
 
 A policy in ``mode: DryRun`` stops after scoring: it records and tells, and binds nothing; its
-pods are decided again whenever the policy that serves them changes.
+pods are decided again whenever the policy that serves them changes. A DryRun preemption evicts
+and nominates nothing: whom it would evict is recorded and told.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from policy_scheduler.plugins.base import (
     CycleState,
     EventKind,
     ObjectWriter,
+    Preemption,
     PreEnqueue,
 )
 from policy_scheduler.plugins.scheduling_gates import SchedulingGates
@@ -52,6 +59,7 @@ from policy_scheduler.scheduling.ports import (
     Binder,
     Clock,
     EventRecorder,
+    Evictor,
     MetricsSink,
     NoMetrics,
     Outcome,
@@ -79,6 +87,12 @@ STORAGE_EVENT_KINDS = {
 
 _ALWAYS: tuple[PreEnqueue, ...] = (SchedulingGates(),)
 """Pre-enqueue plugins every policy runs, as kube-scheduler enables them in every profile."""
+
+PREEMPTION_CONDITION_MESSAGE = "{}: preempting to accommodate a higher priority pod"
+"""The message of a victim's ``DisruptionTarget`` condition, with the preemptor's scheduler name,
+as kube-scheduler writes it (pkg/scheduler/framework/preemption/preemption.go)."""
+VICTIMS_TOLD = 10
+"""How many victims an event names; the others are counted ("and 3 more")."""
 
 # What of a pod's object can change its scheduling: not its status (our own PodScheduled patch,
 # a nominated node) and not the bookkeeping of its metadata, as kube-scheduler's isPodUpdated.
@@ -143,6 +157,7 @@ class Scheduler:
         status: StatusStore,
         objects: ObjectWriter,
         *,
+        evictor: Evictor,
         clock: Clock | None = None,
         seed: int | None = None,
         metrics: MetricsSink | None = None,
@@ -160,6 +175,7 @@ class Scheduler:
         self._binder = binder
         self._conditions = conditions
         self._objects = objects
+        self._evictor = evictor
         self._rng = random.Random(seed)
         self._on_decision = on_decision
         self._wake = asyncio.Event()
@@ -475,6 +491,7 @@ class Scheduler:
         if decision.node is None:
             message = decision.message
             cycle = Cycle(pod, self.cache.snapshot, self._rng)
+            preemption: Preemption | None = None
             for plugin in policy.extensions.post_filter:
                 # Fresh each time: the nominated pods count while the post-filter refilters.
                 nominated = self.cache.nominated(self._nominated_against(pod))
@@ -482,7 +499,13 @@ class Scheduler:
                 result = plugin.post_filter(states.read(plugin), cycle, statuses)
                 if result.message:
                     message = f"{message} {result.message}"
-            self._wait(entry, message, now, "FailedScheduling", (policy, decision))
+                if result.preemption is not None:
+                    # As kube-scheduler's RunPostFilterPlugins: the first that made room ends them.
+                    preemption = result.preemption
+                    break
+            self._wait(
+                entry, message, now, "FailedScheduling", (policy, decision), preemption=preemption
+            )
             self.metrics.attempt(UNSCHEDULABLE, policy.name, self.clock.monotonic() - started)
         elif policy.mode is Mode.DRY_RUN:
             self.queue.delete(pod.uid)
@@ -569,9 +592,12 @@ class Scheduler:
         now: float,
         reason: str,
         decision: tuple[CompiledPolicy, Decision] | None,
+        *,
+        preemption: Preemption | None = None,
     ) -> None:
-        """Park an unschedulable pod; tell its story once per distinct message."""
-        repeated = entry.last_failure == message
+        """Park an unschedulable pod; tell its story once per distinct message, and every
+        preemption a post-filter found for it."""
+        repeated = entry.last_failure == message and preemption is None
         rejected_by = decision[1].rejected_by if decision is not None else frozenset()
         self.queue.unschedulable(entry.pod.uid, message, now, rejected_by)
         if repeated:
@@ -579,8 +605,65 @@ class Scheduler:
         self.events.event(entry.pod, WARNING, reason, message, "Scheduling")
         if decision is not None:
             policy, result = decision
-            self._conditions.unschedulable(entry.pod, message)
-            self.status.record(policy.name, result, dry_run=policy.mode is Mode.DRY_RUN)
+            dry_run = policy.mode is Mode.DRY_RUN
+            nominated = ""
+            if preemption is not None:
+                if dry_run:
+                    self._tell_preemption(entry.pod, policy, preemption)
+                else:
+                    self._preempt(entry.pod, policy, preemption, now)
+                    nominated = preemption.node
+            self._conditions.unschedulable(entry.pod, message, nominated)
+            self.status.record(policy.name, result, dry_run=dry_run, preemption=preemption)
+
+    def _preempt(
+        self, pod: PodView, policy: CompiledPolicy, preemption: Preemption, now: float
+    ) -> None:
+        """Act on a preemption as kube-scheduler's ``prepareCandidate`` and nominating do: evict
+        the victims, take the nomination of the pods of lower priority nominated to the node
+        (they may fit it no more: they are tried again), and nominate ``pod`` to it at once, so
+        that it holds the room against pods of lower priority before the watch shows the
+        nomination (the caller writes it, with the pod's PodScheduled condition)."""
+        node = preemption.node
+        condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name)
+        for victim in preemption.victims:
+            self._evictor.preempt(victim, pod, node, condition)
+        for other in list(self._nominated.values()):
+            if (
+                other.uid != pod.uid
+                and other.nominated_node_name == node
+                and other.priority < pod.priority
+            ):
+                del self._nominated[other.uid]
+                self._conditions.clear_nomination(other)
+                # Its status change alone would not move it; kube-scheduler's does.
+                if other.uid in self.queue:
+                    self.queue.add(_nominated_to(other, ""), now)
+                    self._wake.set()
+        self._nominated[pod.uid] = _nominated_to(pod, node)
+        self.events.event(
+            pod,
+            NORMAL,
+            "Preempting",
+            f"SchedulingPolicy {policy.name} nominated {pod.key} to {node} and evicts "
+            f"{_victims(preemption)} there: {preemption.why or 'room for it'}",
+            "Preempting",
+        )
+
+    def _tell_preemption(
+        self, pod: PodView, policy: CompiledPolicy, preemption: Preemption
+    ) -> None:
+        """A DryRun policy's preemption: told, evicting and nominating nothing."""
+        self.events.event(
+            pod,
+            NORMAL,
+            "DryRunPreempted",
+            f"SchedulingPolicy {policy.name} (DryRun) would evict {_victims(preemption)} on "
+            f"{preemption.node} to make room for {pod.key}"
+            + (f": {preemption.why}" if preemption.why else "")
+            + "; nothing was evicted",
+            "Preempting",
+        )
 
     async def _bind(
         self,
@@ -638,7 +721,28 @@ class Scheduler:
         self._wake.set()
 
     async def drain(self) -> None:
-        """Let running binding cycles finish and report, and the events be posted."""
+        """Let running binding cycles and evictions finish and report, and the events be
+        posted."""
         if self._binds:
             await asyncio.gather(*self._binds, return_exceptions=True)
+        await self._evictor.drain()
         await self.events.drain()
+
+
+def _nominated_to(pod: PodView, node: str) -> PodView:
+    """``pod`` as its status will say once its ``nominatedNodeName`` is ``node`` ("": none)."""
+    status = {k: v for k, v in (pod.raw.get("status") or {}).items() if k != "nominatedNodeName"}
+    if node:
+        status["nominatedNodeName"] = node
+    return PodView({**pod.raw, "status": status})
+
+
+def _victims(preemption: Preemption) -> str:
+    """The victims for an event: the first :data:`VICTIMS_TOLD` by name, the others counted,
+    and how many of them a PodDisruptionBudget protects."""
+    names = [victim.key for victim in preemption.victims[:VICTIMS_TOLD]]
+    more = len(preemption.victims) - len(names)
+    told = ", ".join(names) + (f" and {more} more" if more > 0 else "")
+    if preemption.pdb_violations:
+        told += f" ({preemption.pdb_violations} against a PodDisruptionBudget)"
+    return told

@@ -2,10 +2,11 @@
 
 The loop never talks to an API server itself. :mod:`policy_scheduler.kube` implements these ports
 over the API (``pods/binding``, core/v1 Events, the pod's status, the policy's status
-subresource); :mod:`policy_scheduler.simulate` and the loop's unit tests implement them in
-memory. The ports that write are fire-and-forget where kube-scheduler's are (events, the
-PodScheduled condition: the implementation posts in the background and only logs a failure), and
-awaited where the loop needs the answer (a bind, a status write).
+subresource, the deletion of a pod a preemption evicts); :mod:`policy_scheduler.simulate` and
+the loop's unit tests implement them in memory. The ports that write are fire-and-forget where
+kube-scheduler's are (events, the PodScheduled condition and a pod's nomination, a preemption's
+evictions: the implementation writes in the background and only logs a failure), and awaited
+where the loop needs the answer (a bind, a status write).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ __all__ = [
     "Binder",
     "Clock",
     "EventRecorder",
+    "Evictor",
     "MetricsSink",
     "NoMetrics",
     "ObjectRef",
@@ -78,9 +80,33 @@ class EventRecorder(Protocol):
 
 
 class PodConditions(Protocol):
-    """Sets the pod's ``PodScheduled`` condition (what cluster autoscalers read)."""
+    """Writes what a pending pod's status says of its scheduling: the ``PodScheduled``
+    condition (what cluster autoscalers read) and ``nominatedNodeName`` (the node a preemption
+    made room on, which other schedulers count against that node)."""
 
-    def unschedulable(self, pod: PodView, message: str) -> None: ...
+    def unschedulable(self, pod: PodView, message: str, nominated_node: str = "") -> None:
+        """``PodScheduled=False`` with ``message``; with a ``nominated_node``, in the same
+        write, the pod's nomination to it (as kube-scheduler's ``updatePod``)."""
+        ...
+
+    def clear_nomination(self, pod: PodView) -> None:
+        """Empty the pod's ``nominatedNodeName``: a preemption of higher priority took the
+        room it was nominated to (kube-scheduler's ``clearNominatedNodeName``)."""
+        ...
+
+
+class Evictor(Protocol):
+    """Evicts the victims of a preemption, one call per victim, as kube-scheduler's
+    ``PreemptPod``: the victim's ``DisruptionTarget`` condition (``condition_message``), its
+    graceful deletion, then a ``Preempted`` event on it naming the ``preemptor`` and ``node``."""
+
+    def preempt(
+        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+    ) -> None: ...
+
+    async def drain(self) -> None:
+        """Wait for the evictions under way (on shutdown)."""
+        ...
 
 
 class WriteResult(Enum):

@@ -4,10 +4,10 @@ Decisions are buffered in memory and each policy's status is written at most onc
 (about a second) through the :class:`~.ports.StatusStore` port, never once per pod, plus a
 heartbeat every few seconds while nothing changes, so a stale ``heartbeatTime`` tells users the
 scheduler is down. The kept decisions are bounded by the policy's ``spec.history``, each kept
-decision's message and reasons are bounded, and the oldest kept decisions are left out of a write
-that would exceed :data:`STATUS_BUDGET`, so the status stays small whatever the traffic and the
-messages: an oversized status would be refused by the API server, every write with it, and the
-heartbeat would go stale while the scheduler runs.
+decision's message, reasons and preemption (its victims and why) are bounded, and the oldest
+kept decisions are left out of a write that would exceed :data:`STATUS_BUDGET`, so the status
+stays small whatever the traffic and the messages: an oversized status would be refused by the
+API server, every write with it, and the heartbeat would go stale while the scheduler runs.
 
 The counts continue from what is on the object: a new leader starts from the statuses it reads
 when it takes over (:meth:`StatusWriter.adopt` with ``afresh``), not from what it saw as a
@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy_scheduler.pipeline import Decision
+from policy_scheduler.plugins.base import Preemption
 from policy_scheduler.policy.compiler import Mode
 from policy_scheduler.scheduling.policies import Condition
 from policy_scheduler.scheduling.ports import (
@@ -51,6 +52,8 @@ STATUS_BUDGET = 256 * 1024
 also holds the spec and the metadata; every write goes to every watcher of the policies, about
 once a second. Usual decisions take about 1 KB each, and a failure with its bounded message and
 reasons a few, so a full history of 100 fits unless the reasons themselves are long."""
+VICTIMS_LIMIT = 16
+"""How many victims a kept decision's preemption names; ``victimCount`` counts them all."""
 _TRUNCATED = " ..."
 
 
@@ -76,14 +79,42 @@ def bounded(record: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(reasons, Mapping) and len(reasons) > REASONS_LIMIT:
         ranked = sorted(reasons.items(), key=lambda item: -item[1])
         result["reasons"] = dict(ranked[:REASONS_LIMIT])
+    preemption = result.get("preemption")
+    if isinstance(preemption, Mapping):
+        preemption = dict(preemption)
+        victims = preemption.get("victims")
+        if isinstance(victims, list) and len(victims) > VICTIMS_LIMIT:
+            preemption["victims"] = victims[:VICTIMS_LIMIT]
+        why = preemption.get("why")
+        if isinstance(why, str):
+            preemption["why"] = truncate(why)
+        result["preemption"] = preemption
     return result
 
 
-def decision_record(decision: Decision, when: str, dry_run: bool) -> dict[str, Any]:
+def preemption_record(preemption: Preemption) -> dict[str, Any]:
+    """A preemption as a decision's ``preemption`` holds it: the node, the victims (namespace/
+    name, most important first) and their count, how many a PodDisruptionBudget protects, and
+    why."""
+    return {
+        "node": preemption.node,
+        "victims": [victim.key for victim in preemption.victims],
+        "victimCount": len(preemption.victims),
+        "pdbViolations": preemption.pdb_violations,
+        "why": preemption.why,
+    }
+
+
+def decision_record(
+    decision: Decision, when: str, dry_run: bool, preemption: Preemption | None = None
+) -> dict[str, Any]:
     """A decision as it appears in ``status.decisions``: :meth:`Decision.to_dict` (which is also
-    what ``simulate -o json`` prints), :func:`bounded`, with the time and whether the policy was
-    in DryRun."""
-    record: dict[str, Any] = bounded({"time": when, **decision.to_dict()})
+    what ``simulate -o json`` prints), with the time, whether the policy was in DryRun (a DryRun
+    preemption evicted nothing) and the preemption a post-filter found, :func:`bounded`."""
+    record: dict[str, Any] = {"time": when, **decision.to_dict()}
+    if preemption is not None:
+        record["preemption"] = preemption_record(preemption)
+    record = bounded(record)
     if dry_run:
         record["dryRun"] = True
     return record
@@ -189,11 +220,13 @@ class StatusWriter:
             }
             entry.dirty = True
 
-    def record(self, name: str, decision: Decision, dry_run: bool) -> None:
+    def record(
+        self, name: str, decision: Decision, dry_run: bool, preemption: Preemption | None = None
+    ) -> None:
         entry = self._policies.get(name)
         if entry is None:
             return
-        record = decision_record(decision, rfc3339(self._clock.now()), dry_run)
+        record = decision_record(decision, rfc3339(self._clock.now()), dry_run, preemption)
         if decision.node is not None:
             if not dry_run:
                 entry.scheduled += 1

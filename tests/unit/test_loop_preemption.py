@@ -1,0 +1,198 @@
+"""The loop acting on a preemption (issue 14), through its in-memory ports: a stand-in
+PostFilter returns a :class:`~policy_scheduler.plugins.base.Preemption`, and the loop evicts,
+nominates, records and tells as kube-scheduler's ``prepareCandidate`` and nominating do (Enforce),
+or only records and tells (DryRun). Which pods DefaultPreemption picks is its own tests' affair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_loop import Raw, Run, delete_pod, feed, later, node, pod, policy, settle
+
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import (
+    Cycle,
+    ExtensionPoints,
+    PostFilter,
+    PostFilterResult,
+    Preemption,
+)
+from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
+from policy_scheduler.scheduling import policies
+from policy_scheduler.scheduling.queue import Where
+from policy_scheduler.scheduling.status import VICTIMS_LIMIT
+
+LOW_A = pod("low-a", on="n1")
+LOW_B = pod("low-b", on="n1")
+HIGH = pod("high", "2", priority=10)
+WHY = "node n1: the fewest victims of the lowest priority"
+CONDITION = "test: preempting to accommodate a higher priority pod"
+
+
+class Preempting(PostFilter[None]):
+    """Makes room for ``high`` on n1 by evicting ``victims``, ``times`` times; for any other
+    pod, or once spent, it finds nothing."""
+
+    name = "Preempting"
+
+    def __init__(self, victims: list[Raw], times: int = 1) -> None:
+        self.victims = tuple(PodView(raw) for raw in victims)
+        self.times = times
+
+    def post_filter(self, state: None, cycle: Cycle, statuses: Any) -> PostFilterResult:
+        if cycle.pod.name != "high" or not self.times:
+            return PostFilterResult("preemption: no victims.")
+        self.times -= 1
+        return PostFilterResult("", Preemption("n1", self.victims, 1, WHY))
+
+
+@pytest.fixture
+def run() -> Iterator[Run]:
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        yield Run()
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def with_post_filter(monkeypatch: pytest.MonkeyPatch, plugin: PostFilter[Any]) -> None:
+    """Every policy compiled from now on runs ``plugin`` as its only post-filter."""
+
+    def compiled(obj: Any) -> CompiledPolicy:
+        return dataclasses.replace(compile_policy(obj), extensions=ExtensionPoints.of([plugin]))
+
+    monkeypatch.setattr(policies, "compile_policy", compiled)  # as the table compiles
+
+
+def test_enforce_evicts_the_victims_and_nominates_the_pod(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_post_filter(monkeypatch, Preempting([LOW_A, LOW_B]))
+    # A pod of another scheduler nominated to n1 with a lower priority than high's: its
+    # nomination goes; one of higher priority keeps its own (on n2, which high does not fit).
+    other = pod("other", scheduler="default-scheduler", priority=5, nominated="n1")
+    keeps = pod("keeps", scheduler="default-scheduler", priority=20, nominated="n2")
+    feed(node("n1"), node("n2", "1"), policy(), LOW_A, LOW_B, other, keeps, HIGH)(run)
+    settle()(run)
+
+    assert run.memory.preemptions == [
+        ("ns/low-a", "ns/high", "n1", CONDITION),
+        ("ns/low-b", "ns/high", "n1", CONDITION),
+    ]
+    assert run.memory.nominations == [("ns/other", ""), ("ns/high", "n1")]
+    assert run.memory.binds == []
+    assert run.where("high") is Where.UNSCHEDULABLE
+    assert run.reasons("high") == ["FailedScheduling", "Preempting"]
+    told = run.memory.events[-1][3]
+    assert "ns/low-a, ns/low-b" in told
+    assert "(1 against a PodDisruptionBudget)" in told
+    assert WHY in told
+    (decision,) = run.scheduler.status.body("test", 0)["status"]["decisions"]
+    assert decision["node"] is None
+    assert decision["preemption"] == {
+        "node": "n1",
+        "victims": ["ns/low-a", "ns/low-b"],
+        "victimCount": 2,
+        "pdbViolations": 1,
+        "why": WHY,
+    }
+    assert "dryRun" not in decision
+
+
+def test_the_nominated_pod_holds_the_room_and_binds_once_the_victims_are_gone(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_post_filter(monkeypatch, Preempting([LOW_A, LOW_B]))
+    feed(node("n1"), policy(), LOW_A, LOW_B, HIGH)(run)
+    settle()(run)
+    assert run.where("high") is Where.UNSCHEDULABLE
+
+    # One victim gone: high still does not fit, and the CPU freed is its, not a newcomer's of
+    # lower priority, though the newcomer would fit there.
+    delete_pod(LOW_A)(run)
+    feed(pod("late", priority=1))(run)
+    later(20)(run)  # past high's backoff
+    settle()(run)
+    assert run.memory.binds == []
+    assert run.where("late") is Where.UNSCHEDULABLE
+    entry = run.scheduler.queue.get("high")
+    assert entry is not None and entry.attempts == 2
+    assert run.reasons("high") == ["FailedScheduling", "Preempting", "FailedScheduling"]
+
+    delete_pod(LOW_B)(run)
+    later(20)(run)
+    settle()(run)
+    assert run.memory.binds == [("ns/high", "n1")]
+    assert run.reasons("high")[-1] == "Scheduled"
+
+
+def test_a_preemption_takes_the_nomination_of_own_pods_of_lower_priority_and_retries_them(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_post_filter(monkeypatch, Preempting([LOW_A]))
+    # Ours, nominated to n1 by an earlier preemption, parked: its nodeSelector fits no node.
+    mine = pod("mine", priority=1, nominated="n1", selector={"only": "n2"})
+    feed(node("n1"), policy(), LOW_A, LOW_B, mine)(run)
+    settle()(run)
+    assert run.where("mine") is Where.UNSCHEDULABLE
+    entry = run.scheduler.queue.get("mine")
+    assert entry is not None and entry.attempts == 1
+
+    feed(HIGH)(run)
+    settle()(run)
+    assert ("ns/mine", "") in run.memory.nominations
+    # Moved, as kube-scheduler's update of the pod moves it: tried again after its backoff.
+    assert run.where("mine") is Where.BACKOFF
+    later(20)(run)
+    settle()(run)
+    assert entry.attempts == 2
+    assert run.where("mine") is Where.UNSCHEDULABLE
+
+
+def test_dry_run_records_whom_it_would_evict_and_evicts_nothing(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_post_filter(monkeypatch, Preempting([LOW_A, LOW_B]))
+    other = pod("other", scheduler="default-scheduler", priority=5, nominated="n1")
+    feed(node("n1"), policy("DryRun"), LOW_A, LOW_B, other, HIGH)(run)
+    settle()(run)
+
+    assert run.memory.preemptions == []
+    assert run.memory.nominations == []
+    assert run.memory.binds == []
+    assert run.reasons("high") == ["FailedScheduling", "DryRunPreempted"]
+    told = run.memory.events[-1][3]
+    assert told.startswith("SchedulingPolicy test (DryRun) would evict ns/low-a, ns/low-b (1 ")
+    assert told.endswith("; nothing was evicted")
+    (decision,) = run.scheduler.status.body("test", 0)["status"]["decisions"]
+    assert decision["dryRun"] is True
+    assert decision["preemption"]["victims"] == ["ns/low-a", "ns/low-b"]
+
+    # The victims stay, and nothing holds n1 for high: a pod of lower priority (above other's)
+    # still fits there once a victim goes.
+    delete_pod(LOW_A)(run)
+    feed(pod("late", priority=6))(run)
+    later(20)(run)
+    settle()(run)
+    assert run.reasons("late") == ["DryRunScheduled"]
+
+
+def test_a_preemption_of_many_victims_is_bounded_in_the_status(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    many = [pod(f"v{i}", "0", on="n1") for i in range(40)]
+    with_post_filter(monkeypatch, Preempting(many))
+    feed(node("n1", "1"), policy(), *many, HIGH)(run)
+    settle()(run)
+    (decision,) = run.scheduler.status.body("test", 0)["status"]["decisions"]
+    assert len(decision["preemption"]["victims"]) == VICTIMS_LIMIT
+    assert decision["preemption"]["victimCount"] == 40
+    assert "and 30 more" in run.memory.events[-1][3]
+    assert len(run.memory.preemptions) == 40
