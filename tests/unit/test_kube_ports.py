@@ -116,3 +116,15 @@ def test_a_status_write_lands_only_on_the_object_it_was_made_for(case: WriteCase
         {"op": "test", "path": "/metadata/uid", "value": "u1"},
         {"op": "add", "path": "/status", "value": {"scheduled": 1}},
     ]
+
+
+def test_the_disruption_budgets_are_watched_and_gate_the_decisions() -> None:
+    """Issue 14: preemption reads PodDisruptionBudgets; no pod is decided before their watch
+    has listed, as for every other watch."""
+    from policy_scheduler.kube.scheduler import DISRUPTION_BUDGETS, KubeScheduler  # noqa: PLC0415
+
+    replica = KubeScheduler(cast(Kube, Script({})))
+    watched = [informer.collection for informer in replica._informers]
+    assert DISRUPTION_BUDGETS == "/apis/policy/v1/poddisruptionbudgets"
+    assert DISRUPTION_BUDGETS in watched
+    assert "poddisruptionbudgets" in replica.scheduler._unconfirmed

@@ -196,3 +196,18 @@ def test_a_preemption_of_many_victims_is_bounded_in_the_status(
     assert decision["preemption"]["victimCount"] == 40
     assert "and 30 more" in run.memory.events[-1][3]
     assert len(run.memory.preemptions) == 40
+
+
+PDB: Raw = {
+    "metadata": {"name": "web", "namespace": "ns", "uid": "pdb1", "resourceVersion": "1"},
+    "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    "status": {"disruptionsAllowed": 0},
+}
+
+
+def test_the_disruption_budgets_feed_the_snapshot(run: Run) -> None:
+    run.scheduler.disruption_budget_changed(PDB)
+    budgets = run.scheduler.cache.snapshot.disruption_budgets
+    assert [budget.name for budget in budgets.in_namespace("ns")] == ["web"]
+    run.scheduler.disruption_budget_deleted(PDB)
+    assert len(budgets) == 0

@@ -9,9 +9,10 @@ deleted while a watch was down is forgotten at the next listing) and of the Serv
 ReplicationControllers, ReplicaSets and StatefulSets (their selectors only: default topology
 spreading) and Namespaces (their labels only: pod affinity's namespaceSelector) and of the
 PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims (what of
-them the volume plugins and DynamicResources read: :func:`~policy_scheduler.model.volumes.slim`),
-and starts the loop and the status writer once this replica leads, with every policy's status
-read afresh so that counts continue from what the previous leader wrote.
+them the volume plugins and DynamicResources read: :func:`~policy_scheduler.model.volumes.slim`)
+and PodDisruptionBudgets (what preemption reads: :func:`~policy_scheduler.model.disruption.
+slim`), and starts the loop and the status writer once this replica leads, with every policy's
+status read afresh so that counts continue from what the previous leader wrote.
 
 The storage.k8s.io and resource.k8s.io watches are optional (:class:`~policy_scheduler.kube.
 informer.Informer`'s ``optional``): a cluster that does not serve one of these APIs (no
@@ -33,7 +34,7 @@ from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, t
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeEvictor, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics
-from policy_scheduler.model import namespaces, volumes, workloads
+from policy_scheduler.model import disruption, namespaces, volumes, workloads
 from policy_scheduler.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -64,9 +65,13 @@ STORAGE = {
     volumes.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
 }
 
-WATCHES = 3 + len(WORKLOADS) + 1 + len(STORAGE)
+# Which pods a PodDisruptionBudget protects, for preemption to spare them where it can. policy/v1
+# is served by every Kubernetes this operator supports (since 1.21), so the watch is not optional.
+DISRUPTION_BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
+
+WATCHES = 3 + len(WORKLOADS) + 1 + len(STORAGE) + 1
 """The watches a replica keeps open, each holding a connection: policies, nodes, pods, the
-workloads, namespaces and the storage objects."""
+workloads, namespaces, the storage objects and the PodDisruptionBudgets."""
 
 # Pages for the watches that keep little of each object (a ReplicaSet's selector, not its pod
 # template). A page is decoded whole before ``keep`` drops the rest, and the memory its objects
@@ -155,6 +160,14 @@ class KubeScheduler:
                     optional=collection.startswith("/apis/"),
                 )
                 for kind, collection in STORAGE.items()
+            ),
+            _Source(
+                "poddisruptionbudgets",
+                DISRUPTION_BUDGETS,
+                scheduler.disruption_budget_changed,
+                scheduler.disruption_budget_deleted,
+                keep=disruption.slim,
+                page_size=SLIM_PAGE_SIZE,
             ),
         ]
         # The client's connections are counted for this many (cli.run_operator).

@@ -125,6 +125,13 @@ class SchedulerCache:
     def delete_storage(self, kind: str, raw: Mapping[str, Any]) -> None:
         self._state.volumes.delete(kind, raw)
 
+    def set_disruption_budget(self, raw: Mapping[str, Any]) -> None:
+        """A PodDisruptionBudget was added or changed: what preemption reads of it."""
+        self._state.disruption_budgets.set(raw)
+
+    def delete_disruption_budget(self, raw: Mapping[str, Any]) -> None:
+        self._state.disruption_budgets.delete(raw)
+
     def assume(self, pod: PodView, node_name: str) -> None:
         """Count ``pod`` on ``node_name`` now, before the API server confirms the bind."""
         self._remove(pod.uid)

@@ -288,6 +288,15 @@ class Scheduler:
         """As kube-scheduler, no filter registers for these deletions: no pod is moved."""
         self.cache.delete_storage(kind, raw)
 
+    def disruption_budget_changed(self, raw: Mapping[str, Any]) -> None:
+        """A PodDisruptionBudget was added or changed: preemption prefers victims it does not
+        protect from the next decision on. As in kube-scheduler, no parked pod is moved for it
+        (no filter registers for these objects)."""
+        self.cache.set_disruption_budget(raw)
+
+    def disruption_budget_deleted(self, raw: Mapping[str, Any]) -> None:
+        self.cache.delete_disruption_budget(raw)
+
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)
         history = entry.compiled.history if entry.compiled else 0
