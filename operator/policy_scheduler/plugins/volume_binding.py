@@ -250,10 +250,18 @@ def _read_claims(pod: PodView, volumes: Volumes, snapshot: Snapshot) -> _PodClai
     for claim in state.delayed:
         name = _claim_class(claim)
         if name not in state.candidates:
-            # By name, so that among equal sizes the same PV wins every time (kube's order is
-            # its cache's).
+            # Only the PVs that may match on some node: unclaimed, or pre-bound to one of the
+            # pod's claims. A PV bound to another claim matches nowhere, and clusters hold
+            # thousands of them, which every node would otherwise walk. By name, so that
+            # among equal sizes the same PV wins every time (kube's order is its cache's).
             state.candidates[name] = sorted(
-                (v for v in volumes.volumes() if _volume_class(v) == name), key=lambda v: v.name
+                (
+                    v
+                    for v in volumes.volumes()
+                    if _volume_class(v) == name
+                    and (v.claim_ref is None or any(_bound_to(v, c) for c in state.delayed))
+                ),
+                key=lambda v: v.name,
             )
     return state
 

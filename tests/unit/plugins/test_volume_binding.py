@@ -415,6 +415,16 @@ def test_reserved_volume_is_not_given_to_another_pod() -> None:
     assert run(pod("d"), volumes) == [NO_PV, NO_PV]
 
 
+def test_only_volumes_that_may_match_are_walked_per_node() -> None:
+    """PVs bound to other claims match no node: the pre-filter leaves them out once, rather
+    than every node trying each of them (with a thousand bound PVs the filter was the whole
+    cost of a cycle)."""
+    bound = [pv(f"other-{i}", claimed=f"x{i}", phase="Bound") for i in range(3)]
+    volumes = catalog(pvc("c"), pv("free"), pv("mine", claimed="c"), *bound)
+    state = plugin().pre_filter(Cycle(pod("c"), Snapshot(NODES, volumes=volumes)))
+    assert [v.name for v in state.candidates["wait"]] == ["free", "mine"]
+
+
 def test_provisioned_claim_is_assumed_with_the_selected_node() -> None:
     volumes = catalog(pvc("c", cls="dynamic"))
     filt, state = reserved_on(pod("c"), volumes, "n-b")
