@@ -1,0 +1,380 @@
+"""DefaultPreemption: when no node fits a pod, find the node where evicting the fewest, least
+important pods of lower priority makes room (kube-scheduler v1.34's DefaultPreemption PostFilter,
+``pkg/scheduler/framework/plugins/defaultpreemption`` and ``framework/preemption``).
+
+The steps, as kube-scheduler takes them:
+
+1. **Eligibility**: a pod with ``preemptionPolicy: Never`` preempts nothing; nor does a pod whose
+   nominated node (a preemption it made before) still has a pod of lower priority terminating by
+   preemption there, unless the filters found that node hopeless (unresolvable) this time.
+2. **Potential nodes**: those the filters rejected for a reason evicting pods may lift (kube's
+   Unschedulable, not UnschedulableAndUnresolvable; see :class:`~.base.NodeStatuses`). None: the
+   message counts every node as "Preemption is not helpful for scheduling".
+3. **Dry run** over the potential nodes in snapshot order, from a random offset, until at least
+   ``max(minCandidateNodesPercentage% of them, minCandidateNodesAbsolute)`` candidates are
+   found of which one violates no PodDisruptionBudget. On each node: every pod of lower priority
+   is taken out, and the pod must then pass every filter (pre-filters run anew: inter-pod
+   affinity and topology spread count across the snapshot); then the pods are put back one at a
+   time, most important first (higher priority, then earlier start), those a budget protects
+   before the others, and each that the pod still fits beside stays (is reprieved); the rest are
+   the victims. The pods are taken out of the live :class:`~.model.nodeinfo.ClusterState` and
+   always put back as they were (try/finally), as kube-scheduler works on a clone of the node.
+4. **Pick** one candidate by kube's pickOneNodeForPreemption criteria, in order: fewest budget
+   violations, lowest highest-victim priority, smallest sum of victim priorities (each offset by
+   2^31, so fewer victims weigh first), fewest victims, latest start of the most important
+   victims; then the first.
+
+The result is a :class:`~.base.Preemption`; the loop evicts and nominates. With no candidate, the
+message is kube's: "preemption: 0/N nodes are available: ..." counting each node's reason.
+Only pods that no node fits, of policies listing this post-filter, pay for any of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from policy_scheduler.model.disruption import DisruptionBudgets
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.base import (
+    Args,
+    ArgsError,
+    Cycle,
+    FieldError,
+    NodeStatuses,
+    PostFilter,
+    PostFilterResult,
+    Preemption,
+    unknown_fields,
+)
+
+NAME = "DefaultPreemption"
+
+MIN_CANDIDATE_NODES_PERCENTAGE = 10
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+"""kube-scheduler's defaults for DefaultPreemptionArgs."""
+
+PREFIX = "preemption: "
+NEVER = "not eligible due to preemptionPolicy=Never."
+TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NO_NODES = "no nodes available"
+
+_DISRUPTION_TARGET = "DisruptionTarget"
+_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+_PRIORITY_OFFSET = 2**31  # kube adds math.MaxInt32+1 to each priority before summing
+
+
+def _start(pod: PodView) -> float:
+    """The pod's ``status.startTime`` as seconds; a pod not started yet counts as starting now,
+    later than any that started (kube's GetPodStartTime)."""
+    status = pod.raw.get("status")
+    text = status.get("startTime") if isinstance(status, Mapping) else None
+    if isinstance(text, str) and text:
+        with contextlib.suppress(ValueError):
+            return datetime.fromisoformat(text).timestamp()
+    return math.inf
+
+
+def importance(pod: PodView) -> tuple[int, float]:
+    """Sort key putting the more important pod first, as kube's MoreImportantPod: higher
+    priority, then the earlier start."""
+    return (-pod.priority, _start(pod))
+
+
+def terminating_by_preemption(pod: PodView) -> bool:
+    """Being deleted, with a ``DisruptionTarget`` condition that a scheduler's preemption set
+    (kube's podTerminatingByPreemption: only the first such condition counts)."""
+    if not pod.deleting:
+        return False
+    status = pod.raw.get("status")
+    conditions = status.get("conditions") if isinstance(status, Mapping) else None
+    for condition in conditions if isinstance(conditions, list) else ():
+        if isinstance(condition, Mapping) and condition.get("type") == _DISRUPTION_TARGET:
+            return bool(
+                condition.get("status") == "True"
+                and condition.get("reason") == _PREEMPTION_BY_SCHEDULER
+            )
+    return False
+
+
+def fit_error(total_nodes: int, statuses: Mapping[str, Sequence[str]]) -> str:
+    """kube-scheduler's FitError text for a preemption that found no candidate: each reason of
+    the nodes tried, the other nodes counted as "Preemption is not helpful for scheduling", the
+    "<count> <reason>" strings sorted as strings."""
+    counts: dict[str, int] = {}
+    for reasons in statuses.values():
+        for reason in reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    if len(statuses) < total_nodes:
+        counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + total_nodes - len(statuses)
+    message = f"0/{total_nodes} nodes are available:"
+    if counts:
+        message += " " + ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items())) + "."
+    return message
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A node where evicting ``victims`` (most important first) makes room; ``kept`` counts the
+    pods of lower priority there that need not go."""
+
+    node: str
+    victims: tuple[PodView, ...]
+    pdb_violations: int
+    kept: int
+
+
+_Criterion = tuple[str, Callable[[Candidate], float]]
+
+# pickOneNodeForPreemption's score functions in their order, each higher for the better node,
+# with the words ``why`` uses for them.
+CRITERIA: tuple[_Criterion, ...] = (
+    ("fewer PodDisruptionBudget violations", lambda c: -c.pdb_violations),
+    ("a lower highest victim priority", lambda c: -c.victims[0].priority),
+    (
+        "a smaller sum of victim priorities",
+        lambda c: -sum(v.priority + _PRIORITY_OFFSET for v in c.victims),
+    ),
+    ("fewer victims", lambda c: -len(c.victims)),
+    ("a later start of its most important victims", lambda c: _latest_start(c.victims)),
+)
+
+
+def _latest_start(victims: Sequence[PodView]) -> float:
+    """The earliest start among the victims of the highest priority (kube's
+    GetEarliestPodStartTime): the later it is, the less work the victims lose."""
+    top = max(v.priority for v in victims)
+    return min(_start(v) for v in victims if v.priority == top)
+
+
+def pick(candidates: Sequence[Candidate]) -> tuple[Candidate, str]:
+    """The candidate kube's pickOneNodeForPreemption picks, and why, against the runner-up."""
+    if len(candidates) == 1:
+        return candidates[0], "the only node where evicting pods of lower priority makes room"
+    left = list(candidates)
+    for words, score in CRITERIA:
+        scores = [score(c) for c in left]
+        best = max(scores)
+        kept = [c for c, s in zip(left, scores, strict=True) if s == best]
+        if len(kept) == 1:
+            runner_up = max(
+                (c for c, s in zip(left, scores, strict=True) if s != best),
+                key=score,
+            )
+            return kept[0], f"{words} than node {runner_up.node}"
+        left = kept
+    return left[0], f"the first of {len(left)} nodes equally good by every criterion"
+
+
+def _why(chosen: Candidate, because: str, priority: int) -> str:
+    victims = chosen.victims
+    kept = f", keeping {chosen.kept} other pod(s) of lower priority" if chosen.kept else ""
+    return (
+        f"node {chosen.node}: {because}; evicting {len(victims)} pod(s) of priority below "
+        f"{priority} (at most {victims[0].priority}), the least important first, is enough"
+        f"{kept}."
+    )
+
+
+class _Victims:
+    """The what-if on one node: its lower-priority pods taken out of the live state, and put
+    back in their place, in their order, however :meth:`select` ends."""
+
+    def __init__(self, state: ClusterState, info: NodeInfo) -> None:
+        self.state = state
+        self.info = info
+
+    @contextlib.contextmanager
+    def without(self, pods: Sequence[PodView]) -> Iterator[None]:
+        state, info = self.state, self.info
+        order = list(info.pods.values())
+        uids = {pod.uid for pod in pods}
+        first = next(i for i, pod in enumerate(order) if pod.uid in uids)
+        for pod in pods:
+            state.remove_pod(info, pod.uid)
+        try:
+            yield
+        finally:
+            # Re-adding from the first removed pod on, in the original order, leaves the node's
+            # pods (and ports, and label groups) in the order they had.
+            for pod in order[first:]:
+                state.remove_pod(info, pod.uid)
+            for pod in order[first:]:
+                state.add_pod(info, pod)
+
+
+class DefaultPreemption(PostFilter[None]):
+    """Preemption as kube-scheduler's default profile does it."""
+
+    name = NAME
+
+    def __init__(
+        self,
+        percentage: int = MIN_CANDIDATE_NODES_PERCENTAGE,
+        absolute: int = MIN_CANDIDATE_NODES_ABSOLUTE,
+    ) -> None:
+        self.percentage = percentage
+        self.absolute = absolute
+
+    def candidates_wanted(self, potential: int) -> int:
+        """kube's calculateNumCandidates."""
+        return min(max(potential * self.percentage // 100, self.absolute), potential)
+
+    def post_filter(self, state: None, cycle: Cycle, statuses: NodeStatuses) -> PostFilterResult:
+        refusal = self.ineligible(cycle, statuses)
+        if refusal:
+            return PostFilterResult(PREFIX + refusal)
+        snapshot = cycle.snapshot
+        if not isinstance(snapshot, ClusterState):
+            raise TypeError("DefaultPreemption needs the live ClusterState as the snapshot")
+        total = len(snapshot.table)
+        if not total:
+            return PostFilterResult(PREFIX + NO_NODES)
+        potential = [info for info in snapshot.table.infos if statuses.resolvable(info.name)]
+        if not potential:
+            return PostFilterResult(PREFIX + fit_error(total, {}))
+        with statuses.while_filtering or contextlib.nullcontext():
+            candidates, failures, errors = self.dry_run(cycle, statuses, snapshot, potential)
+        if not candidates:
+            if errors:
+                text = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+                return PostFilterResult(PREFIX + text)
+            return PostFilterResult(PREFIX + fit_error(total, failures))
+        chosen, because = pick(candidates)
+        why = _why(chosen, because, cycle.pod.priority)
+        return PostFilterResult(
+            "", Preemption(chosen.node, chosen.victims, chosen.pdb_violations, why)
+        )
+
+    def ineligible(self, cycle: Cycle, statuses: NodeStatuses) -> str:
+        """Why the pod may not preempt (kube's PodEligibleToPreemptOthers), or ""."""
+        pod = cycle.pod
+        if pod.spec.get("preemptionPolicy") == "Never":
+            return NEVER
+        nominated = pod.nominated_node_name
+        info = cycle.snapshot.get(nominated) if nominated else None
+        # A nominated node the filters found hopeless this time may be given up for another.
+        if info is not None and statuses.resolvable(nominated):
+            for other in info.pods.values():
+                if other.priority < pod.priority and terminating_by_preemption(other):
+                    return TERMINATING
+        return ""
+
+    def dry_run(
+        self,
+        cycle: Cycle,
+        statuses: NodeStatuses,
+        state: ClusterState,
+        potential: Sequence[NodeInfo],
+    ) -> tuple[list[Candidate], dict[str, Sequence[str]], list[str]]:
+        """kube's DryRunPreemption, node by node from a random offset: the candidates (those
+        violating no budget first), each failed node's reasons, and errors."""
+        wanted = self.candidates_wanted(len(potential))
+        offset = cycle.rng.randrange(len(potential))
+        clean: list[Candidate] = []
+        violating: list[Candidate] = []
+        failures: dict[str, Sequence[str]] = {}
+        errors: list[str] = []
+        budgets = state.disruption_budgets
+        for i in range(len(potential)):
+            info = potential[(offset + i) % len(potential)]
+            found = self.select_victims(cycle, statuses, state, info, budgets)
+            if isinstance(found, Candidate):
+                if not found.victims:
+                    errors.append(f'expected at least one victim pod on node "{info.name}"')
+                    continue
+                # kube's candidate lists hold at most ``wanted`` each.
+                listed = violating if found.pdb_violations else clean
+                if len(listed) < wanted:
+                    listed.append(found)
+                if clean and len(clean) + len(violating) >= wanted:
+                    break
+            else:
+                failures[info.name] = found
+        return clean + violating, failures, errors
+
+    def select_victims(
+        self,
+        cycle: Cycle,
+        statuses: NodeStatuses,
+        state: ClusterState,
+        info: NodeInfo,
+        budgets: DisruptionBudgets,
+    ) -> Candidate | Sequence[str]:
+        """kube's SelectVictimsOnNode: the candidate on ``info``, or why there is none."""
+        pod = cycle.pod
+        lower = [other for other in info.pods.values() if other.priority < pod.priority]
+        if not lower:
+            return (NO_VICTIMS,)
+        what_if = _Victims(state, info)
+        with what_if.without(lower):
+            reasons = statuses.refilter(cycle, info)
+            if reasons:
+                return tuple(reasons)
+            lower.sort(key=importance)
+            protected, others = budgets.split_violating(lower)
+            victims: list[PodView] = []
+            violations = 0
+
+            def reprieve(other: PodView) -> bool:
+                state.add_pod(info, other)
+                if not statuses.refilter(cycle, info):
+                    return True
+                state.remove_pod(info, other.uid)
+                victims.append(other)
+                return False
+
+            for other in protected:
+                if not reprieve(other):
+                    violations += 1
+            for other in others:
+                reprieve(other)
+        if protected and others:
+            victims.sort(key=importance)
+        return Candidate(info.name, tuple(victims), violations, len(lower) - len(victims))
+
+
+def _count(args: Args, key: str, default: int, path: str, errors: list[FieldError]) -> int:
+    value: Any = args.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        errors.append(FieldError(f"{path}.{key}", "must be an integer"))
+        return default
+    return value
+
+
+def new_post_filter(args: Args, path: str) -> DefaultPreemption:
+    """The plugin for ``args`` (DefaultPreemptionArgs), validated with kube's texts."""
+    percentage_key, absolute_key = "minCandidateNodesPercentage", "minCandidateNodesAbsolute"
+    errors = unknown_fields(args, (percentage_key, absolute_key), path)
+    percentage = _count(args, percentage_key, MIN_CANDIDATE_NODES_PERCENTAGE, path, errors)
+    absolute = _count(args, absolute_key, MIN_CANDIDATE_NODES_ABSOLUTE, path, errors)
+    percentage_path, absolute_path = f"{path}.{percentage_key}", f"{path}.{absolute_key}"
+    if not 0 <= percentage <= 100:
+        errors.append(
+            FieldError(percentage_path, f"Invalid value: {percentage}: not in valid range [0, 100]")
+        )
+    if absolute < 0:
+        errors.append(
+            FieldError(absolute_path, f"Invalid value: {absolute}: not in valid range [0, inf)")
+        )
+    if percentage == 0 and absolute == 0:
+        errors += [
+            FieldError(
+                percentage_path,
+                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesAbsolute",
+            ),
+            FieldError(
+                absolute_path,
+                "Invalid value: 0: cannot be zero at the same time as minCandidateNodesPercentage",
+            ),
+        ]
+    if errors:
+        raise ArgsError(errors)
+    return DefaultPreemption(percentage, absolute)

@@ -1,0 +1,689 @@
+"""DefaultPreemption as kube-scheduler v1.34's: eligibility, the nodes it may preempt on, the
+victims it picks (reprieves, budgets), the node it picks (each criterion), its messages in kube's
+words, its args, and the what-if leaving the live state exactly as it was."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from policy_scheduler.model.disruption import DisruptionBudgets
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
+from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.selectors import LabelSelector
+from policy_scheduler.pipeline import Pipeline
+from policy_scheduler.plugins import (
+    default_preemption,
+    inter_pod_affinity,
+    node_resources_fit,
+    pod_topology_spread,
+    taint_toleration,
+)
+from policy_scheduler.plugins.base import (
+    ArgsError,
+    Cycle,
+    Filter,
+    NodeStatuses,
+    PostFilterResult,
+)
+from policy_scheduler.plugins.default_preemption import (
+    NO_VICTIMS,
+    Candidate,
+    DefaultPreemption,
+    fit_error,
+    new_post_filter,
+    pick,
+)
+
+HIGH = 100
+TAINT = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+
+
+def pod(  # noqa: PLR0917 (the tables read better positionally)
+    name: str,
+    cpu: int = 1,
+    priority: int = 0,
+    labels: Mapping[str, str] | None = None,
+    start: str | None = None,
+    status: Mapping[str, Any] | None = None,
+    deleting: bool = False,
+    **spec: Any,
+) -> PodView:
+    metadata: dict[str, Any] = {"name": name, "namespace": "ns", "uid": name}
+    metadata["labels"] = dict(labels or {})
+    if deleting:
+        metadata["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    raw_status = dict(status or {})
+    if start is not None:
+        raw_status["startTime"] = start
+    container = {"name": "c", "resources": {"requests": {"cpu": str(cpu)}}}
+    return PodView(
+        {
+            "metadata": metadata,
+            "spec": {"priority": priority, "containers": [container], **spec},
+            "status": raw_status,
+        }
+    )
+
+
+def node(name: str, cpu: int, *pods: PodView, taints: Any = None, zone: str = "z") -> NodeInfo:
+    labels = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}
+    raw: dict[str, Any] = {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": taints or []},
+        "status": {"allocatable": {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}},
+    }
+    return NodeInfo(NodeView(raw), pods)
+
+
+def pipeline(pool: Mapping[str, str] | None = None) -> Pipeline:
+    filters: list[Filter[Any]] = [
+        taint_toleration.new_filter({}, "t"),
+        node_resources_fit.new_filter({}, "f"),
+        inter_pod_affinity.new_filter({}, "i"),
+        pod_topology_spread.new_filter({"defaultingType": "List"}, "s"),
+    ]
+    selector = None if pool is None else LabelSelector.parse({"matchLabels": dict(pool)})
+    return Pipeline(filters, [], node_pool=selector)
+
+
+class FixedOffset(random.Random):
+    """A random source whose ``randrange`` gives a fixed offset (kube's getOffsetRand)."""
+
+    def __init__(self, offset: int = 0) -> None:
+        super().__init__(0)
+        self.offset = offset
+
+    def randrange(self, *args: Any, **kwargs: Any) -> int:
+        return self.offset
+
+
+def statuses_of(
+    policy: Pipeline, state: ClusterState, preemptor: PodView, rng: random.Random
+) -> NodeStatuses:
+    decision = policy.decide(preemptor, state, rng, statuses=True)
+    assert decision.node is None, decision
+    return policy.node_statuses(decision)
+
+
+def preempt(  # noqa: PLR0917
+    nodes: Sequence[NodeInfo],
+    preemptor: PodView,
+    budgets: Sequence[Mapping[str, Any]] = (),
+    plugin: DefaultPreemption | None = None,
+    offset: int = 0,
+    policy: Pipeline | None = None,
+) -> PostFilterResult:
+    state = ClusterState(nodes, disruption_budgets=DisruptionBudgets(budgets))
+    policy = policy or pipeline()
+    rng = FixedOffset(offset)
+    statuses = statuses_of(policy, state, preemptor, rng)
+    return (plugin or DefaultPreemption()).post_filter(None, Cycle(preemptor, state, rng), statuses)
+
+
+def victims(result: PostFilterResult) -> tuple[str, list[str], int]:
+    assert result.preemption is not None, result.message
+    p = result.preemption
+    return p.node, [v.name for v in p.victims], p.pdb_violations
+
+
+def pdb(selector: Mapping[str, str], allowed: int = 0) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "b", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": dict(selector)}},
+        "status": {"disruptionsAllowed": allowed},
+    }
+
+
+PREEMPTED = {
+    "conditions": [
+        {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
+    ]
+}
+
+
+# --- eligibility -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "preemptor", "nodes", "message"),
+    [
+        (
+            "preemptionPolicy Never",
+            pod("p", 2, HIGH, preemptionPolicy="Never"),
+            [node("n1", 2, pod("a", 2))],
+            "preemption: not eligible due to preemptionPolicy=Never.",
+        ),
+        (
+            "a lower-priority pod terminating by preemption on the nominated node",
+            pod("p", 2, HIGH, status={"nominatedNodeName": "n1"}),
+            [node("n1", 2, pod("a", 2, status=PREEMPTED, deleting=True))],
+            "preemption: not eligible due to a terminating pod on the nominated node.",
+        ),
+    ],
+)
+def test_not_eligible(case: str, preemptor: PodView, nodes: list[NodeInfo], message: str) -> None:
+    result = preempt(nodes, preemptor)
+    assert (result.message, result.preemption) == (message, None), case
+
+
+@pytest.mark.parametrize(
+    ("case", "terminating", "taints"),
+    [
+        ("deleting without the preemption condition", pod("a", 2, deleting=True), None),
+        ("condition set but not deleted yet", pod("a", 2, status=PREEMPTED), None),
+        (
+            "terminating, but the nominated node is unresolvable now: preempt elsewhere",
+            pod("a", 2, status=PREEMPTED, deleting=True),
+            TAINT,
+        ),
+    ],
+)
+def test_eligible_despite_nomination(case: str, terminating: PodView, taints: Any) -> None:
+    preemptor = pod("p", 2, HIGH, status={"nominatedNodeName": "n1"})
+    nodes = [node("n1", 2, terminating, taints=taints), node("n2", 2, pod("b", 2))]
+    assert victims(preempt(nodes, preemptor))[0] in ("n1", "n2"), case
+
+
+# --- candidate nodes and the messages ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "nodes", "preemptor", "message"),
+    [
+        (
+            "every node unresolvable (taints)",
+            [node("n1", 2, pod("a", 2), taints=TAINT), node("n2", 2, taints=TAINT)],
+            pod("p", 2, HIGH),
+            "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "the pod asks for more than any node has: Insufficient cpu is unresolvable",
+            [node("n1", 2, pod("a", 2))],
+            pod("p", 3, HIGH),
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "no pod of lower priority",
+            [node("n1", 2, pod("a", 2, HIGH)), node("n2", 2, pod("b", 2, HIGH + 1))],
+            pod("p", 2, HIGH),
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.",
+        ),
+        (
+            "one unresolvable, one without victims",
+            [node("n1", 2, taints=TAINT), node("n2", 2, pod("b", 2, HIGH))],
+            pod("p", 2, HIGH),
+            "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
+            "pod, 1 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "evicting every lower-priority pod is not enough: the filter's own reason",
+            [node("n1", 4, pod("a", 1, HIGH), pod("b", 1, HIGH), pod("c", 1))],
+            pod("p", 3, HIGH),
+            "preemption: 0/1 nodes are available: 1 Insufficient cpu.",
+        ),
+        (
+            "outside the policy's node pool is unresolvable",
+            [node("n1", 2, pod("a", 2))],
+            pod("p", 2, HIGH),
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "the pod's own pod affinity unmatched is unresolvable",
+            [node("n1", 4, pod("a", 2))],
+            pod(
+                "p",
+                2,
+                HIGH,
+                affinity={
+                    "podAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": [
+                            {
+                                "labelSelector": {"matchLabels": {"app": "none"}},
+                                "topologyKey": "kubernetes.io/hostname",
+                            }
+                        ]
+                    }
+                },
+            ),
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+    ],
+)
+def test_no_candidate(case: str, nodes: list[NodeInfo], preemptor: PodView, message: str) -> None:
+    policy = pipeline({"pool": "yes"}) if "pool" in case else None
+    result = preempt(nodes, preemptor, policy=policy)
+    assert (result.message, result.preemption) == (message, None), case
+
+
+def test_a_pre_filter_rejection_makes_every_node_unhelpful() -> None:
+    state = ClusterState([node("n1", 2, pod("a", 2)), node("n2", 2, pod("b", 2))])
+    statuses = NodeStatuses({"x": 2}, 2, frozenset(), pipeline().refilter, "x")
+    result = DefaultPreemption().post_filter(None, Cycle(pod("p", 2, HIGH), state), statuses)
+    assert result.message == (
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+    )
+
+
+@pytest.mark.parametrize(
+    ("case", "total", "statuses", "message"),
+    [
+        (
+            "no nodes tried",
+            3,
+            {},
+            "0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "counts sorted as strings, as kube sorts them: 10 before 2",
+            12,
+            {f"n{i}": (NO_VICTIMS,) for i in range(2)},
+            "0/12 nodes are available: 10 Preemption is not helpful for scheduling, "
+            "2 No preemption victims found for incoming pod.",
+        ),
+        (
+            "every reason of a node counted",
+            2,
+            {"n1": ("Insufficient cpu", "Insufficient memory"), "n2": ("Insufficient cpu",)},
+            "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.",
+        ),
+    ],
+)
+def test_fit_error(case: str, total: int, statuses: dict[str, Sequence[str]], message: str) -> None:
+    assert fit_error(total, statuses) == message, case
+
+
+def test_unresolvable_nodes_are_tracked_only_when_asked() -> None:
+    state = ClusterState(
+        [
+            node("tainted", 8, taints=TAINT),
+            node("small", 1),
+            node("full", 2, pod("a", 2)),
+        ]
+    )
+    policy, preemptor = pipeline(), pod("p", 2, HIGH)
+    decision = policy.decide(preemptor, state, random.Random(0), statuses=True)
+    assert decision.unresolvable == frozenset({"tainted", "small"})
+    assert policy.decide(preemptor, state, random.Random(0)).unresolvable is None
+
+
+# --- victims ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "pods", "budgets", "expected"),
+    [
+        (
+            "only what is needed, the least important; the others reprieved",
+            [pod("low1", 1, 1), pod("low2", 1, 2), pod("low3", 2, 3)],
+            [],
+            ("n1", ["low2", "low1"], 0),
+        ),
+        (
+            "equal priority: the later started goes first",
+            [
+                pod("old", 1, 1, start="2026-01-01T00:00:00Z"),
+                pod("new", 1, 1, start="2026-02-01T00:00:00Z"),
+                pod("big", 1, 5),
+            ],
+            [],
+            ("n1", ["new"], 0),
+        ),
+        (
+            "a pod a budget protects is reprieved first",
+            [pod("low1", 1, 1, {"app": "db"}), pod("low2", 1, 2), pod("low3", 2, 3)],
+            [pdb({"app": "db"})],
+            ("n1", ["low3"], 0),
+        ),
+        (
+            "a protected pod that must go counts as a violation",
+            [pod("low1", 4, 1, {"app": "db"})],
+            [pdb({"app": "db"})],
+            ("n1", ["low1"], 1),
+        ),
+        (
+            "an allowed disruption is no violation",
+            [pod("low1", 4, 1, {"app": "db"})],
+            [pdb({"app": "db"}, allowed=1)],
+            ("n1", ["low1"], 0),
+        ),
+        (
+            "victims of both kinds sorted most important first",
+            [pod("a", 1, 1, {"app": "db"}), pod("b", 1, 5)],
+            [pdb({"app": "db"})],
+            ("n2", ["b", "a"], 1),
+        ),
+        (
+            "pods of the preemptor's priority or higher are never victims",
+            [pod("same", 2, HIGH), pod("low", 2, 1)],
+            [],
+            ("n1", ["low"], 0),
+        ),
+    ],
+)
+def test_victims(
+    case: str,
+    pods: list[PodView],
+    budgets: list[dict[str, Any]],
+    expected: tuple[str, list[str], int],
+) -> None:
+    # On n2, of 2 cpus, the pod needs them all; n1 has 4.
+    on = node("n2", 2, *pods) if expected[0] == "n2" else node("n1", 4, *pods)
+    result = preempt([on], pod("p", 2, HIGH), budgets)
+    assert victims(result) == expected, case
+    assert result.message == ""
+
+
+def test_anti_affinity_with_a_lower_priority_pod_is_resolved_by_evicting_it() -> None:
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    nodes = [node("n1", 8, pod("db", 1, 1, {"app": "db"}), pod("other", 1, 1))]
+    result = preempt(nodes, pod("p", 1, HIGH, affinity=anti))
+    assert victims(result) == ("n1", ["db"], 0)
+
+
+def test_topology_spread_counts_the_victims_gone() -> None:
+    spread = [
+        {
+            "maxSkew": 1,
+            "topologyKey": "kubernetes.io/hostname",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}},
+        }
+    ]
+    web = {"app": "web"}
+    # n1 has two web pods, n2 none but no room: only on n2 can the skew hold.
+    nodes = [
+        node("n1", 8, pod("w1", 1, 1, web), pod("w2", 1, 1, web)),
+        node("n2", 1, pod("x", 1, 1)),
+    ]
+    result = preempt(nodes, pod("p", 1, HIGH, web, topologySpreadConstraints=spread))
+    assert victims(result) == ("n2", ["x"], 0)
+
+
+def test_nominated_pods_hold_their_room() -> None:
+    nominated = pod("nom", 2, HIGH)
+    state = ClusterState([node("n1", 4, pod("a", 2, 1), pod("b", 2, 1))])
+    info = state.nodes["n1"]
+
+    @contextlib.contextmanager
+    def with_nominated() -> Iterator[None]:
+        state.add_pod(info, nominated)
+        try:
+            yield
+        finally:
+            state.remove_pod(info, nominated.uid)
+
+    policy, preemptor, rng = pipeline(), pod("p", 2, HIGH), random.Random(0)
+    decision = policy.decide(preemptor, state, rng, while_filtering=with_nominated(), statuses=True)
+    statuses = policy.node_statuses(decision, with_nominated())
+    result = DefaultPreemption().post_filter(None, Cycle(preemptor, state, rng), statuses)
+    assert victims(result) == ("n1", ["a", "b"], 0)
+    assert "nom" not in info.pods
+
+
+# --- picking the node ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case", "nodes", "budgets", "chosen", "why"),
+    [
+        (
+            "fewest PDB violations",
+            [node("n1", 2, pod("a", 2, 1, {"app": "db"})), node("n2", 2, pod("b", 2, 5))],
+            [pdb({"app": "db"})],
+            "n2",
+            "fewer PodDisruptionBudget violations than node n1",
+        ),
+        (
+            "lowest highest-victim priority",
+            [node("n1", 2, pod("a", 2, 5)), node("n2", 2, pod("b", 2, 3))],
+            [],
+            "n2",
+            "a lower highest victim priority than node n1",
+        ),
+        (
+            "smallest priority sum",
+            [
+                node("n1", 2, pod("a", 1, 3), pod("b", 1, 3)),
+                node("n2", 2, pod("c", 1, 3), pod("d", 1, 2)),
+            ],
+            [],
+            "n2",
+            "a smaller sum of victim priorities than node n1",
+        ),
+        (
+            "the sum's offset makes fewer victims weigh first",
+            [
+                node("n1", 2, pod("a", 1, 3), pod("b", 1, -50)),
+                node("n2", 2, pod("c", 2, 3)),
+            ],
+            [],
+            "n2",
+            "a smaller sum of victim priorities than node n1",
+        ),
+        (
+            "latest start of the most important victims",
+            [
+                node("n1", 2, pod("a", 2, 3, start="2026-01-01T00:00:00Z")),
+                node("n2", 2, pod("b", 2, 3, start="2026-02-01T00:00:00Z")),
+            ],
+            [],
+            "n2",
+            "a later start of its most important victims than node n1",
+        ),
+        (
+            "a victim not started yet counts as starting now",
+            [
+                node("n1", 2, pod("a", 2, 3)),
+                node("n2", 2, pod("b", 2, 3, start="2026-02-01T00:00:00Z")),
+            ],
+            [],
+            "n1",
+            "a later start of its most important victims than node n2",
+        ),
+        (
+            "all equal: the first tried",
+            [node("n1", 2, pod("a", 2, 3)), node("n2", 2, pod("b", 2, 3))],
+            [],
+            "n1",
+            "the first of 2 nodes equally good by every criterion",
+        ),
+        (
+            "one candidate",
+            [node("n1", 2, pod("a", 2, 3)), node("n2", 2, pod("b", 2, HIGH))],
+            [],
+            "n1",
+            "the only node where evicting pods of lower priority makes room",
+        ),
+    ],
+)
+def test_pick(
+    case: str, nodes: list[NodeInfo], budgets: list[dict[str, Any]], chosen: str, why: str
+) -> None:
+    result = preempt(nodes, pod("p", 2, HIGH), budgets)
+    assert result.preemption is not None
+    assert result.preemption.node == chosen, case
+    assert f"node {chosen}: {why}; " in result.preemption.why, case
+
+
+def test_fewest_victims_decides_when_the_sums_tie() -> None:
+    # With kube's offset per victim, sums tie across different counts only at the int32 edges.
+    one = Candidate("n1", (pod("a", priority=0),), 0, 0)
+    two = Candidate("n2", (pod("b", priority=0), pod("c", priority=-(2**31))), 0, 0)
+    chosen, why = pick([two, one])
+    assert (chosen.node, why) == ("n1", "fewer victims than node n2")
+
+
+def test_why_names_the_victims_and_what_is_kept() -> None:
+    nodes = [node("n1", 4, pod("low1", 1, 1), pod("low2", 1, 2), pod("low3", 2, 3))]
+    result = preempt(nodes, pod("p", 2, HIGH))
+    assert result.preemption is not None
+    assert result.preemption.why == (
+        "node n1: the only node where evicting pods of lower priority makes room; evicting 2 "
+        "pod(s) of priority below 100 (at most 2), the least important first, is enough, "
+        "keeping 1 other pod(s) of lower priority."
+    )
+
+
+# --- sampling -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("percentage", "absolute", "potential", "wanted"),
+    [(10, 100, 50, 50), (10, 100, 2000, 200), (10, 100, 500, 100), (0, 1, 30, 1), (50, 0, 7, 3)],
+)
+def test_candidates_wanted(percentage: int, absolute: int, potential: int, wanted: int) -> None:
+    assert DefaultPreemption(percentage, absolute).candidates_wanted(potential) == wanted
+
+
+@pytest.mark.parametrize(("offset", "chosen"), [(0, "n1"), (1, "n2"), (2, "n3")])
+def test_dry_run_stops_at_enough_candidates_from_the_random_offset(
+    offset: int, chosen: str
+) -> None:
+    nodes = [node(f"n{i}", 2, pod(f"a{i}", 2, 3)) for i in (1, 2, 3)]
+    plugin = DefaultPreemption(0, 1)
+    result = preempt(nodes, pod("p", 2, HIGH), plugin=plugin, offset=offset)
+    assert victims(result)[0] == chosen
+
+
+def test_dry_run_goes_on_past_violating_candidates() -> None:
+    db = {"app": "db"}
+    nodes = [node("n1", 2, pod("a", 2, 3, db)), node("n2", 2, pod("b", 2, 3))]
+    result = preempt(nodes, pod("p", 2, HIGH), [pdb(db)], plugin=DefaultPreemption(0, 1))
+    assert victims(result) == ("n2", ["b"], 0)
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "errors"),
+    [
+        ("defaults", {}, []),
+        ("in range", {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 5}, []),
+        (
+            "percentage above 100",
+            {"minCandidateNodesPercentage": 101},
+            ["a.minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100]"],
+        ),
+        (
+            "negative absolute",
+            {"minCandidateNodesAbsolute": -1},
+            ["a.minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)"],
+        ),
+        (
+            "both zero",
+            {"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 0},
+            [
+                "a.minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same "
+                "time as minCandidateNodesAbsolute",
+                "a.minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time "
+                "as minCandidateNodesPercentage",
+            ],
+        ),
+        (
+            "not an integer, and unknown",
+            {"minCandidateNodesPercentage": "10", "extra": 1},
+            [
+                "a.extra: unknown field; expected one of ['minCandidateNodesAbsolute', "
+                "'minCandidateNodesPercentage']",
+                "a.minCandidateNodesPercentage: must be an integer",
+            ],
+        ),
+    ],
+)
+def test_args(case: str, args: dict[str, Any], errors: list[str]) -> None:
+    if not errors:
+        plugin = new_post_filter(args, "a")
+        assert plugin.name == default_preemption.NAME == "DefaultPreemption"
+        return
+    with pytest.raises(ArgsError) as raised:
+        new_post_filter(args, "a")
+    assert [str(e) for e in raised.value.errors] == errors, case
+
+
+# --- the what-if leaves the state as it was -----------------------------------------------------
+
+
+def fingerprint(state: ClusterState) -> Any:
+    """Everything the cluster state indexes, in order where order is kept."""
+    nodes = [
+        (
+            info.name,
+            list(info.pods),
+            dict(info.requested),
+            dict(info.nonzero_requested),
+            list(info.used_ports),
+            [(key, count) for key, (_, count) in info.label_groups.items()],
+        )
+        for info in state.table.infos
+    ]
+    groups = {
+        key: {info.name: count for info, count in group.nodes.items()}
+        for key, group in state.label_groups.items()
+    }
+    affinity = {
+        key: {info.name: count for info, count in group.nodes.items()}
+        for key, group in state.affinity_groups.items()
+    }
+    table = state.table
+    columns = {
+        name: table.block(np.arange(len(table))).requested(name).tolist() for name in ("cpu",)
+    }
+    counts = table.block(np.arange(len(table))).pod_count().tolist()
+    return nodes, groups, affinity, dict(state.claim_users), columns, counts
+
+
+def test_the_what_if_restores_the_state_exactly() -> None:
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {"app": "x"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    nodes = [
+        node(
+            "n1",
+            4,
+            pod("a", 1, 1, {"app": "x"}, affinity=anti),
+            pod("b", 1, HIGH),
+            pod("c", 1, 2, {"app": "y"}, ports=None),
+            pod("d", 1, 3),
+        ),
+        node("n2", 4, pod("e", 2, 1), pod("f", 2, 4)),
+    ]
+    state = ClusterState(nodes)
+    before = fingerprint(state)
+    preemptor, rng = pod("p", 3, HIGH), random.Random(1)
+    statuses = statuses_of(pipeline(), state, preemptor, rng)
+    result = DefaultPreemption().post_filter(None, Cycle(preemptor, state, rng), statuses)
+    assert result.preemption is not None
+    assert fingerprint(state) == before
+
+
+def test_the_what_if_restores_the_state_when_a_filter_fails() -> None:
+    state = ClusterState([node("n1", 4, pod("a", 1, 1), pod("b", 1, HIGH), pod("c", 2, 2))])
+    before = fingerprint(state)
+
+    def failing(cycle: Cycle, info: NodeInfo) -> Sequence[str]:
+        raise RuntimeError("a plugin's bug")
+
+    statuses = NodeStatuses({}, 1, frozenset(), failing)
+    with pytest.raises(RuntimeError):
+        DefaultPreemption().post_filter(None, Cycle(pod("p", 2, HIGH), state), statuses)
+    assert fingerprint(state) == before
