@@ -220,6 +220,10 @@ ALLOWED = [
     ("create", "pods/binding", "-n default"),
     ("patch", "pods/status", "-n default"),
     ("create", "events", "-n default"),
+    # Preemption: a victim is deleted; the budgets protecting pods are read.
+    ("delete", "pods", "-n default"),
+    ("list", "poddisruptionbudgets.policy", "-A"),
+    ("watch", "poddisruptionbudgets.policy", "-A"),
     ("list", "nodes", ""),
     ("watch", "nodes", ""),
     # Default topology spreading's selectors, and the namespace labels of namespaceSelector.
@@ -245,11 +249,17 @@ REFUSED = [
     ("list", "secrets", "-A"),
     ("get", "secrets", f"-n {NAMESPACE}"),
     ("create", "pods", "-n default"),
-    ("delete", "pods", "-n default"),
+    ("deletecollection", "pods", "-n default"),
     ("update", "pods", "-n default"),
     ("patch", "pods", "-n default"),
     ("update", "pods/status", "-n default"),
+    # Preemption deletes; it never evicts through the API's Eviction, nor writes a budget.
     ("create", "pods/eviction", "-n default"),
+    *(
+        (verb, "poddisruptionbudgets.policy", "-n default")
+        for verb in ("get", "create", "update", "patch", "delete")
+    ),
+    ("patch", "poddisruptionbudgets.policy/status", "-n default"),
     ("create", "pods/exec", "-n default"),
     ("get", "pods/log", "-n default"),
     # Read as lists and watches only, never written, nor got one by one.
@@ -350,11 +360,12 @@ def _resource_rules(cluster: Cluster, namespace: str) -> dict[str, set[str]]:
 
 def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: None) -> None:
     cluster_wide = {
-        "pods": {"get", "list", "watch"},
+        "pods": {"get", "list", "watch", "delete"},
         "pods/binding": {"create"},
         "pods/status": {"patch"},
         "events": {"create"},
         "nodes": {"list", "watch"},
+        "poddisruptionbudgets.policy": {"list", "watch"},
         **{kind: {"list", "watch"} for kind in WATCHED},
         **{kind: {"list", "watch"} for kind in STORAGE_WATCHED},
         **{kind: {"list", "watch", "patch"} for kind in STORAGE_PATCHED},
