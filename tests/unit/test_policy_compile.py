@@ -403,3 +403,35 @@ def test_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "nope.yaml"
     with pytest.raises(PolicyFileError, match=rf"^{path}: No such file or directory$"):
         read_policy_file(path)
+
+
+def test_post_filters_compile_in_order_into_the_extension_points() -> None:
+    """Issue 14: ``spec.postFilters`` lists DefaultPreemption; without it a policy never
+    preempts."""
+    from policy_scheduler.plugins.default_preemption import DefaultPreemption  # noqa: PLC0415
+
+    obj = copy.deepcopy(SPREAD)
+    assert compile_policy(obj).extensions.post_filter == ()
+    obj["spec"]["postFilters"] = [
+        {"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": 5}}
+    ]
+    (plugin,) = compile_policy(obj).extensions.post_filter
+    assert isinstance(plugin, DefaultPreemption)
+
+
+def test_post_filter_errors_come_with_the_others() -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["spec"]["postFilters"] = [
+        {"name": "DefaultPreemption", "args": {"minCandidateNodesPercentage": 101}},
+        {"name": "DefaultPreemption"},
+        {"name": "Preempt"},
+    ]
+    with pytest.raises(PolicyError) as raised:
+        compile_policy(obj)
+    assert [str(error) for error in raised.value.errors] == [
+        'spec.postFilters[1].name: "DefaultPreemption" is already listed at index 0',
+        'spec.postFilters[2].name: unsupported value "Preempt"; supported values: '
+        '"DefaultPreemption"',
+        "spec.postFilters[0].args.minCandidateNodesPercentage: Invalid value: 101: not in valid "
+        "range [0, 100]",
+    ]

@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 import yaml
 
-from policy_scheduler.plugins.registry import FILTER_ALIASES, FILTERS, SCORER_ALIASES, SCORERS
+from policy_scheduler.plugins.registry import (
+    FILTER_ALIASES,
+    FILTERS,
+    POST_FILTERS,
+    SCORER_ALIASES,
+    SCORERS,
+)
 from policy_scheduler.policy import schema
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,6 +128,24 @@ def test_plugin_names_and_legacy_pairs_are_the_registrys(
     # The CEL rule forbids each (legacy, current) pair; that means "each plugin once" only while
     # no two legacy names stand for the same plugin.
     assert len(set(aliases.values())) == len(aliases)
+
+
+def test_post_filter_names_are_the_registrys_and_each_is_listed_once() -> None:
+    post_filters = SPEC["postFilters"]
+    assert post_filters["items"]["properties"]["name"]["enum"] == sorted(POST_FILTERS)
+    assert post_filters["maxItems"] >= len(POST_FILTERS)
+    assert "DefaultPreemption: {" in post_filters["items"]["properties"]["args"]["description"]
+    [rule] = post_filters["x-kubernetes-validations"]
+    assert rule["rule"] == "self.all(p, self.exists_one(q, q.name == p.name))"
+
+
+def test_a_decisions_preemption_has_room_for_the_victims_the_status_keeps() -> None:
+    from policy_scheduler.scheduling.status import VICTIMS_LIMIT  # noqa: PLC0415
+
+    decision = OPENAPI["properties"]["status"]["properties"]["decisions"]["items"]
+    preemption = decision["properties"]["preemption"]["properties"]
+    assert set(preemption) == {"node", "victims", "victimCount", "pdbViolations", "why"}
+    assert preemption["victims"]["maxItems"] == VICTIMS_LIMIT
 
 
 def _cel_messages(node: dict[str, Any]) -> set[str]:

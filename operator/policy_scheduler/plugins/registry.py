@@ -1,4 +1,5 @@
-"""Plugin names to factories, and the legacy Policy API names accepted as aliases.
+"""Plugin names to factories (filters, scorers, post-filters), and the legacy Policy API names
+accepted as aliases.
 
 A name may be both a predicate and a priority (NodeAffinity, TaintToleration, ...), as in
 kube-scheduler, where one plugin implements Filter and Score; the two take separate ``args``.
@@ -6,8 +7,12 @@ kube-scheduler, where one plugin implements Filter and Score; the two take separ
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from policy_scheduler.plugins import (
     balanced_allocation,
+    default_preemption,
     dynamic_resources,
     image_locality,
     inter_pod_affinity,
@@ -29,7 +34,9 @@ from policy_scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from policy_scheduler.plugins.base import FilterFactory, ScorerFactory
+from policy_scheduler.plugins.base import Args, FilterFactory, PostFilter, ScorerFactory
+
+PostFilterFactory = Callable[[Args, str], PostFilter[Any]]
 
 FILTERS: dict[str, FilterFactory] = {
     node_unschedulable.NAME: node_unschedulable.new_filter,
@@ -62,6 +69,11 @@ SCORERS: dict[str, ScorerFactory] = {
     node_label_preference.NAME: node_label_preference.new_scorer,
     random_plugin.NAME: random_plugin.new_scorer,
 }
+
+POST_FILTERS: dict[str, PostFilterFactory] = {
+    default_preemption.NAME: default_preemption.new_post_filter,
+}
+"""What a policy may list in ``spec.postFilters`` (the legacy Policy API had none)."""
 
 FILTER_ALIASES: dict[str, str] = {
     "PodFitsResources": node_resources_fit.NAME,

@@ -3,7 +3,7 @@ why it cannot be.
 
 Compiling checks what the API server checks (:mod:`~policy_scheduler.policy.schema`), then what
 only the plugins and the selector parser know: each plugin's ``args`` (its factory reports every
-problem with them) and the label syntax of the node pool. All problems of a policy come back
+problem with them: predicates', priorities' and post-filters' alike) and the label syntax of the node pool. All problems of a policy come back
 together, so one round of edits can fix them all.
 """
 
@@ -22,9 +22,16 @@ from policy_scheduler.plugins.base import (
     ExtensionPoints,
     FieldError,
     Filter,
+    PostFilter,
     Scorer,
 )
-from policy_scheduler.plugins.registry import FILTER_ALIASES, FILTERS, SCORER_ALIASES, SCORERS
+from policy_scheduler.plugins.registry import (
+    FILTER_ALIASES,
+    FILTERS,
+    POST_FILTERS,
+    SCORER_ALIASES,
+    SCORERS,
+)
 from policy_scheduler.policy import schema
 
 NODE_SELECTOR = "spec.nodeSelector"
@@ -60,12 +67,13 @@ class CompiledPolicy:
     """``metadata.generation`` of the compiled spec (0 for a policy read from a file)."""
     pipeline: Pipeline
     extensions: ExtensionPoints
-    """The policy's plugins at the loop's extension points beyond filter and score."""
+    """The policy's plugins at the loop's extension points beyond filter and score, its
+    ``spec.postFilters`` among them (in their order)."""
     aliases: tuple[tuple[str, str], ...]
     """(legacy name, current name) of each legacy plugin name the policy uses, in order of use."""
 
 
-Plugin = TypeVar("Plugin", Filter[Any], Scorer[Any])
+Plugin = TypeVar("Plugin", Filter[Any], Scorer[Any], PostFilter[Any])
 
 
 def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
@@ -88,6 +96,9 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
     priorities = _plugins(
         SCORERS, SCORER_ALIASES, spec, "priorities", errors=errors, used_aliases=aliases
     )
+    post_filters = _plugins(
+        POST_FILTERS, {}, spec, "postFilters", errors=errors, used_aliases=aliases
+    )
     if errors:
         raise PolicyError(errors)
     generation = metadata.get("generation")
@@ -105,7 +116,7 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
             spec["percentageOfNodesToScore"],
             node_pool,
         ),
-        extensions=ExtensionPoints.of([*filters, *scorers]),
+        extensions=ExtensionPoints.of([*filters, *scorers, *(p for _, p in post_filters)]),
         aliases=tuple(dict.fromkeys(aliases)),
     )
 

@@ -182,6 +182,7 @@ CEL_MIRRORS: Mapping[str, Mirror] = {
     "a legacy name and its current name are the same priority; list it only once": (
         _repeated_plugins(SCORER_ALIASES, legacy=True)
     ),
+    "each post-filter may be listed only once": _repeated_plugins({}, legacy=False),
     "values must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist": (
         _selector_values
     ),
