@@ -3,8 +3,8 @@ why it cannot be.
 
 Compiling checks what the API server checks (:mod:`~policy_scheduler.policy.schema`), then what
 only the plugins and the selector parser know: each plugin's ``args`` (its factory reports every
-problem with them: predicates', priorities' and post-filters' alike) and the label syntax of the node pool. All problems of a policy come back
-together, so one round of edits can fix them all.
+problem with them: predicates', priorities' and post-filters' alike) and the label syntax of the
+node pool. All problems of a policy come back together, so one round of edits can fix them all.
 """
 
 from __future__ import annotations
