@@ -19,10 +19,19 @@ from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.pipeline import Pipeline
 from policy_scheduler.plugins import (
     default_preemption,
+    dynamic_resources,
     inter_pod_affinity,
+    node_affinity,
+    node_name,
+    node_ports,
     node_resources_fit,
+    node_unschedulable,
+    node_volume_limits,
     pod_topology_spread,
     taint_toleration,
+    volume_binding,
+    volume_restrictions,
+    volume_zone,
 )
 from policy_scheduler.plugins.base import (
     ArgsError,
@@ -687,3 +696,143 @@ def test_the_what_if_restores_the_state_when_a_filter_fails() -> None:
     with pytest.raises(RuntimeError):
         DefaultPreemption().post_filter(None, Cycle(pod("p", 2, HIGH), state), statuses)
     assert fingerprint(state) == before
+
+
+def test_nodes_a_pre_filter_left_out_are_unresolvable() -> None:
+    # NodeAffinity pins the pod to n1 by metadata.name: n2 is left out before any filter runs.
+    pinned = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+                ]
+            }
+        }
+    }
+    policy = Pipeline(
+        [node_affinity.new_filter({}, "a"), node_resources_fit.new_filter({}, "f")], []
+    )
+    state = ClusterState([node("n1", 2, pod("a", 2)), node("n2", 2, pod("b", 2))])
+    preemptor = pod("p", 2, HIGH, affinity=pinned)
+    statuses = statuses_of(policy, state, preemptor, FixedOffset())
+    assert statuses.unresolvable == frozenset({"n2"})
+    result = DefaultPreemption().post_filter(None, Cycle(preemptor, state, FixedOffset()), statuses)
+    assert victims(result) == ("n1", ["a"], 0)
+
+
+@pytest.mark.parametrize(
+    ("case", "plugin", "reasons", "unresolvable"),
+    [
+        (
+            "NodeName",
+            node_name.new_filter({}, "x"),
+            ("node(s) didn't match the requested node name",),
+            True,
+        ),
+        (
+            "NodeUnschedulable",
+            node_unschedulable.new_filter({}, "x"),
+            ("node(s) were unschedulable",),
+            True,
+        ),
+        (
+            "TaintToleration",
+            taint_toleration.new_filter({}, "x"),
+            ("node(s) had untolerated taint(s)",),
+            True,
+        ),
+        (
+            "NodeAffinity",
+            node_affinity.new_filter({}, "x"),
+            ("node(s) didn't match Pod's node affinity/selector",),
+            True,
+        ),
+        (
+            "InterPodAffinity: own affinity",
+            inter_pod_affinity.new_filter({}, "x"),
+            (inter_pod_affinity.AFFINITY_NOT_MATCH,),
+            True,
+        ),
+        (
+            "InterPodAffinity: anti-affinity",
+            inter_pod_affinity.new_filter({}, "x"),
+            (inter_pod_affinity.ANTI_AFFINITY_NOT_MATCH,),
+            False,
+        ),
+        (
+            "InterPodAffinity: existing anti-affinity",
+            inter_pod_affinity.new_filter({}, "x"),
+            (inter_pod_affinity.EXISTING_ANTI_AFFINITY_NOT_MATCH,),
+            False,
+        ),
+        (
+            "PodTopologySpread: missing label",
+            pod_topology_spread.new_filter({}, "x"),
+            (pod_topology_spread.MISSING_LABEL,),
+            True,
+        ),
+        (
+            "PodTopologySpread: skew",
+            pod_topology_spread.new_filter({}, "x"),
+            (pod_topology_spread.CONSTRAINTS_NOT_MATCH,),
+            False,
+        ),
+        (
+            "VolumeRestrictions: disk conflict",
+            volume_restrictions.new_filter({}, "x"),
+            (volume_restrictions.DISK_CONFLICT,),
+            False,
+        ),
+        (
+            "VolumeRestrictions: claim not found",
+            volume_restrictions.new_filter({}, "x"),
+            ('persistentvolumeclaim "c" not found',),
+            True,
+        ),
+        (
+            "NodeVolumeLimits: exceeded",
+            node_volume_limits.new_filter({}, "x"),
+            (node_volume_limits.EXCEEDED,),
+            False,
+        ),
+        (
+            "VolumeBinding",
+            volume_binding.new_filter({}, "x"),
+            (volume_binding.NODE_CONFLICT,),
+            True,
+        ),
+        ("VolumeZone", volume_zone.new_filter({}, "x"), (volume_zone.CONFLICT,), True),
+        (
+            "DynamicResources",
+            dynamic_resources.new_filter({}, "x"),
+            ("cannot allocate all claims",),
+            True,
+        ),
+        (
+            "NodePorts",
+            node_ports.new_filter({}, "x"),
+            ("node(s) didn't have free ports for the requested pod ports",),
+            False,
+        ),
+    ],
+)
+def test_which_reasons_are_unresolvable(
+    case: str, plugin: Filter[Any], reasons: tuple[str, ...], unresolvable: bool
+) -> None:
+    assert plugin.unresolvable(pod("p"), node("n1", 2), reasons) is unresolvable, case
+
+
+@pytest.mark.parametrize(
+    ("case", "cpu", "reasons", "unresolvable"),
+    [
+        ("more cpu than the node has at all", 3, ("Insufficient cpu",), True),
+        ("cpu the node has, taken by pods", 2, ("Insufficient cpu",), False),
+        ("too many pods", 1, ("Too many pods",), False),
+    ],
+)
+def test_node_resources_fit_unresolvable_reads_the_node(
+    case: str, cpu: int, reasons: tuple[str, ...], unresolvable: bool
+) -> None:
+    plugin = node_resources_fit.new_filter({}, "f")
+    assert plugin.unresolvable_reads_node
+    assert plugin.unresolvable(pod("p", cpu), node("n1", 2), reasons) is unresolvable, case
