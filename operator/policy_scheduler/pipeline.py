@@ -24,6 +24,13 @@ filter): ``while_filtering`` is entered around pre-filtering and filtering, not 
 each filter's ``pre_filter`` state back in a :class:`~.plugins.base.CycleState`, for the plugins'
 later extension points.
 
+For a policy with post-filters the loop asks :meth:`Pipeline.decide` for ``statuses``: a decision
+that finds no node then also names the nodes rejected for a reason no preemption can help
+(kube-scheduler's UnschedulableAndUnresolvable, as each filter declares it: see
+:meth:`~.plugins.base.Filter.unresolvable`), and :meth:`Pipeline.node_statuses` hands that, with
+:meth:`Pipeline.refilter` (the filters asked again about one node, after a post-filter took pods
+out of the snapshot), to the post-filters. Other policies' pods pay nothing for it.
+
 Unlike kube-scheduler, the result keeps the evidence: every feasible node's per-plugin scores (the
 best few are reported, or all of them) and, when nothing fits, the count of each reason.
 
