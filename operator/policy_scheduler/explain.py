@@ -12,7 +12,10 @@ pipeline is run against the cluster as it is now, with
 
 A bound pod is re-evaluated as if it were pending: without its ``spec.nodeName`` (which would
 make every other node fail NodeName) and without its own usage on its node. Beside that comes the
-decision that placed it, as the policy's status still records it, if it does.
+decision that placed it, as the policy's status still records it, if it does. A pending pod for
+which a post-filter preempted comes with that preemption as the status records it (the node it
+was nominated to, the victims, why; in DryRun whom it would evict) and its
+``status.nominatedNodeName``.
 """
 
 from __future__ import annotations
@@ -119,6 +122,9 @@ class Report:
     recorded: Mapping[str, Any] | None = None
     """For a bound pod: the decision that placed it, as the policy's status keeps it (see
     :func:`recorded_decision`); None when the status keeps none."""
+    preemption: Mapping[str, Any] | None = None
+    """For a pending pod: the newest decision that preempted for it, as the policy's status
+    keeps it (see :func:`recorded_preemption`); None when it keeps none."""
 
     @property
     def best(self) -> tuple[str, ...]:
@@ -140,11 +146,16 @@ class Report:
         if self.bound_to is not None:
             verdict["matches"] = self.matches
         # Only a bound pod has a decision that placed it; a pending pod's keys stay as they were.
-        recorded = (
+        recorded: dict[str, Any] = (
             {}
             if self.bound_to is None
             else {"recorded": None if self.recorded is None else dict(self.recorded)}
         )
+        # Only where there is one: a pending pod's other keys stay as they were.
+        if self.pod.nominated_node_name:
+            recorded["nominatedNodeName"] = self.pod.nominated_node_name
+        if self.preemption is not None:
+            recorded["preemption"] = dict(self.preemption)
         return {
             "pod": self.pod.key,
             "schedulerName": self.pod.scheduler_name,
@@ -236,6 +247,39 @@ class Report:
             )
         if self.last_message:
             lines.append(f"last scheduling attempt: {self.last_message}")
+        lines += self._preemption_lines()
+        return lines
+
+    def _preemption_lines(self) -> list[str]:
+        """The node a preemption nominated the pending pod to, and the preemption recorded."""
+        lines = []
+        if self.pod.nominated_node_name:
+            lines.append(
+                f"nominated to {self.pod.nominated_node_name} by a preemption: it is placed "
+                "there once the victims are gone, if it still fits"
+            )
+        record = self.preemption
+        if record is None:
+            return lines
+        preemption = record.get("preemption")
+        preemption = preemption if isinstance(preemption, Mapping) else {}
+        victims = [str(v) for v in preemption.get("victims") or ()]
+        count = preemption.get("victimCount")
+        if isinstance(count, int) and count > len(victims):
+            victims.append(f"and {count - len(victims)} more")
+        told = ", ".join(victims) or "no pod"
+        violations = preemption.get("pdbViolations")
+        if violations:
+            told += f" ({violations} against a PodDisruptionBudget)"
+        node = preemption.get("node")
+        did = (
+            f"(DryRun) would have evicted {told} on {node}; nothing was evicted"
+            if record.get("dryRun")
+            else f"nominated it to {node}, evicting {told}"
+        )
+        lines.append(f"recorded preemption at {record.get('time')}: {did}")
+        if preemption.get("why"):
+            lines.append(f"  why: {preemption['why']}")
         return lines
 
     def _destination(self) -> str | None:
@@ -401,6 +445,7 @@ def report_of(
         bound_to,
         _unschedulable_message(raw_pod),
         None if bound_to is None else recorded_decision(status, pod),
+        None if bound_to is not None else recorded_preemption(status, pod),
     )
 
 
@@ -433,6 +478,21 @@ def recorded_decision(status: Mapping[str, Any], pod: PodView) -> Mapping[str, A
             isinstance(record, Mapping)
             and record.get("pod") == pod.key
             and record.get("node")
+            and _not_before(record.get("time"), pod.creation_timestamp)
+        ):
+            return record
+    return None
+
+
+def recorded_preemption(status: Mapping[str, Any], pod: PodView) -> Mapping[str, Any] | None:
+    """The newest decision for ``pod`` in a SchedulingPolicy's ``status.decisions`` with a
+    ``preemption``, made since the pod was created; None when it keeps none."""
+    decisions = status.get("decisions")
+    for record in decisions if isinstance(decisions, list) else ():
+        if (
+            isinstance(record, Mapping)
+            and record.get("pod") == pod.key
+            and isinstance(record.get("preemption"), Mapping)
             and _not_before(record.get("time"), pod.creation_timestamp)
         ):
             return record
