@@ -128,3 +128,97 @@ def test_the_disruption_budgets_are_watched_and_gate_the_decisions() -> None:
     assert DISRUPTION_BUDGETS == "/apis/policy/v1/poddisruptionbudgets"
     assert DISRUPTION_BUDGETS in watched
     assert "poddisruptionbudgets" in replica.scheduler._unconfirmed
+
+
+PREEMPTOR = PodView(
+    {"metadata": {"name": "high", "namespace": "ns", "uid": "u9"}, "spec": {"priority": 10}}
+)
+CONDITION = "test: preempting to accommodate a higher priority pod"
+
+
+def _preempt(answers: dict[str, list[Answer]]) -> Script:
+    """KubeEvictor.preempt(POD for PREEMPTOR on n1) against ``answers``, run to its end."""
+    from policy_scheduler.kube.events import Recorder  # noqa: PLC0415
+
+    script = Script(answers)
+
+    async def run() -> None:
+        kube = cast(Kube, script)
+        recorder = Recorder(kube, "here")
+        evictor = ports.KubeEvictor(kube, recorder)
+        evictor.preempt(POD, PREEMPTOR, "n1", CONDITION)
+        await evictor.drain()
+        await recorder.drain()
+
+    asyncio.run(run())
+    return script
+
+
+def test_a_victim_gets_its_condition_then_is_deleted_then_told() -> None:
+    """Issue 14: as kube-scheduler's PreemptPod: the DisruptionTarget condition on the status,
+    a delete with the default grace period and the uid as precondition, a Preempted event."""
+    script = _preempt({"PATCH": [{}], "DELETE": [{}], "POST": [{}]})
+    assert script.log == ["PATCH", "DELETE", "POST"]
+    patch, deletion, event = script.bodies
+    (condition,) = patch["status"]["conditions"]
+    assert {k: condition[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "DisruptionTarget",
+        "status": "True",
+        "reason": "PreemptionByScheduler",
+        "message": CONDITION,
+    }
+    assert deletion == {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "preconditions": {"uid": "u1"},
+    }
+    assert "gracePeriodSeconds" not in deletion
+    assert (event["type"], event["reason"], event["message"], event["action"]) == (
+        "Normal",
+        "Preempted",
+        "Preempted by pod u9 on node n1",
+        "Preempting",
+    )
+    assert event["involvedObject"]["uid"] == "u1"
+    assert event["related"]["uid"] == "u9"
+
+
+@pytest.mark.parametrize(
+    ("answers", "log"),
+    [
+        pytest.param({"PATCH": [403]}, ["PATCH"], id="a refused condition deletes nothing"),
+        pytest.param({"PATCH": [{}], "DELETE": [404]}, ["PATCH", "DELETE"], id="gone meanwhile"),
+        pytest.param(
+            {"PATCH": [{}], "DELETE": [409]}, ["PATCH", "DELETE"], id="another pod by that name"
+        ),
+        pytest.param(
+            {"PATCH": [503, {}], "DELETE": [{}], "POST": [{}]},
+            ["PATCH", "PATCH", "DELETE", "POST"],
+            id="an unanswered step is tried again",
+        ),
+    ],
+)
+def test_a_victim_is_told_only_once_deleted(
+    answers: dict[str, list[Answer]], log: list[str]
+) -> None:
+    assert _preempt(answers).log == log
+
+
+def test_the_nomination_goes_with_the_unschedulable_condition_and_is_cleared_alone() -> None:
+    from policy_scheduler.kube.events import Recorder  # noqa: PLC0415
+
+    script = Script({"PATCH": [{}, {}, {}]})
+
+    async def run() -> None:
+        recorder = Recorder(cast(Kube, script), "here")
+        recorder.unschedulable(PREEMPTOR, "0/1 nodes are available", "n1")
+        recorder.unschedulable(POD, "0/1 nodes are available")
+        recorder.clear_nomination(POD)
+        await recorder.drain()
+
+    asyncio.run(run())
+    nominating, plain, clearing = script.bodies
+    assert nominating["status"]["nominatedNodeName"] == "n1"
+    assert nominating["status"]["conditions"][0]["reason"] == "Unschedulable"
+    assert "nominatedNodeName" not in plain["status"]
+    assert clearing == {"status": {"nominatedNodeName": None}}
