@@ -211,3 +211,25 @@ def test_the_disruption_budgets_feed_the_snapshot(run: Run) -> None:
     assert [budget.name for budget in budgets.in_namespace("ns")] == ["web"]
     run.scheduler.disruption_budget_deleted(PDB)
     assert len(budgets) == 0
+
+
+def test_default_preemption_through_the_loop(run: Run) -> None:
+    """The policy's own DefaultPreemption (spec.postFilters) end to end in memory: high evicts
+    the one pod of lower priority it needs gone, is nominated, and is bound once that pod's
+    deletion arrives; the pod of higher priority than high stays."""
+    preempting = policy()
+    preempting["spec"]["postFilters"] = [{"name": "DefaultPreemption"}]
+    low = pod("low", on="n1", priority=1)
+    keep = pod("keep", on="n1", priority=100)
+    feed(node("n1"), preempting, low, keep, pod("high", "1", priority=10))(run)
+    settle()(run)
+    assert [victim for victim, *_ in run.memory.preemptions] == ["ns/low"]
+    assert run.memory.nominations == [("ns/high", "n1")]
+    assert run.reasons("high") == ["FailedScheduling", "Preempting"]
+    (decision,) = run.scheduler.status.body("test", 0)["status"]["decisions"]
+    assert decision["preemption"]["victims"] == ["ns/low"]
+
+    delete_pod(low)(run)
+    later(20)(run)
+    settle()(run)
+    assert run.memory.binds == [("ns/high", "n1")]
