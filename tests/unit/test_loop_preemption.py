@@ -233,3 +233,18 @@ def test_default_preemption_through_the_loop(run: Run) -> None:
     later(20)(run)
     settle()(run)
     assert run.memory.binds == [("ns/high", "n1")]
+
+
+def test_a_dry_run_preemption_is_told_once_while_it_stays_the_same(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_post_filter(monkeypatch, Preempting([LOW_A, LOW_B], times=3))
+    feed(node("n1"), policy("DryRun"), LOW_A, LOW_B, HIGH)(run)
+    settle()(run)
+    # Tried again (the queue's timeout), the same preemption found: nothing new to tell.
+    later(400)(run)
+    settle()(run)
+    entry = run.scheduler.queue.get("high")
+    assert entry is not None and entry.attempts == 2
+    assert run.reasons("high") == ["FailedScheduling", "DryRunPreempted"]
+    assert len(run.scheduler.status.body("test", 0)["status"]["decisions"]) == 1

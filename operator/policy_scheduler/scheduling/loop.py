@@ -604,17 +604,21 @@ class Scheduler:
         *,
         preemption: Preemption | None = None,
     ) -> None:
-        """Park an unschedulable pod; tell its story once per distinct message, and every
-        preemption a post-filter found for it."""
-        repeated = entry.last_failure == message and preemption is None
+        """Park an unschedulable pod; tell its story once per distinct message, and act on
+        every preemption a post-filter found for it (a DryRun one, which changes nothing and so
+        comes back at each try, is told once while it stays the same)."""
+        dry_run = decision is not None and decision[0].mode is Mode.DRY_RUN
+        story = message
+        if preemption is not None:
+            story += f"\n{preemption.node}: {_victims(preemption)}"
+        repeated = entry.last_failure == story and (preemption is None or dry_run)
         rejected_by = decision[1].rejected_by if decision is not None else frozenset()
-        self.queue.unschedulable(entry.pod.uid, message, now, rejected_by)
+        self.queue.unschedulable(entry.pod.uid, story, now, rejected_by)
         if repeated:
             return
         self.events.event(entry.pod, WARNING, reason, message, "Scheduling")
         if decision is not None:
             policy, result = decision
-            dry_run = policy.mode is Mode.DRY_RUN
             nominated = ""
             if preemption is not None:
                 if dry_run:
