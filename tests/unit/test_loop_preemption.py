@@ -75,8 +75,7 @@ def test_enforce_evicts_the_victims_and_nominates_the_pod(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with_post_filter(monkeypatch, Preempting([LOW_A, LOW_B]))
-    # A pod of another scheduler nominated to n1 with a lower priority than high's: its
-    # nomination goes; one of higher priority keeps its own (on n2, which high does not fit).
+    # Pods of another scheduler nominated by it: theirs to clear, whatever their priority.
     other = pod("other", scheduler="default-scheduler", priority=5, nominated="n1")
     keeps = pod("keeps", scheduler="default-scheduler", priority=20, nominated="n2")
     feed(node("n1"), node("n2", "1"), policy(), LOW_A, LOW_B, other, keeps, HIGH)(run)
@@ -86,7 +85,7 @@ def test_enforce_evicts_the_victims_and_nominates_the_pod(
         ("ns/low-a", "ns/high", "n1", CONDITION),
         ("ns/low-b", "ns/high", "n1", CONDITION),
     ]
-    assert run.memory.nominations == [("ns/other", ""), ("ns/high", "n1")]
+    assert run.memory.nominations == [("ns/high", "n1")]
     assert run.memory.binds == []
     assert run.where("high") is Where.UNSCHEDULABLE
     assert run.reasons("high") == ["FailedScheduling", "Preempting"]

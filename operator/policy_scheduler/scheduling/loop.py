@@ -633,19 +633,23 @@ class Scheduler:
         self, pod: PodView, policy: CompiledPolicy, preemption: Preemption, now: float
     ) -> None:
         """Act on a preemption as kube-scheduler's ``prepareCandidate`` and nominating do: evict
-        the victims, take the nomination of the pods of lower priority nominated to the node
-        (they may fit it no more: they are tried again), and nominate ``pod`` to it at once, so
-        that it holds the room against pods of lower priority before the watch shows the
-        nomination (the caller writes it, with the pod's PodScheduled condition)."""
+        the victims, take the nomination of this operator's pods of lower priority nominated to
+        the node (they may fit it no more: they are tried again), and nominate ``pod`` to it at
+        once, so that it holds the room against pods of lower priority before the watch shows
+        the nomination (the caller writes it, with the pod's PodScheduled condition)."""
         node = preemption.node
         condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name)
         for victim in preemption.victims:
             self._evictor.preempt(victim, pod, node, condition)
         for other in list(self._nominated.values()):
+            # Only pods this operator schedules, as kube-scheduler clears only those its queue
+            # holds: another scheduler's nomination is that scheduler's (and one of lower
+            # priority holds no room against this pod anyway).
             if (
                 other.uid != pod.uid
                 and other.nominated_node_name == node
                 and other.priority < pod.priority
+                and self.policies.route(other.scheduler_name).ours
             ):
                 del self._nominated[other.uid]
                 self._conditions.clear_nomination(other)
