@@ -116,6 +116,13 @@ STORAGE_CLASS = "bench-wait-for-first-consumer"
 STORAGE_SCHEDULERS = ("policy-scheduler", "kube-scheduler")
 PROVISIONER_WORKERS = 32
 HOSTNAME = "kubernetes.io/hostname"
+# The preemption phase: its own nodes (by this label, which its pods select), each filled exactly
+# by VICTIMS_PER_NODE low-priority pods; each high-priority pod asks for a whole node's cpu.
+PREEMPTION_SCHEDULERS = ("policy-scheduler", "kube-scheduler")
+PREEMPTION_LABEL = "bench.policy-scheduler.dev/preemption"
+PRIORITY_CLASSES = {"bench-low": 100, "bench-high": 1000}
+VICTIMS_PER_NODE = 10
+KUBELET_WORKERS = 16
 # After the last bind: the Scheduled events and status writes that follow it are the phase's.
 SETTLE_SECONDS = 1.0
 PROGRESS_SECONDS = 2.0
@@ -135,6 +142,7 @@ class Config:
     steady_rate: float
     steady_seconds: float
     storage_pods: int
+    preemption_pods: int
     schedulers: tuple[str, ...]
     concurrency: int
     create_threads: int
@@ -223,6 +231,10 @@ class NodeSize:
     pods: int
 
 
+# A preemption node: VICTIMS_PER_NODE low-priority pods of 400m fill its cpu exactly.
+PREEMPTION_NODE = NodeSize(cpu=4, memory=16, pods=110)
+
+
 def node_size(nodes: int, pods: int) -> NodeSize:
     """Room for ``pods`` spread round-robin even if every pod were the largest of the mix: the
     raw binder places blindly, and its runs must pass the overcommit check like the others."""
@@ -238,7 +250,9 @@ def node_names(count: int) -> list[str]:
     return [f"node-{i:0{width}d}" for i in range(count)]
 
 
-def node_body(index: int, name: str, size: NodeSize) -> bytes:
+def node_body(
+    index: int, name: str, size: NodeSize, labels: Mapping[str, str] | None = None
+) -> bytes:
     capacity = {"cpu": str(size.cpu), "memory": f"{size.memory}Gi", "pods": str(size.pods)}
     return json.dumps(
         {
@@ -246,7 +260,11 @@ def node_body(index: int, name: str, size: NodeSize) -> bytes:
             "kind": "Node",
             "metadata": {
                 "name": name,
-                "labels": {HOSTNAME: name, "topology.kubernetes.io/zone": ZONES[index % 3]},
+                "labels": {
+                    HOSTNAME: name,
+                    "topology.kubernetes.io/zone": ZONES[index % 3],
+                    **(labels or {}),
+                },
             },
             "status": {
                 "capacity": capacity,
@@ -312,19 +330,104 @@ def storage_workload(
     return pods, claims
 
 
-def create_nodes(api: Api, names: Sequence[str], size: NodeSize, threads: int) -> None:
+def create_nodes(
+    api: Api,
+    names: Sequence[str],
+    size: NodeSize,
+    threads: int,
+    labels: Mapping[str, str] | None = None,
+) -> None:
     started = time.monotonic()
     with ThreadPoolExecutor(threads) as pool:
         list(
             pool.map(
                 lambda item: api.post(
-                    "/api/v1/nodes", node_body(item[0], item[1], size), exists_ok=True
+                    "/api/v1/nodes", node_body(item[0], item[1], size, labels), exists_ok=True
                 ),
                 enumerate(names),
             )
         )
     seconds = time.monotonic() - started
     log(f"  nodes: {len(names)} created in {seconds:.1f} s ({size.cpu} cpu, {size.memory}Gi)")
+
+
+def priority_class_body(name: str, value: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "globalDefault": False,
+    }
+
+
+def preemption_pod_body(
+    name: str,
+    scheduler_name: str,
+    priority_class: str,
+    *,
+    cpu_m: int,
+    memory_mi: int,
+    node: str | None = None,
+    node_selector: Mapping[str, str] | None = None,
+) -> bytes:
+    """A pod of the preemption phase: on the preemption nodes only (their label selected), bound
+    at creation to ``node`` if given (a low-priority pod: no scheduler places it)."""
+    requests = {"cpu": f"{cpu_m}m", "memory": f"{memory_mi}Mi"} if cpu_m or memory_mi else {}
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler_name,
+        "priorityClassName": priority_class,
+        "nodeSelector": dict(node_selector or {PREEMPTION_LABEL: "true"}),
+        "containers": [
+            {
+                "name": "main",
+                "image": "registry.k8s.io/pause:3.10",
+                "resources": {"requests": requests},
+            }
+        ],
+    }
+    if node:
+        spec["nodeName"] = node
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {"app": f"bench-{priority_class}"}},
+            "spec": spec,
+        }
+    ).encode()
+
+
+def preemption_workload(
+    nodes: Sequence[str], scheduler_name: str
+) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    """The low-priority pods that fill ``nodes`` exactly (VICTIMS_PER_NODE each, bound at
+    creation), and one high-priority pod per node that needs a whole node's cpu: each can only be
+    placed by evicting every low-priority pod of one node."""
+    cpu_m = PREEMPTION_NODE.cpu * 1000 // VICTIMS_PER_NODE
+    low: list[tuple[str, bytes]] = []
+    for n, node in enumerate(nodes):
+        for v in range(VICTIMS_PER_NODE):
+            name = f"low-{n:05d}-{v:02d}"
+            body = preemption_pod_body(
+                name, scheduler_name, "bench-low", cpu_m=cpu_m, memory_mi=1024, node=node
+            )
+            low.append((name, body))
+    high = [
+        (
+            f"high-{i:05d}",
+            preemption_pod_body(
+                f"high-{i:05d}",
+                scheduler_name,
+                "bench-high",
+                cpu_m=PREEMPTION_NODE.cpu * 1000,
+                memory_mi=1024,
+            ),
+        )
+        for i in range(len(nodes))
+    ]
+    return low, high
 
 
 # --- the schedulers under test ----------------------------------------------------------------
@@ -452,28 +555,35 @@ class SchedulerProcess:
 
 
 class BindWatch:
-    """When each pod of the namespace is first seen bound, by this process's clock."""
+    """When each pod of the namespace is first seen bound, by this process's clock; and every
+    bound pod it lists or is told of (ADDED, MODIFIED) handed to its ``listeners`` too (the
+    preemption phase's stand-in kubelet: a victim is a bound pod that gets a
+    deletionTimestamp)."""
 
     def __init__(self, api: Api) -> None:
         self.api = api
         self.path = f"/api/v1/namespaces/{NAMESPACE}/pods"
         self.bound: dict[str, float] = {}
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
         self._changed = threading.Condition()
         self._stop = threading.Event()
         self._resource_version = self._list()
         self._thread = threading.Thread(target=self._run, name="bind-watch")
         self._thread.start()
 
-    def _record(self, names: Iterator[str]) -> None:
+    def _record(self, pods: Sequence[dict[str, Any]]) -> None:
         now = time.monotonic()
         with self._changed:
-            for name in names:
-                self.bound.setdefault(name, now)
+            for pod in pods:
+                self.bound.setdefault(pod["metadata"]["name"], now)
             self._changed.notify_all()
+        for listener in self.listeners:
+            for pod in pods:
+                listener(pod)
 
     def _list(self) -> str:
         page = self.api.get(self.path, fieldSelector="spec.nodeName!=")
-        self._record(item["metadata"]["name"] for item in page["items"])
+        self._record(page["items"])
         version: str = page["metadata"]["resourceVersion"]
         return version
 
@@ -494,7 +604,7 @@ class BindWatch:
                         raise ApiError(obj.get("code", 0), obj.get("message", ""))
                     self._resource_version = obj["metadata"]["resourceVersion"]
                     if event["type"] in ("ADDED", "MODIFIED"):
-                        self._record(iter([obj["metadata"]["name"]]))
+                        self._record([obj])
             except (ApiError, OSError, ValueError) as error:
                 if self._stop.is_set():
                     return
@@ -533,6 +643,70 @@ class BindWatch:
     def close(self) -> None:
         self._stop.set()
         self._thread.join()
+        self.api.session.close()
+
+
+class Kubelet:
+    """The preemption phase's stand-in for the kubelets (none run here): a victim a scheduler
+    deletes gracefully only gets a deletionTimestamp, and stays (its room taken) until its
+    kubelet has stopped it. This deletes, grace 0, every pod of the namespace that ``watch``
+    shows with a deletionTimestamp, ``workers`` at once, with the admin's identity (``exempt``:
+    in no scheduler's API requests). It listens on the bench's BindWatch: a victim is bound."""
+
+    def __init__(self, kubeconfig: Path, watch: BindWatch, workers: int = KUBELET_WORKERS) -> None:
+        self.api = Api(kubeconfig, pool=workers)
+        # Pod name -> its priorityClassName, for every pod deleted here.
+        self.deleted: dict[str, str] = {}
+        # Seconds from the deletionTimestamp seen to the pod gone, per pod.
+        self.took: list[float] = []
+        self.errors: list[str] = []
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="kubelet")
+        self._watch = watch
+        watch.listeners.append(self._offer)
+
+    def _offer(self, pod: dict[str, Any]) -> None:
+        meta = pod["metadata"]
+        if not meta.get("deletionTimestamp"):
+            return
+        with self._lock:
+            if meta["uid"] in self._seen:
+                return
+            self._seen.add(meta["uid"])
+        self._pool.submit(self._delete, pod, time.monotonic())
+
+    def _delete(self, pod: dict[str, Any], seen: float) -> None:
+        meta = pod["metadata"]
+        try:
+            # 404: gone already; 409: the uid precondition failed (another pod of that name).
+            self.api.request(
+                "DELETE",
+                f"/api/v1/namespaces/{NAMESPACE}/pods/{meta['name']}",
+                {
+                    "apiVersion": "v1",
+                    "kind": "DeleteOptions",
+                    "gracePeriodSeconds": 0,
+                    "preconditions": {"uid": meta["uid"]},
+                },
+                ok=frozenset({404, 409}),
+            )
+        except (ApiError, OSError) as error:
+            with self._lock:
+                self.errors.append(f"{meta['name']}: {error}")
+            return
+        with self._lock:
+            self.deleted[meta["name"]] = pod["spec"].get("priorityClassName") or ""
+            self.took.append(time.monotonic() - seen)
+
+    def evicted(self) -> Counter[str]:
+        """Pods deleted here so far, by priorityClassName."""
+        with self._lock:
+            return Counter(self.deleted.values())
+
+    def close(self) -> None:
+        self._watch.listeners.remove(self._offer)
+        self._pool.shutdown(wait=True)
         self.api.session.close()
 
 
@@ -787,6 +961,119 @@ def verify_storage(admin: Api, pods: Sequence[str]) -> dict[str, Any]:
     return result
 
 
+def verify_preemption(
+    admin: Api, high: Sequence[str], low: Sequence[str], nodes: Sequence[str]
+) -> dict[str, Any]:
+    """Every high-priority pod bound to a preemption node, and how many low-priority pods are
+    gone (evicted) against the fewest that make room for them all (a node's worth each)."""
+    pods = {
+        pod["metadata"]["name"]: pod
+        for pod in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
+    }
+    preemption_nodes = set(nodes)
+    unbound = [name for name in high if not pods.get(name, {}).get("spec", {}).get("nodeName")]
+    off_nodes = [
+        f"{name}: on {pods[name]['spec']['nodeName']}"
+        for name in high
+        if name not in unbound and pods[name]["spec"]["nodeName"] not in preemption_nodes
+    ]
+    remaining = [name for name in low if name in pods]
+    terminating = [name for name in remaining if pods[name]["metadata"].get("deletionTimestamp")]
+    evicted = len(low) - len(remaining)
+    minimum = len(high) * VICTIMS_PER_NODE
+    result = {
+        "preemptors": len(high),
+        "preemptors_bound": len(high) - len(unbound),
+        "unbound": unbound[:10],
+        "off_preemption_nodes": off_nodes[:10],
+        "low_pods": len(low),
+        "evicted": evicted,
+        "evicted_minimum": minimum,
+        "evicted_vs_minimum": round(evicted / minimum, 3) if minimum else None,
+        "terminating_at_end": len(terminating),
+        "ok": not (unbound or off_nodes),
+    }
+    log(
+        f"  preemption check {'ok' if result['ok'] else 'FAILED'}: "
+        f"{result['preemptors_bound']}/{len(high)} high-priority pods bound, "
+        f"{evicted} low-priority pods evicted (minimum {minimum}), {len(off_nodes)} off the "
+        "preemption nodes"
+    )
+    return result
+
+
+def preemption(
+    run: Run, kubelet: Kubelet, count: int, scheduler_name: str
+) -> tuple[dict[str, Any], list[str], list[str], list[str]]:
+    """The preemption phase: ``count`` nodes filled exactly with low-priority pods (created bound:
+    no scheduler takes part, and none of it is measured), then ``count`` high-priority pods as a
+    burst, each needing one node's low-priority pods evicted. Its figures, the high-priority pods
+    (and the marker), the low-priority pods and the nodes."""
+    admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
+    width = len(str(count - 1))
+    nodes = [f"preempt-{i:0{width}d}" for i in range(count)]
+    create_nodes(admin, nodes, PREEMPTION_NODE, config.create_threads, {PREEMPTION_LABEL: "true"})
+    low, high = preemption_workload(nodes, scheduler_name)
+    filler = Creator(admin, config.create_threads, lambda _: None)
+    low_names = [name for name, _ in low]
+    with filler.running(low, None):
+        pass
+    if not watch.wait(
+        low_names,
+        config.timeout,
+        lambda bound: f"preemption: {bound}/{len(low)} low-priority pods created",
+        scheduler.check_alive,
+    ):
+        raise RuntimeError("preemption: the low-priority pods were not all created")
+    # Bound on the last preemption node, created after every low-priority pod: once the scheduler
+    # has bound it, its caches hold them all and the node. No requests, so it fits a full node;
+    # high priority, so it is nobody's victim.
+    marker = preemption_pod_body(
+        "preemption-ready",
+        scheduler_name,
+        "bench-high",
+        cpu_m=0,
+        memory_mi=0,
+        node_selector={HOSTNAME: nodes[-1]},
+    )
+    Creator(admin, 1, scheduler.created).create("preemption-ready", marker)
+    if not watch.wait(
+        ["preemption-ready"],
+        config.timeout,
+        lambda _: "preemption: the marker pod not bound yet",
+        scheduler.check_alive,
+    ):
+        raise RuntimeError(f"preemption: the marker pod was not bound; see {scheduler.log_path}")
+    log(f"  preemption: {count} nodes filled with {len(low)} low-priority pods")
+    evicted_before = kubelet.evicted()
+    result = measure("preemption", high, None, run)
+    evicted = kubelet.evicted()
+    evicted.subtract(evicted_before)
+    victims = evicted["bench-low"]
+    took = [seconds * 1000 for seconds in list(kubelet.took)]
+    result.update(
+        {
+            "nodes": count,
+            "low_pods": len(low),
+            "evicted": victims,
+            "evicted_other": sum(n for c, n in evicted.items() if c != "bench-low" and n > 0),
+            "evicted_per_preemptor": round(victims / len(high), 3),
+            "evicted_minimum": len(high) * VICTIMS_PER_NODE,
+            "evicted_vs_minimum": round(victims / (len(high) * VICTIMS_PER_NODE), 3),
+            "force_delete_ms": {
+                f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
+            },
+            "kubelet_errors": kubelet.errors[:10],
+        }
+    )
+    log(
+        f"  preemption: {victims} low-priority pods evicted, "
+        f"{result['evicted_per_preemptor']} per high-priority pod "
+        f"(minimum {VICTIMS_PER_NODE})"
+    )
+    return result, ["preemption-ready", *(name for name, _ in high)], low_names, nodes
+
+
 # --- one run ----------------------------------------------------------------------------------
 
 
@@ -799,6 +1086,12 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
         storage = config.storage_pods if kind in STORAGE_SCHEDULERS else 0
         if storage:
             admin.post("/apis/storage.k8s.io/v1/storageclasses", storage_class_body(STORAGE_CLASS))
+        preempting = config.preemption_pods if kind in PREEMPTION_SCHEDULERS else 0
+        if preempting:
+            for name, value in PRIORITY_CLASSES.items():
+                admin.post(
+                    "/apis/scheduling.k8s.io/v1/priorityclasses", priority_class_body(name, value)
+                )
         nodes = node_names(node_count)
         total_pods = 1 + config.pods + config.steady_pods + storage
         create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
@@ -817,6 +1110,10 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
                     plane.admin, NAMESPACE, STORAGE_CLASS, workers=PROVISIONER_WORKERS
                 )
                 running.callback(provisioner.close)
+            kubelet = None
+            if preempting:
+                kubelet = Kubelet(plane.admin, watch)
+                running.callback(kubelet.close)
             scheduler = SchedulerProcess(kind, plane, config, nodes_file)
             running.callback(scheduler.stop)
             started = time.monotonic()
@@ -849,16 +1146,28 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
                     f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
                 }
                 result["storage"]["provision_errors"] = provisioner.errors[:10]
+            high: list[str] = []
+            if kubelet is not None and all(
+                result[p]["complete"] for p in ("burst", "steady", "storage") if p in result
+            ):
+                result["preemption"], high, low, preemption_nodes = preemption(
+                    run, kubelet, preempting, scheduler_name
+                )
             result["cpu_seconds_total"] = round(scheduler.cpu_seconds(), 2)
             result["peak_rss_mib"] = round(scheduler.peak_rss_mib(), 1)
         expected = {"warm-up", *(name for name, _ in burst)}
         if "steady" in result:
             expected.update(name for name, _ in steady)
         expected.update(name for name, _ in storage_pods)
+        expected.update(high)
         result["correctness"] = verify(admin, expected, kind)
         if storage_pods:
             checked = verify_storage(admin, [name for name, _ in storage_pods])
             result["correctness"]["storage"] = checked
+            result["correctness"]["ok"] = result["correctness"]["ok"] and checked["ok"]
+        if high:
+            checked = verify_preemption(admin, high[1:], low, preemption_nodes)
+            result["correctness"]["preemption"] = checked
             result["correctness"]["ok"] = result["correctness"]["ok"] and checked["ok"]
         return result
     finally:
@@ -883,6 +1192,14 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         default=None,
         help="pods of the storage phase, each with a WaitForFirstConsumer claim (default: a "
         "fifth of --pods; 0 skips the phase; policy-scheduler and kube-scheduler only)",
+    )
+    parser.add_argument(
+        "--preemption-pods",
+        type=int,
+        default=None,
+        help="high-priority pods of the preemption phase, and its nodes, each filled with "
+        f"{VICTIMS_PER_NODE} low-priority pods (default: a tenth of --pods; 0 skips the phase; "
+        "policy-scheduler and kube-scheduler only)",
     )
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
@@ -912,6 +1229,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         steady_rate=args.steady_rate,
         steady_seconds=args.steady_seconds,
         storage_pods=args.pods // 5 if args.storage_pods is None else args.storage_pods,
+        preemption_pods=args.pods // 10 if args.preemption_pods is None else args.preemption_pods,
         schedulers=tuple(args.schedulers),
         concurrency=args.concurrency,
         create_threads=args.create_threads,
@@ -923,7 +1241,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
 
 
 def passed(case: dict[str, Any]) -> bool:
-    phases = [case[p] for p in ("burst", "steady", "storage") if p in case]
+    phases = [case[p] for p in ("burst", "steady", "storage", "preemption") if p in case]
     return bool(phases) and all(p["complete"] for p in phases) and case["correctness"]["ok"]
 
 
@@ -937,6 +1255,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "steady_rate": config.steady_rate,
             "steady_seconds": config.steady_seconds,
             "storage_pods": config.storage_pods,
+            "preemption_pods": config.preemption_pods,
+            "victims_per_node": VICTIMS_PER_NODE,
             "concurrency": config.concurrency,
             "create_threads": config.create_threads,
             "kube_qps": config.kube_qps,
