@@ -48,7 +48,8 @@ bench: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py
 
 bench-quick: $(BIN)/.installed controlplane
-	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 500 --steady-rate 50 --steady-seconds 10
+	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 500 --steady-rate 50 --steady-seconds 10 \
+	    --preemption-pods 20
 
 # Faults injected while the operator works (etcd and kube-apiserver restarts, a frozen leader, a
 # policy deleted while the watches are down), then parked pods under node churn against

@@ -31,6 +31,20 @@ last node (so its node cache is filled), then measures two phases:
   its created time is that of the claim's POST. The provisioner's own time per claim (selected
   node seen to claim bound) is reported beside the latency, and its requests, the admin's, count
   in no scheduler's figure.
+- preemption (policy-scheduler and kube-scheduler only; ``--preemption-pods`` N, a tenth of
+  ``--pods`` by default, 0 skips it): PriorityClasses ``bench-low`` (100) and ``bench-high``
+  (1000) are created with the namespace; the phase adds N nodes of its own (4 cpu, labelled
+  PREEMPTION_LABEL, which all its pods select) and fills each exactly with VICTIMS_PER_NODE
+  low-priority pods of 400m, created bound (``spec.nodeName``: no scheduler places them, and none
+  of it is measured), then a marker pod (high priority, no requests) pinned to the last of those
+  nodes: once it is bound the scheduler has seen them all. Then N high-priority pods asking for a
+  whole node's cpu are created as a burst: each can only be placed once every low-priority pod of
+  one node is evicted, so the fewest evictions are N x VICTIMS_PER_NODE. No kubelet runs here, so
+  a victim deleted gracefully would keep its room forever: the stand-in ``Kubelet`` force-deletes
+  (grace 0, as the admin, in no scheduler's figure) every pod the bind watch shows with a
+  deletionTimestamp, and its own time per pod is reported. Measured as the other phases (creation
+  to bound of the high-priority pods, CPU, the scheduler's requests: its DisruptionTarget patches
+  and deletes of victims included), plus the low-priority pods evicted per high-priority pod.
 
 Definitions:
 
@@ -52,7 +66,8 @@ Definitions:
 Every run ends by checking correctness: every pod has a node, no node's summed requests (cpu,
 memory, pod count) exceed its allocatable, and no pod has more than one ``Scheduled`` event; and
 after a storage phase, every claim is bound to a PV whose node affinity allows the node its pod is
-bound to.
+bound to; after a preemption phase, every high-priority pod is bound on a preemption node, and the
+low-priority pods gone are counted against the fewest that make room (``evicted_vs_minimum``).
 
 Results go to ``--out`` (default bench/results/): scheduling.json, scheduling.md (tables and
 ratios against kube-scheduler and the raw limit), scheduling.png (throughput and p99 against node
@@ -61,6 +76,7 @@ its pods or failed a correctness check.
 
     python bench/bench_scheduling.py [--nodes 100 1000 5000] [--pods 5000]
         [--steady-rate 100] [--steady-seconds 30] [--storage-pods PODS/5]
+        [--preemption-pods PODS/10]
         [--schedulers policy-scheduler kube-scheduler raw]
 """
 

@@ -118,6 +118,33 @@ def storage_ratios(cases: list[Case]) -> list[dict[str, Any]]:
     return rows
 
 
+def preemption_ratios(cases: list[Case]) -> list[dict[str, Any]]:
+    """Per node count where both ran the preemption phase: policy-scheduler's figures of it
+    divided by kube-scheduler's."""
+    by = {(c["scheduler"], c["nodes"]): c for c in cases if "preemption" in c}
+    rows = []
+    for nodes in sorted({n for _, n in by}):
+        ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
+        if ours is None or kube is None:
+            continue
+
+        def versus(*path: str, ours: Case = ours, kube: Case = kube) -> float | None:
+            return _ratio(_get(ours, "preemption", *path), _get(kube, "preemption", *path))
+
+        rows.append(
+            {
+                "nodes": nodes,
+                "throughput_vs_kube": versus("throughput"),
+                "p50_vs_kube": versus("latency_ms", "p50"),
+                "p99_vs_kube": versus("latency_ms", "p99"),
+                "evicted_per_preemptor_vs_kube": versus("evicted_per_preemptor"),
+                "cpu_per_pod_vs_kube": versus("cpu_ms_per_pod"),
+                "requests_per_pod_vs_kube": versus("api_requests_per_pod"),
+            }
+        )
+    return rows
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
@@ -206,6 +233,41 @@ def markdown(results: dict[str, Any]) -> str:
                 ],
             ),
         ]
+    preempting = [c for c in done if "preemption" in c]
+    if preempting:
+        lines += [
+            "",
+            f"## Preemption: {config.get('preemption_pods')} high-priority pods, each needing "
+            f"the {config.get('victims_per_node')} low-priority pods of one node evicted",
+            "",
+            "The low-priority pods are created bound (no scheduler places them, and none of it is "
+            "measured); pods/s and latency are the high-priority pods', from creation to bound. "
+            "evicted/pod: low-priority pods evicted per high-priority pod; ÷ min: all evicted over "
+            "the fewest that make room. check: the run's, and every high-priority pod bound on a "
+            "preemption node.",
+            "",
+            *_table(
+                [
+                    *PHASE_COLUMNS,
+                    "API requests/pod",
+                    "evicted/pod",
+                    "evicted ÷ min",
+                    "check",
+                ],
+                [
+                    [
+                        *_phase_cells(c, "preemption"),
+                        c["preemption"]["api_requests_per_pod"],
+                        c["preemption"]["evicted_per_preemptor"],
+                        (c["correctness"].get("preemption") or {}).get("evicted_vs_minimum"),
+                        "ok"
+                        if c["correctness"]["ok"] and c["preemption"]["complete"]
+                        else "FAILED",
+                    ]
+                    for c in preempting
+                ],
+            ),
+        ]
     lines += [
         "",
         "## Ratios",
@@ -236,6 +298,16 @@ def markdown(results: dict[str, Any]) -> str:
             *_table(
                 ["nodes", "pods/s", "p50", "p99", "CPU/pod", "requests/pod"],
                 [list(row.values()) for row in results["storage_ratios"]],
+            ),
+        ]
+    if results.get("preemption_ratios"):
+        lines += [
+            "",
+            "Preemption phase, policy-scheduler ÷ kube-scheduler:",
+            "",
+            *_table(
+                ["nodes", "pods/s", "p50", "p99", "evicted/pod", "CPU/pod", "requests/pod"],
+                [list(row.values()) for row in results["preemption_ratios"]],
             ),
         ]
     errors = [c for c in cases if "error" in c]
@@ -287,6 +359,7 @@ def write_reports(results: dict[str, Any], out: Path) -> list[Path]:
     """scheduling.json, scheduling.md and scheduling.png in ``out``; their paths."""
     results["ratios"] = ratios(results["cases"])
     results["storage_ratios"] = storage_ratios(results["cases"])
+    results["preemption_ratios"] = preemption_ratios(results["cases"])
     paths = [out / "scheduling.json", out / "scheduling.md", out / "scheduling.png"]
     paths[0].write_text(json.dumps(results, indent=2) + "\n")
     paths[1].write_text(markdown(results))
