@@ -1,0 +1,664 @@
+"""Parity with kube-scheduler's preemption (issue 14): DefaultPreemption as a PostFilter.
+
+Preemption changes the cluster, so the gated-pod trick of test_parity (both schedulers deciding
+one pod over one state) cannot work here. Each scenario is built twice instead, on two disjoint
+sets of nodes in two namespaces: one side served by kube-scheduler (``default-scheduler``), the
+other by the operator with a policy made from examples/policies/default-profile.yaml (with the
+PostFilter ``DefaultPreemption``). Nodes are named ``<prefix>-<side>-<suffix>`` and labelled with
+their side; every pod is kept to its side's nodes by a nodeSelector. The policy has no
+nodeSelector of its own, so both schedulers see every node of the cluster, and both count the
+other side's nodes under "node(s) didn't match Pod's node affinity/selector": their messages are
+comparable word for word.
+
+Low-priority pods are created bound (``spec.nodeName``, with a ``status.startTime``, as a kubelet
+would report it: kube breaks ties between victims by start time). Then a preemptor is submitted
+to each side and what each scheduler did is compared, with node names, namespaces, uids and
+scheduler names replaced: the victims (the pods given the ``DisruptionTarget`` condition and
+deleted gracefully), the preemptor's ``status.nominatedNodeName``, the ``Preempted`` events, the
+node the preemptor is finally bound to, and its first ``FailedScheduling`` message.
+
+No kubelet runs: a pod deleted gracefully would stay Terminating forever. As kube-scheduler's
+integration tests do, the test stands in for the kubelet: a pod seen with a deletionTimestamp is
+recorded as a victim (its conditions read) and then force-deleted.
+
+Each scenario also says what kube-scheduler should do (worked out by hand from v1.34.4's
+preemption: fewest PDB violations, then the lowest highest-priority victim, the smallest sum of
+victims' priorities, the fewest victims, the latest start time of the highest-priority victims),
+which checks that the scenario exercises what it claims to.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from harness import Cluster, Operator, items, node
+
+DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
+SIDE_LABEL = "preemption.policy-scheduler.dev/side"
+TEST_LABEL = "preemption.policy-scheduler.dev/test"
+KUBE_SCHEDULER = "default-scheduler"
+PAUSE = "registry.k8s.io/pause:3.10"
+TIMEOUT = 90.0
+# Once a side's preemptor is decided, how long its Preempted events may take to arrive, and how
+# long an unschedulable pod's side is watched for preemptions that should not happen.
+SETTLE = 3.0
+
+PRIORITIES = {"lowest": 50, "low": 100, "mid": 200, "high": 1000}
+"""PriorityClasses (named ``<prefix>-<key>``); ``never`` is ``high`` with preemptionPolicy
+Never."""
+
+UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+@dataclass(frozen=True)
+class Side:
+    """One copy of a scenario: its scheduler, namespace and nodes."""
+
+    name: str  # "kube" or "ours"
+    prefix: str
+    scheduler: str
+
+    @property
+    def namespace(self) -> str:
+        return f"{self.prefix}-{self.name}"
+
+    def node_name(self, suffix: str) -> str:
+        return f"{self.prefix}-{self.name}-{suffix}"
+
+    def normal(self, text: str) -> str:
+        """``text`` with this side's names replaced, to compare with the other side's."""
+        text = text.replace(self.namespace + "/", "<ns>/")
+        text = text.replace(f"{self.prefix}-{self.name}-", "")
+        text = text.replace(self.scheduler, "<scheduler>")
+        return UID.sub("<uid>", text)
+
+    def node(self, suffix: str, *, cpu: str = "2", labels: dict[str, str] | None = None) -> Any:
+        labels = {SIDE_LABEL: self.namespace, TEST_LABEL: self.prefix, **(labels or {})}
+        return node(self.node_name(suffix), cpu=cpu, memory="8Gi", labels=labels)
+
+    def pod(
+        self,
+        name: str,
+        priority: str,
+        *,
+        cpu: str = "1",
+        labels: dict[str, str] | None = None,
+        on: str | None = None,
+        spec: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """A pod of class ``<prefix>-<priority>`` kept to this side's nodes; bound to node
+        ``on`` (a suffix) from the start if given."""
+        body: dict[str, Any] = {
+            "schedulerName": self.scheduler,
+            "priorityClassName": f"{self.prefix}-{priority}",
+            "nodeSelector": {SIDE_LABEL: self.namespace},
+            "terminationGracePeriodSeconds": 30,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": PAUSE,
+                    "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                }
+            ],
+            **(spec or {}),
+        }
+        if on is not None:
+            body["nodeName"] = self.node_name(on)
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": labels or {}},
+            "spec": body,
+        }
+
+
+@dataclass
+class Scenario:
+    """Nodes, pods bound from the start (oldest first: each started a minute after the one
+    before), other namespaced objects (PDBs, with the status their controller would write), the
+    preemptors (submitted together), and what kube-scheduler should do with each."""
+
+    nodes: list[dict[str, Any]]
+    existing: list[dict[str, Any]]
+    preemptors: list[dict[str, Any]]
+    expect: dict[str, Expect]
+    objects: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Where kube-scheduler binds the preemptor (a node suffix; None: it stays pending), whom it
+    evicts, and, for a pod left pending, its FailedScheduling message with ``{all}`` for the
+    number of nodes in the cluster and ``{others}`` for the number not on the pod's side."""
+
+    node: str | None
+    victims: frozenset[str] = frozenset()
+    message: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What one scheduler did with one preemptor, in the side's normal form."""
+
+    node: str | None = None
+    nominated: str | None = None
+    victims: dict[str, str] = field(default_factory=dict)
+    """Victim -> its node, its DisruptionTarget condition (status, reason, message)."""
+    preempted: list[str] = field(default_factory=list)
+    """The Preempted events (type, reason, action, regarding, related, message), sorted."""
+    failed: str | None = None
+    """The preemptor's first FailedScheduling message."""
+    pending: str | None = None
+    """The preemptor's PodScheduled condition message while it is not bound."""
+
+    def lines(self) -> list[str]:
+        return [
+            f"node={self.node} nominated={self.nominated}",
+            f"failed={self.failed!r}",
+            f"pending={self.pending!r}",
+            *(f"victim {name}: {what}" for name, what in sorted(self.victims.items())),
+            *(f"event {event}" for event in self.preempted),
+        ]
+
+
+Build = Callable[[Side], Scenario]
+
+
+# --- the fixture: two sides, priority classes, the operator --------------------------------------
+
+
+@dataclass
+class Sides:
+    cluster: Cluster
+    kube: Side
+    ours: Side
+
+    def both(self) -> tuple[Side, Side]:
+        return self.kube, self.ours
+
+
+def preemption_policy(name: str) -> dict[str, Any]:
+    """default-profile.yaml (with DefaultPreemption, as kube's default profile), over every
+    node, serving ``name``."""
+    policy: dict[str, Any] = yaml.safe_load(DEFAULT_PROFILE.read_text())
+    assert {"name": "DefaultPreemption"} in policy["spec"].get("postFilters", [])
+    policy["metadata"] = {"name": name, "labels": {TEST_LABEL: name}}
+    policy["spec"].pop("nodeSelector", None)
+    return policy
+
+
+@pytest.fixture
+def sides(cluster: Cluster, operator: Operator) -> Iterator[Sides]:
+    prefix = f"pre-{uuid.uuid4().hex[:6]}"
+    kube = Side("kube", prefix, KUBE_SCHEDULER)
+    ours = Side("ours", prefix, f"{prefix}-policy")
+    for side in (kube, ours):
+        cluster.kubectl("create", "namespace", side.namespace)
+    classes = [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": f"{prefix}-{name}", "labels": {TEST_LABEL: prefix}},
+            "value": value,
+        }
+        for name, value in PRIORITIES.items()
+    ]
+    classes.append(
+        {
+            **classes[-1],
+            "metadata": {"name": f"{prefix}-never", "labels": {TEST_LABEL: prefix}},
+            "preemptionPolicy": "Never",
+        }
+    )
+    cluster.apply(*classes)
+    cluster.apply(preemption_policy(ours.scheduler))
+    operator.start()
+    try:
+        yield Sides(cluster, kube, ours)
+    finally:
+        for side in (kube, ours):
+            cluster.kubectl(
+                "delete", "pods", "--all", "-n", side.namespace, "--grace-period=0", "--force"
+            )
+            cluster.kubectl("delete", "namespace", side.namespace, "--wait=false")
+        selector = f"{TEST_LABEL}={prefix}"
+        cluster.kubectl("delete", "nodes,priorityclasses", "-l", selector, "--wait=false")
+        cluster.kubectl("delete", "schedulingpolicies", ours.scheduler, "--wait=false", check=False)
+
+
+# --- building a scenario and watching both schedulers -------------------------------------------
+
+
+def set_up(cluster: Cluster, side: Side, scenario: Scenario) -> None:
+    cluster.apply(*scenario.nodes)
+    if scenario.objects:
+        cluster.apply(*scenario.objects, namespace=side.namespace)
+        for obj in scenario.objects:
+            if obj.get("status"):
+                write_status(cluster, side.namespace, obj)
+    cluster.apply(*scenario.existing, namespace=side.namespace)
+    # As a kubelet reports them: running, started a minute apart in the order given.
+    start = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    for i, existing in enumerate(scenario.existing):
+        started = (start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        write_status(
+            cluster,
+            side.namespace,
+            {**existing, "status": {"phase": "Running", "startTime": started}},
+        )
+
+
+def write_status(cluster: Cluster, namespace: str, obj: dict[str, Any]) -> None:
+    cluster.kubectl(
+        "patch", obj["kind"].lower(), obj["metadata"]["name"], "-n", namespace,
+        "--subresource=status", "--type=merge", "-p", json.dumps({"status": obj["status"]}),
+    )  # fmt: skip
+
+
+class Watch:
+    """One side's preemptor: the stand-in kubelet for its namespace, and what it sees."""
+
+    def __init__(self, cluster: Cluster, side: Side, preemptor: str, expect: Expect) -> None:
+        self.cluster = cluster
+        self.side = side
+        self.preemptor = preemptor
+        self.expect = expect
+        self.outcome = Outcome()
+        self.decided_at: float | None = None
+
+    def pods(self) -> list[dict[str, Any]]:
+        return items(self.cluster, "pods", "-n", self.side.namespace)
+
+    def kubelet(self, pods: Sequence[dict[str, Any]]) -> None:
+        """Record the pods being deleted as victims, then finish their deletion."""
+        for p in pods:
+            if not p["metadata"].get("deletionTimestamp"):
+                continue
+            name = p["metadata"]["name"]
+            conditions = [
+                f"{c.get('status')} {c.get('reason')} {self.side.normal(c.get('message', ''))!r}"
+                for c in p.get("status", {}).get("conditions", ())
+                if c["type"] == "DisruptionTarget"
+            ]
+            where = self.side.normal(p["spec"].get("nodeName", ""))
+            self.outcome.victims[name] = f"on {where}, DisruptionTarget {conditions}"
+            self.cluster.kubectl(
+                "delete", "pod", name, "-n", self.side.namespace,
+                "--grace-period=0", "--force", check=False,
+            )  # fmt: skip
+
+    def poll(self) -> bool:
+        """One look; True once the side is settled."""
+        pods = self.pods()
+        self.kubelet(pods)
+        mine = next((p for p in pods if p["metadata"]["name"] == self.preemptor), None)
+        if mine is not None:
+            nominated = mine.get("status", {}).get("nominatedNodeName")
+            self.outcome.nominated = self.side.normal(nominated) if nominated else None
+            bound_to = mine["spec"].get("nodeName")
+            self.outcome.node = self.side.normal(bound_to) if bound_to else None
+            self.outcome.pending = None
+            for c in mine.get("status", {}).get("conditions", ()):
+                if c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable":
+                    self.outcome.pending = self.side.normal(c.get("message", ""))
+        self.read_events()
+        decided = self.outcome.node is not None or (
+            self.expect.node is None and self.outcome.pending is not None
+        )
+        if decided and self.decided_at is None:
+            self.decided_at = time.monotonic()
+        if self.decided_at is None:
+            return False
+        if time.monotonic() - self.decided_at < SETTLE:
+            return False
+        return self.expect.node is None or len(self.outcome.preempted) >= len(self.outcome.victims)
+
+    def read_events(self) -> None:
+        events = sorted(
+            items(self.cluster, "events", "-n", self.side.namespace),
+            key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "",
+        )
+        failed = [
+            e
+            for e in events
+            if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == self.preemptor
+        ]
+        self.outcome.failed = self.side.normal(failed[0]["message"]) if failed else None
+        self.outcome.preempted = sorted(
+            self.side.normal(
+                " | ".join(
+                    (
+                        e.get("type", ""),
+                        e["reason"],
+                        e.get("action", ""),
+                        e["involvedObject"]["name"],
+                        (e.get("related") or {}).get("name", ""),
+                        e.get("message", ""),
+                    )
+                )
+            )
+            for e in events
+            if e["reason"] == "Preempted"
+        )
+
+
+def run(sides: Sides, build: Build) -> None:
+    """Build the scenario on both sides, submit the preemptors to both, stand in for the kubelet
+    until both schedulers are done, then compare; all differences at the end."""
+    cluster = sides.cluster
+    scenarios = {side.name: build(side) for side in sides.both()}
+    for side in sides.both():
+        set_up(cluster, side, scenarios[side.name])
+    # kube-scheduler and the operator learn of nodes and bound pods through their watches; give
+    # them a moment, as nothing in the API tells when their caches have caught up.
+    time.sleep(1.0)
+    counts = {
+        side.name: len(items(cluster, "nodes", "-l", f"{SIDE_LABEL}={side.namespace}"))
+        for side in sides.both()
+    }
+    every = len(items(cluster, "nodes"))
+    problems: list[str] = []
+    kube_scenario = scenarios["kube"]
+    for preemptor in kube_scenario.preemptors:
+        name = preemptor["metadata"]["name"]
+        expect = kube_scenario.expect[name]
+        watches = [Watch(cluster, side, name, expect) for side in sides.both()]
+        for side in sides.both():
+            (mine,) = (p for p in scenarios[side.name].preemptors if p["metadata"]["name"] == name)
+            cluster.apply(mine, namespace=side.namespace)
+        deadline = time.monotonic() + TIMEOUT
+        settled = [False, False]
+        while not all(settled) and time.monotonic() < deadline:
+            settled = [w.poll() for w in watches]
+            time.sleep(0.3)
+        kube, ours = (w.outcome for w in watches)
+        report = "\n".join(
+            [
+                f"{name}:",
+                "  kube-scheduler:",
+                *(f"    {line}" for line in kube.lines()),
+                "  ours:",
+                *(f"    {line}" for line in ours.lines()),
+            ]
+        )
+        found = [f"kube-scheduler did not settle within {TIMEOUT:.0f} s"] * (not settled[0])
+        found += [f"the operator did not settle within {TIMEOUT:.0f} s"] * (not settled[1])
+        found += [f"scenario: {p}" for p in unexpected(kube, expect, every, counts)]
+        found += [
+            f"{what} differs: kube {getattr(kube, what)!r}, ours {getattr(ours, what)!r}"
+            for what in ("node", "nominated", "victims", "preempted", "failed", "pending")
+            if getattr(kube, what) != getattr(ours, what)
+        ]
+        if found:
+            problems.append("\n".join([*found, report]))
+    assert not problems, "\n\n".join(problems)
+
+
+def unexpected(kube: Outcome, expect: Expect, every: int, counts: dict[str, int]) -> list[str]:
+    """How kube-scheduler's outcome differs from what the scenario expects of it."""
+    problems = []
+    if kube.node != expect.node:
+        problems.append(f"expected kube-scheduler to bind on {expect.node}")
+    if set(kube.victims) != expect.victims:
+        problems.append(f"expected kube-scheduler to evict {sorted(expect.victims)}")
+    if expect.message is not None:
+        others = every - counts["kube"]
+        message = expect.message.format(all=every, others=others, not_full=every - 1)
+        if kube.failed != message:
+            problems.append(f"expected kube-scheduler to say {message!r}")
+    return problems
+
+
+# --- scenarios ----------------------------------------------------------------------------------
+
+# kube-scheduler v1.34.4's FailedScheduling messages, as it posted them on this control plane
+# ({all}: the nodes of the cluster, {others}: those of the other side, which the pod's
+# nodeSelector rules out). A preemptor that made room is told only why no node fitted; one that
+# could not is told what the PostFilter plugins said too, in their order: DynamicResources
+# (enabled by default since v1.34; "no new claims to deallocate" for a pod without claims),
+# then DefaultPreemption.
+NO_CLAIMS = "no new claims to deallocate, "
+INSUFFICIENT_2 = (
+    "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
+    "affinity/selector."
+)
+INSUFFICIENT_3 = INSUFFICIENT_2.replace("2 Insufficient", "3 Insufficient")
+ANTI_AFFINITY = (
+    "0/{all} nodes are available: 1 node(s) didn't match pod anti-affinity rules, 2 node(s) "
+    "didn't satisfy existing pods anti-affinity rules, {others} node(s) didn't match Pod's node "
+    "affinity/selector."
+)
+DAEMON = (
+    "0/{all} nodes are available: 1 Insufficient cpu, {not_full} node(s) didn't satisfy "
+    "plugin(s) [NodeAffinity]."
+)
+
+
+def test_fewest_and_lowest_victims(sides: Sides) -> None:
+    """Three full nodes of 2 cpu; the preemptor needs 1 cpu. b's victim would be mid (200):
+    its lowest possible victim is the highest of all. c would lose both its low pods: removing
+    every lower pod, kube adds back the mid first, after which neither 0.5 cpu low fits again
+    (two victims, sum 200). a loses one low (sum 100): the one started later, as kube adds back
+    the more important (older) of equal priority first."""
+
+    def build(side: Side) -> Scenario:
+        return Scenario(
+            nodes=[side.node("a"), side.node("b"), side.node("c")],
+            existing=[
+                side.pod("a-old", "low", on="a"),
+                side.pod("a-new", "low", on="a"),
+                side.pod("b-1", "mid", on="b"),
+                side.pod("b-2", "mid", on="b"),
+                side.pod("c-half-1", "low", cpu="500m", on="c"),
+                side.pod("c-half-2", "low", cpu="500m", on="c"),
+                side.pod("c-mid", "mid", on="c"),
+            ],
+            preemptors=[side.pod("preemptor", "high")],
+            expect={"preemptor": Expect("a", frozenset({"a-new"}), message=INSUFFICIENT_3)},
+        )
+
+    run(sides, build)
+
+
+def test_pdb_violations_weigh_first(sides: Sides) -> None:
+    """a holds two lowest-priority pods a PDB guards (minAvailable 1 of 2: one disruption
+    allowed), b two low ones. The preemptor needs both pods of a node: on a that violates the
+    budget once, on b nothing. kube picks b though a's victims are of lower priority."""
+
+    def build(side: Side) -> Scenario:
+        guarded = {"app": "guarded"}
+        return Scenario(
+            nodes=[side.node("a"), side.node("b")],
+            existing=[
+                side.pod("a-1", "lowest", labels=guarded, on="a"),
+                side.pod("a-2", "lowest", labels=guarded, on="a"),
+                side.pod("b-1", "low", on="b"),
+                side.pod("b-2", "low", on="b"),
+            ],
+            objects=[
+                {
+                    "apiVersion": "policy/v1",
+                    "kind": "PodDisruptionBudget",
+                    "metadata": {"name": "guard"},
+                    "spec": {"minAvailable": 1, "selector": {"matchLabels": guarded}},
+                    # As the disruption controller (not running here) would write it.
+                    "status": {
+                        "observedGeneration": 1,
+                        "disruptionsAllowed": 1,
+                        "currentHealthy": 2,
+                        "desiredHealthy": 1,
+                        "expectedPods": 2,
+                    },
+                }
+            ],
+            preemptors=[side.pod("preemptor", "high", cpu="2")],
+            expect={"preemptor": Expect("b", frozenset({"b-1", "b-2"}), message=INSUFFICIENT_2)},
+        )
+
+    run(sides, build)
+
+
+NEVER_MESSAGE = (
+    "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
+    f"affinity/selector. {NO_CLAIMS}preemption: not eligible due to preemptionPolicy=Never."
+)
+
+
+def test_preemption_policy_never(sides: Sides) -> None:
+    """A pod of high priority whose class says preemptionPolicy Never waits, evicting nobody."""
+
+    def build(side: Side) -> Scenario:
+        return Scenario(
+            nodes=[side.node("a"), side.node("b")],
+            existing=[
+                side.pod("a-1", "low", cpu="2", on="a"),
+                side.pod("b-1", "low", cpu="2", on="b"),
+            ],
+            preemptors=[side.pod("polite", "never")],
+            expect={"polite": Expect(None, message=NEVER_MESSAGE)},
+        )
+
+    run(sides, build)
+
+
+def test_anti_affinity_only_eviction_satisfies(sides: Sides) -> None:
+    """Nodes with room to spare, but each holds a pod the preemptor may not share a node with:
+    on a a low pod whose anti-affinity shuns the preemptor, on b a mid one, on c a lowest pod the
+    preemptor's own anti-affinity shuns. Evicting c's pod costs least."""
+
+    def build(side: Side) -> Scenario:
+        def shuns(app: str) -> dict[str, Any]:
+            term = {
+                "labelSelector": {"matchLabels": {"app": app}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+            return {
+                "affinity": {
+                    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+                }
+            }
+
+        return Scenario(
+            nodes=[side.node("a", cpu="8"), side.node("b", cpu="8"), side.node("c", cpu="8")],
+            existing=[
+                side.pod("a-guard", "low", cpu="100m", on="a", spec=shuns("web")),
+                side.pod("b-guard", "mid", cpu="100m", on="b", spec=shuns("web")),
+                side.pod("c-rival", "lowest", cpu="100m", labels={"app": "rival"}, on="c"),
+            ],
+            preemptors=[
+                side.pod("web", "high", cpu="100m", labels={"app": "web"}, spec=shuns("rival"))
+            ],
+            expect={"web": Expect("c", frozenset({"c-rival"}), message=ANTI_AFFINITY)},
+        )
+
+    run(sides, build)
+
+
+def test_daemonset_pod_on_a_full_node(sides: Sides) -> None:
+    """A DaemonSet's pod names its node by required node affinity on metadata.name. Its node
+    is full; the empty node beside it is not its node. One low pod goes (the newer)."""
+
+    def build(side: Side) -> Scenario:
+        pinned = {
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchFields": [
+                                    {
+                                        "key": "metadata.name",
+                                        "operator": "In",
+                                        "values": [side.node_name("full")],
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+            "tolerations": [{"operator": "Exists"}],
+        }
+        return Scenario(
+            nodes=[side.node("full"), side.node("empty")],
+            existing=[
+                side.pod("old", "low", on="full"),
+                side.pod("new", "low", on="full"),
+            ],
+            preemptors=[side.pod("daemon", "high", spec=pinned)],
+            expect={"daemon": Expect("full", frozenset({"new"}), message=DAEMON)},
+        )
+
+    run(sides, build)
+
+
+NO_VICTIMS = (
+    "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
+    f"affinity/selector. {NO_CLAIMS}preemption: 0/{{all}} nodes are available: 2 No preemption "
+    "victims found for incoming pod, {others} Preemption is not helpful for scheduling."
+)
+# Even with every pod of lower priority gone it would not fit: kube counts the node among those
+# preemption does not help, not among those without victims.
+TOO_BIG = (
+    "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
+    f"affinity/selector. {NO_CLAIMS}preemption: 0/{{all}} nodes are available: {{all}} "
+    "Preemption is not helpful for scheduling."
+)
+# An unmet required pod affinity is unresolvable: its reason stays in the preemption's count.
+NO_AFFINITY = (
+    "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
+    f"affinity/selector. {NO_CLAIMS}preemption: 0/{{all}} nodes are available: {{others}} "
+    "Preemption is not helpful for scheduling, 2 node(s) didn't match pod affinity rules."
+)
+
+
+def test_nothing_helps(sides: Sides) -> None:
+    """Pods that stay pending and evict nobody: their messages. A pod of the same priority as
+    every other finds no victims; one larger than any node finds none either; one whose
+    affinity no node matches (which no eviction changes) is not helped."""
+
+    def build(side: Side) -> Scenario:
+        return Scenario(
+            nodes=[side.node("a"), side.node("b")],
+            existing=[
+                side.pod("a-1", "low", cpu="2", on="a"),
+                side.pod("b-1", "low", cpu="2", on="b"),
+            ],
+            preemptors=[
+                side.pod("peer", "low"),
+                side.pod("huge", "high", cpu="3"),
+                side.pod(
+                    "lonely",
+                    "high",
+                    spec={
+                        "affinity": {
+                            "podAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [
+                                    {
+                                        "labelSelector": {"matchLabels": {"app": "absent"}},
+                                        "topologyKey": "kubernetes.io/hostname",
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                ),
+            ],
+            expect={
+                "peer": Expect(None, message=NO_VICTIMS),
+                "huge": Expect(None, message=TOO_BIG),
+                "lonely": Expect(None, message=NO_AFFINITY),
+            },
+        )
+
+    run(sides, build)
