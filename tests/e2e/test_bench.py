@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-NODES, PODS, RATE, SECONDS, STORAGE = 20, 60, 10, 5, 12
+NODES, PODS, RATE, SECONDS, STORAGE, PREEMPTION = 20, 60, 10, 5, 12, 4
+VICTIMS_PER_NODE = 10
 SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw")
 
 
@@ -28,6 +29,7 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
             *("--dir", str(tmp_path / "control-plane"), "--out", str(out)),
             *("--timeout", "60"),
             *("--storage-pods", str(STORAGE)),
+            *("--preemption-pods", str(PREEMPTION)),
         ],
         capture_output=True,
         text=True,
@@ -47,8 +49,11 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
     for kind, case in cases.items():
         assert case["nodes"] == NODES
         storage = STORAGE if kind != "raw" else 0
+        preemption = PREEMPTION if kind != "raw" else 0
         phases = [("burst", PODS), ("steady", RATE * SECONDS)]
-        for phase, pods in phases + ([("storage", storage)] if storage else []):
+        if kind != "raw":
+            phases += [("storage", storage), ("preemption", preemption)]
+        for phase, pods in phases:
             figures = case[phase]
             assert figures["complete"], (kind, phase)
             assert figures["bound"] == figures["pods"] == pods, (kind, phase)
@@ -62,7 +67,10 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
         assert case["peak_rss_mib"] > 0
         correctness = case["correctness"]
         assert correctness["ok"], (kind, correctness)
-        assert correctness["pods"] == 1 + PODS + RATE * SECONDS + storage
+        # The preemption phase leaves its marker pod and its high-priority pods, each of which
+        # evicted one node's low-priority pods: none of those is left.
+        high = 1 + preemption if preemption else 0
+        assert correctness["pods"] == 1 + PODS + RATE * SECONDS + storage + high
         if storage:
             # Every claim bound by the stand-in provisioner to a PV on its pod's node; the
             # scheduler wrote each claim's selected node (a request of its own per pod).
@@ -72,23 +80,42 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
             assert case["storage"]["api_requests_per_pod"] >= 2, kind
         else:
             assert "storage" not in case
+        if preemption:
+            # Every high-priority pod bound on a preemption node, after the low-priority pods of
+            # one node were evicted for it (the stand-in kubelet force-deleted them), no more.
+            figures, checked = case["preemption"], correctness["preemption"]
+            assert checked["preemptors_bound"] == PREEMPTION, (kind, checked)
+            assert not checked["off_preemption_nodes"], (kind, checked)
+            assert checked["evicted"] == checked["evicted_minimum"] == PREEMPTION * VICTIMS_PER_NODE
+            assert figures["evicted_per_preemptor"] == VICTIMS_PER_NODE, kind
+            assert figures["evicted_other"] == 0, kind
+            assert not figures["kubelet_errors"], kind
+            # The scheduler's own requests: at least a delete per victim and the binding.
+            assert figures["api_requests_per_pod"] >= VICTIMS_PER_NODE + 1, kind
+        else:
+            assert "preemption" not in case
     # The raw binder makes one request per pod, its binding (a retried 429 aside), and posts no
     # events.
     assert 1 <= cases["raw"]["burst"]["api_requests_per_pod"] < 1.1
     assert cases["raw"]["correctness"]["scheduled_events"] == 0
     for kind in ("policy-scheduler", "kube-scheduler"):
         # One Scheduled event per pod, give or take one posted after the check's list.
-        assert cases[kind]["correctness"]["scheduled_events"] >= PODS + RATE * SECONDS + STORAGE
+        assert cases[kind]["correctness"]["scheduled_events"] >= (
+            PODS + RATE * SECONDS + STORAGE + PREEMPTION
+        )
 
     (ratios,) = results["ratios"]
     assert ratios["nodes"] == NODES
     assert all(value > 0 for key, value in ratios.items() if key != "nodes"), ratios
     (storage_ratios,) = results["storage_ratios"]
     assert all(value > 0 for key, value in storage_ratios.items() if key != "nodes")
+    (preemption_ratios,) = results["preemption_ratios"]
+    assert all(value > 0 for key, value in preemption_ratios.items() if key != "nodes")
 
     table = (out / "scheduling.md").read_text()
     for kind in SCHEDULERS:
         assert f"| {NODES} | {kind} |" in table
     assert "## Ratios" in table
     assert "## Storage" in table
+    assert "## Preemption" in table
     assert (out / "scheduling.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
