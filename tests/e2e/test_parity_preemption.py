@@ -53,7 +53,7 @@ TIMEOUT = 90.0
 # long an unschedulable pod's side is watched for preemptions that should not happen.
 SETTLE = 3.0
 
-PRIORITIES = {"lowest": 50, "low": 100, "mid": 200, "high": 1000}
+PRIORITIES = {"least": 10, "lowest": 50, "low": 100, "mid": 200, "high": 1000}
 """PriorityClasses (named ``<prefix>-<key>``); ``never`` is ``high`` with preemptionPolicy
 Never."""
 
@@ -160,16 +160,22 @@ class Outcome:
     """The preemptor's first FailedScheduling message."""
     pending: str | None = None
     """The preemptor's PodScheduled condition message while it is not bound."""
+    scheduled: str | None = None
+    """The preemptor's Scheduled event message, once bound (without what the operator adds
+    after kube's text: the policy and the score)."""
 
     def lines(self) -> list[str]:
         return [
             f"node={self.node} nominated={self.nominated}",
             f"failed={self.failed!r}",
             f"pending={self.pending!r}",
+            f"scheduled={self.scheduled!r}",
             *(f"victim {name}: {what}" for name, what in sorted(self.victims.items())),
             *(f"event {event}" for event in self.preempted),
         ]
 
+
+COMPARED = ("node", "nominated", "victims", "preempted", "failed", "pending", "scheduled")
 
 Build = Callable[[Side], Scenario]
 
@@ -334,6 +340,14 @@ class Watch:
             if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == self.preemptor
         ]
         self.outcome.failed = self.side.normal(failed[0]["message"]) if failed else None
+        scheduled = [
+            e
+            for e in events
+            if e["reason"] == "Scheduled" and e["involvedObject"]["name"] == self.preemptor
+        ]
+        # The operator adds which policy decided and its score, by design: left out.
+        told = scheduled[-1]["message"].partition(" (SchedulingPolicy ")[0] if scheduled else None
+        self.outcome.scheduled = self.side.normal(told) if told else None
         self.outcome.preempted = sorted(
             self.side.normal(
                 " | ".join(
@@ -396,7 +410,7 @@ def run(sides: Sides, build: Build) -> None:
         found += [f"scenario: {p}" for p in unexpected(kube, expect, every, counts)]
         found += [
             f"{what} differs: kube {getattr(kube, what)!r}, ours {getattr(ours, what)!r}"
-            for what in ("node", "nominated", "victims", "preempted", "failed", "pending")
+            for what in COMPARED
             if getattr(kube, what) != getattr(ours, what)
         ]
         if found:
@@ -470,6 +484,24 @@ def test_fewest_and_lowest_victims(sides: Sides) -> None:
     run(sides, build)
 
 
+def budget(name: str, selector: dict[str, str], pods: int, min_available: int) -> dict[str, Any]:
+    """A PodDisruptionBudget over ``pods`` healthy pods, with the status the disruption
+    controller (not running here) would write."""
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": name},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": selector}},
+        "status": {
+            "observedGeneration": 1,
+            "disruptionsAllowed": max(pods - min_available, 0),
+            "currentHealthy": pods,
+            "desiredHealthy": min_available,
+            "expectedPods": pods,
+        },
+    }
+
+
 def test_pdb_violations_weigh_first(sides: Sides) -> None:
     """a holds two lowest-priority pods a PDB guards (minAvailable 1 of 2: one disruption
     allowed), b two low ones. The preemptor needs both pods of a node: on a that violates the
@@ -485,24 +517,94 @@ def test_pdb_violations_weigh_first(sides: Sides) -> None:
                 side.pod("b-1", "low", on="b"),
                 side.pod("b-2", "low", on="b"),
             ],
-            objects=[
-                {
-                    "apiVersion": "policy/v1",
-                    "kind": "PodDisruptionBudget",
-                    "metadata": {"name": "guard"},
-                    "spec": {"minAvailable": 1, "selector": {"matchLabels": guarded}},
-                    # As the disruption controller (not running here) would write it.
-                    "status": {
-                        "observedGeneration": 1,
-                        "disruptionsAllowed": 1,
-                        "currentHealthy": 2,
-                        "desiredHealthy": 1,
-                        "expectedPods": 2,
-                    },
-                }
-            ],
+            objects=[budget("guard", guarded, pods=2, min_available=1)],
             preemptors=[side.pod("preemptor", "high", cpu="2")],
             expect={"preemptor": Expect("b", frozenset({"b-1", "b-2"}), message=INSUFFICIENT_2)},
+        )
+
+    run(sides, build)
+
+
+def test_pdb_fewest_violations(sides: Sides) -> None:
+    """Every choice breaks the budget (no disruption allowed): a's two victims break it twice,
+    b's once (its other victim is not guarded). Without the budget the tie would go to a,
+    whose victims started later."""
+
+    def build(side: Side) -> Scenario:
+        guarded = {"app": "guarded"}
+        return Scenario(
+            nodes=[side.node("a"), side.node("b")],
+            existing=[
+                side.pod("b-guarded", "lowest", labels=guarded, on="b"),
+                side.pod("b-free", "lowest", on="b"),
+                side.pod("a-1", "lowest", labels=guarded, on="a"),
+                side.pod("a-2", "lowest", labels=guarded, on="a"),
+            ],
+            objects=[budget("guard", guarded, pods=3, min_available=3)],
+            preemptors=[side.pod("preemptor", "high", cpu="2")],
+            expect={"preemptor": Expect("b", frozenset({"b-guarded", "b-free"}), INSUFFICIENT_2)},
+        )
+
+    run(sides, build)
+
+
+def test_pdb_guarded_pod_is_spared_on_its_node(sides: Sides) -> None:
+    """On a, one pod of two must go. Without a budget kube would keep the older (unguarded)
+    one; it adds back the pods whose eviction would break a budget first, so the guarded one
+    stays and the older goes. b's only victim would be of higher priority."""
+
+    def build(side: Side) -> Scenario:
+        guarded = {"app": "guarded"}
+        return Scenario(
+            nodes=[side.node("a"), side.node("b")],
+            existing=[
+                side.pod("a-unguarded", "low", on="a"),
+                side.pod("a-guarded", "low", labels=guarded, on="a"),
+                side.pod("b-mid", "mid", cpu="2", on="b"),
+            ],
+            objects=[budget("guard", guarded, pods=1, min_available=1)],
+            preemptors=[side.pod("preemptor", "high")],
+            expect={"preemptor": Expect("a", frozenset({"a-unguarded"}), INSUFFICIENT_2)},
+        )
+
+    run(sides, build)
+
+
+def test_fewer_victims_before_lower_priorities(sides: Sides) -> None:
+    """Both nodes' highest victim is low (100). a would lose two low pods (priorities summing
+    to 200), b one low and two of the least priority (120). kube adds 2^31 to each victim's
+    priority before summing, so fewer victims win over a lower sum: a."""
+
+    def build(side: Side) -> Scenario:
+        return Scenario(
+            nodes=[side.node("a", cpu="3"), side.node("b", cpu="3")],
+            existing=[
+                side.pod("a-1", "low", cpu="1500m", on="a"),
+                side.pod("a-2", "low", cpu="1500m", on="a"),
+                side.pod("b-low", "low", on="b"),
+                side.pod("b-least-1", "least", on="b"),
+                side.pod("b-least-2", "least", on="b"),
+            ],
+            preemptors=[side.pod("preemptor", "high", cpu="3")],
+            expect={"preemptor": Expect("a", frozenset({"a-1", "a-2"}), INSUFFICIENT_2)},
+        )
+
+    run(sides, build)
+
+
+def test_ties_go_to_the_victims_started_last(sides: Sides) -> None:
+    """One low pod per node, alike but for when they started: kube evicts the one that started
+    last (the node whose highest-priority victims started latest)."""
+
+    def build(side: Side) -> Scenario:
+        return Scenario(
+            nodes=[side.node("a"), side.node("b")],
+            existing=[
+                side.pod("a-older", "low", cpu="2", on="a"),
+                side.pod("b-newer", "low", cpu="2", on="b"),
+            ],
+            preemptors=[side.pod("preemptor", "high", cpu="2")],
+            expect={"preemptor": Expect("b", frozenset({"b-newer"}), INSUFFICIENT_2)},
         )
 
     run(sides, build)
