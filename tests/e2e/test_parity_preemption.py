@@ -327,7 +327,11 @@ class Watch:
             return False
         if time.monotonic() - self.decided_at < SETTLE:
             return False
-        return self.expect.node is None or len(self.outcome.preempted) >= len(self.outcome.victims)
+        if self.outcome.node is None:
+            return True
+        # Bound: its events may still be on their way.
+        told = len(self.outcome.preempted) >= len(self.outcome.victims)
+        return told and self.outcome.scheduled is not None
 
     def read_events(self) -> None:
         events = sorted(
