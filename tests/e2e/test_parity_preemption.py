@@ -15,7 +15,9 @@ would report it: kube breaks ties between victims by start time). Then a preempt
 to each side and what each scheduler did is compared, with node names, namespaces, uids and
 scheduler names replaced: the victims (the pods given the ``DisruptionTarget`` condition and
 deleted gracefully), the preemptor's ``status.nominatedNodeName``, the ``Preempted`` events, the
-node the preemptor is finally bound to, and its first ``FailedScheduling`` message.
+node the preemptor is finally bound to, its first ``FailedScheduling`` message, its
+``PodScheduled`` condition's message while pending, and its ``Scheduled`` message (without the
+policy and score the operator adds to kube's text).
 
 No kubelet runs: a pod deleted gracefully would stay Terminating forever. As kube-scheduler's
 integration tests do, the test stands in for the kubelet: a pod seen with a deletionTimestamp is
@@ -23,7 +25,9 @@ recorded as a victim (its conditions read) and then force-deleted.
 
 Each scenario also says what kube-scheduler should do (worked out by hand from v1.34.4's
 preemption: fewest PDB violations, then the lowest highest-priority victim, the smallest sum of
-victims' priorities, the fewest victims, the latest start time of the highest-priority victims),
+victims' priorities each offset by 2^31, the fewest victims, the latest start time of the
+highest-priority victims; on a node, the pods whose eviction would break a budget are added back
+first, then the others, most important first) and the exact FailedScheduling message it posts,
 which checks that the scenario exercises what it claims to.
 """
 
