@@ -157,7 +157,8 @@ class Outcome:
     node: str | None = None
     nominated: str | None = None
     victims: dict[str, str] = field(default_factory=dict)
-    """Victim -> its node, its DisruptionTarget condition (status, reason, message)."""
+    """Victim -> its node, its deletion's grace period (its own 30 s: a graceful delete), its
+    DisruptionTarget condition (status, reason, message)."""
     preempted: list[str] = field(default_factory=list)
     """The Preempted events (type, reason, action, regarding, related, message), sorted."""
     failed: str | None = None
@@ -301,7 +302,8 @@ class Watch:
                 if c["type"] == "DisruptionTarget"
             ]
             where = self.side.normal(p["spec"].get("nodeName", ""))
-            self.outcome.victims[name] = f"on {where}, DisruptionTarget {conditions}"
+            grace = p["metadata"].get("deletionGracePeriodSeconds")
+            self.outcome.victims[name] = f"on {where}, grace {grace}, DisruptionTarget {conditions}"
             self.cluster.kubectl(
                 "delete", "pod", name, "-n", self.side.namespace,
                 "--grace-period=0", "--force", check=False,
