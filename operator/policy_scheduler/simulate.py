@@ -168,10 +168,11 @@ class InMemory:
     def clear_nomination(self, pod: PodView) -> None:
         self.nominations.append((pod.key, ""))
 
-    def preempt(
+    async def preempt(
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str
-    ) -> None:
+    ) -> bool:
         self.preemptions.append((victim.key, preemptor.key, node, condition_message))
+        return True
 
     async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:
         self.statuses[name] = body

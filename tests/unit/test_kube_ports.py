@@ -136,28 +136,28 @@ PREEMPTOR = PodView(
 CONDITION = "test: preempting to accommodate a higher priority pod"
 
 
-def _preempt(answers: dict[str, list[Answer]]) -> Script:
-    """KubeEvictor.preempt(POD for PREEMPTOR on n1) against ``answers``, run to its end."""
+def _preempt(answers: dict[str, list[Answer]]) -> tuple[Script, bool]:
+    """KubeEvictor.preempt(POD for PREEMPTOR on n1) against ``answers``, run to its end; what
+    it says of the eviction."""
     from policy_scheduler.kube.events import Recorder  # noqa: PLC0415
 
     script = Script(answers)
 
-    async def run() -> None:
+    async def run() -> bool:
         kube = cast(Kube, script)
         recorder = Recorder(kube, "here")
-        evictor = ports.KubeEvictor(kube, recorder)
-        evictor.preempt(POD, PREEMPTOR, "n1", CONDITION)
-        await evictor.drain()
+        evicted = await ports.KubeEvictor(kube, recorder).preempt(POD, PREEMPTOR, "n1", CONDITION)
         await recorder.drain()
+        return evicted
 
-    asyncio.run(run())
-    return script
+    return script, asyncio.run(run())
 
 
 def test_a_victim_gets_its_condition_then_is_deleted_then_told() -> None:
     """Issue 14: as kube-scheduler's PreemptPod: the DisruptionTarget condition on the status,
     a delete with the default grace period and the uid as precondition, a Preempted event."""
-    script = _preempt({"PATCH": [{}], "DELETE": [{}], "POST": [{}]})
+    script, evicted = _preempt({"PATCH": [{}], "DELETE": [{}], "POST": [{}]})
+    assert evicted
     assert script.log == ["PATCH", "DELETE", "POST"]
     patch, deletion, event = script.bodies
     (condition,) = patch["status"]["conditions"]
@@ -184,24 +184,32 @@ def test_a_victim_gets_its_condition_then_is_deleted_then_told() -> None:
 
 
 @pytest.mark.parametrize(
-    ("answers", "log"),
+    ("answers", "log", "gone"),
     [
-        pytest.param({"PATCH": [403]}, ["PATCH"], id="a refused condition deletes nothing"),
-        pytest.param({"PATCH": [{}], "DELETE": [404]}, ["PATCH", "DELETE"], id="gone meanwhile"),
+        pytest.param({"PATCH": [403]}, ["PATCH"], False, id="a refused condition deletes nothing"),
         pytest.param(
-            {"PATCH": [{}], "DELETE": [409]}, ["PATCH", "DELETE"], id="another pod by that name"
+            {"PATCH": [{}], "DELETE": [404]}, ["PATCH", "DELETE"], True, id="gone meanwhile"
+        ),
+        pytest.param(
+            {"PATCH": [{}], "DELETE": [409]},
+            ["PATCH", "DELETE"],
+            True,
+            id="another pod by that name",
         ),
         pytest.param(
             {"PATCH": [503, {}], "DELETE": [{}], "POST": [{}]},
             ["PATCH", "PATCH", "DELETE", "POST"],
+            True,
             id="an unanswered step is tried again",
         ),
     ],
 )
 def test_a_victim_is_told_only_once_deleted(
-    answers: dict[str, list[Answer]], log: list[str]
+    answers: dict[str, list[Answer]], log: list[str], gone: bool
 ) -> None:
-    assert _preempt(answers).log == log
+    """And the loop learns whether the victim is gone (deleted by us or meanwhile)."""
+    script, evicted = _preempt(answers)
+    assert (script.log, evicted) == (log, gone)
 
 
 def test_the_nomination_goes_with_the_unschedulable_condition_and_is_cleared_alone() -> None:

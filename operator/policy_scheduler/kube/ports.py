@@ -3,7 +3,6 @@ subresource, the objects pre-bind plugins write, and the eviction of a preemptio
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -167,32 +166,22 @@ def _answerless(error: ApiError) -> bool:
 
 
 class KubeEvictor:
-    """:class:`~policy_scheduler.scheduling.ports.Evictor` as kube-scheduler's ``PreemptPod``,
-    each victim in a task of its own: a ``DisruptionTarget`` condition by a strategic merge patch
-    of ``pods/status`` (what the victim's controllers and a PodDisruptionBudget's status read as
-    a disruption), then a DELETE with the pod's default grace period and its uid as a
-    precondition (so that a pod created again under the name is not the one deleted), then a
-    ``Preempted`` event on the victim naming the preemptor. A step the API server could not
-    answer is tried again for up to a minute; a refused condition evicts nothing (kube-scheduler
-    gives up then too), and a victim gone meanwhile is told nothing."""
+    """:class:`~policy_scheduler.scheduling.ports.Evictor` as kube-scheduler's ``PreemptPod``:
+    a ``DisruptionTarget`` condition by a strategic merge patch of ``pods/status`` (what the
+    victim's controllers and a PodDisruptionBudget's status read as a disruption), then a
+    DELETE with the pod's default grace period and its uid as a precondition (so that a pod
+    created again under the name is not the one deleted), then a ``Preempted`` event on the
+    victim naming the preemptor. A step the API server could not answer is tried again for up
+    to a minute; a refused condition evicts nothing (kube-scheduler gives up then too), and a
+    victim gone meanwhile is told nothing."""
 
     def __init__(self, kube: Kube, recorder: Recorder) -> None:
         self._kube = kube
         self._recorder = recorder
-        self._tasks: set[asyncio.Task[None]] = set()
 
-    def preempt(
+    async def preempt(
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str
-    ) -> None:
-        task = asyncio.get_running_loop().create_task(
-            self._preempt(victim, preemptor, node, condition_message)
-        )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    async def _preempt(
-        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
-    ) -> None:
+    ) -> bool:
         condition = {
             "type": "DisruptionTarget",
             "status": "True",
@@ -226,13 +215,14 @@ class KubeEvictor:
                 RETRY_SECONDS,
             )
         except ApiError as error:
-            # 404: deleted meanwhile; 409: the name is another pod's now. Either way the room
-            # is being freed, or the victim's watch event tells the loop otherwise.
-            if error.status not in (404, 409):
-                logger.warning(
-                    "could not preempt %s for %s: %s", victim.key, preemptor.key, error.message
-                )
-            return
+            # 404: deleted meanwhile; 409: the name is another pod's now. Either way the victim
+            # is gone, which its watch event tells the loop.
+            if error.status in (404, 409):
+                return True
+            logger.warning(
+                "could not preempt %s for %s: %s", victim.key, preemptor.key, error.message
+            )
+            return False
         logger.info("preempted %s on %s for %s", victim.key, node, preemptor.key)
         self._recorder.event(
             victim,
@@ -242,8 +232,4 @@ class KubeEvictor:
             "Preempting",
             related=preemptor,
         )
-
-    async def drain(self) -> None:
-        """Wait for the evictions under way (on shutdown)."""
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        return True

@@ -13,7 +13,9 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
    acted on as kube-scheduler's ``prepareCandidate`` and nominating do: each victim evicted
    (the :class:`~.ports.Evictor` port), the pods of lower priority nominated to that node
    nominated no more, and the pod nominated to the node, where it then holds the room against
-   pods of lower priority; the victims' deletions move it back;
+   pods of lower priority. It waits gated (kube-scheduler's asynchronous preemption) until
+   its victims are evicted and the watch shows them terminating or gone, so that no retry
+   chooses them twice; then it is decided again, and binds once their room is free;
 4. **reserve** (the cache assumes the pod on its node; then the Reserve plugins) and **permit**;
 
 and then, in a task of its own so that the next cycle starts at once, the binding cycle:
@@ -91,6 +93,9 @@ _ALWAYS: tuple[PreEnqueue, ...] = (SchedulingGates(),)
 PREEMPTION_CONDITION_MESSAGE = "{}: preempting to accommodate a higher priority pod"
 """The message of a victim's ``DisruptionTarget`` condition, with the preemptor's scheduler name,
 as kube-scheduler writes it (pkg/scheduler/framework/preemption/preemption.go)."""
+PREEMPTION_UNDER_WAY = "waiting for the preemption for this pod to be finished"
+"""Why a preemptor waits, out of the active queue, while its victims are being evicted (kube's
+DefaultPreemption PreEnqueue, with asynchronous preemption)."""
 VICTIMS_TOLD = 10
 """How many victims an event names; the others are counted ("and 3 more")."""
 
@@ -191,6 +196,13 @@ class Scheduler:
         self._nominated: dict[str, PodView] = {}
         # The watches that have not shown the cluster since they started or last broke off.
         self._unconfirmed: set[str] = set()
+        # Preemptors, by uid, with their victims that the watch has not shown terminating or
+        # gone yet; those whose evictions are under way; the tasks evicting. Such a pod waits
+        # gated until its evictions are over and shown, so that a retry meanwhile does not
+        # choose its victims again; an eviction that failed lets it go at once.
+        self._preempting: dict[str, set[str]] = {}
+        self._evicting: set[str] = set()
+        self._evictions: set[asyncio.Task[None]] = set()
 
     # --- feeds from the watches ---------------------------------------------------------------
 
@@ -224,6 +236,8 @@ class Scheduler:
             self._nominated.pop(pod.uid, None)
         if pod.node_name:
             self._forget_pending(pod.uid)
+            if pod.deleting or pod.terminated:
+                self._victim_gone(pod.uid)
             # Our own bind confirmed: the pod arrives for the other pods' filters only now.
             assumed = self.cache.is_assumed(pod.uid)
             before = self.cache.set_pod(pod)
@@ -254,6 +268,7 @@ class Scheduler:
 
     def pod_deleted(self, raw: Mapping[str, Any]) -> None:
         pod = PodView(raw)
+        self._victim_gone(pod.uid)
         self._nominated.pop(pod.uid, None)
         self._forget_pending(pod.uid)
         node_name = self.cache.node_of(pod.uid)
@@ -345,7 +360,10 @@ class Scheduler:
         self._wake.set()
 
     def _pre_enqueue(self, pod: PodView, route: Route) -> str | None:
-        """Why ``pod`` may not enter the active queue, if a pre-enqueue plugin says so."""
+        """Why ``pod`` may not enter the active queue, if a pre-enqueue plugin says so, or its
+        preemption is under way."""
+        if pod.uid in self._preempting:
+            return PREEMPTION_UNDER_WAY
         plugins = _ALWAYS
         if route.policy is not None:
             plugins += route.policy.extensions.pre_enqueue
@@ -639,8 +657,13 @@ class Scheduler:
         the nomination (the caller writes it, with the pod's PodScheduled condition)."""
         node = preemption.node
         condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name)
-        for victim in preemption.victims:
-            self._evictor.preempt(victim, pod, node, condition)
+        self._preempting[pod.uid] = {victim.uid for victim in preemption.victims}
+        self._evicting.add(pod.uid)
+        task = asyncio.get_running_loop().create_task(
+            self._evict(pod, preemption.victims, node, condition)
+        )
+        self._evictions.add(task)
+        task.add_done_callback(self._evictions.discard)
         for other in list(self._nominated.values()):
             # Only pods this operator schedules, as kube-scheduler clears only those its queue
             # holds: another scheduler's nomination is that scheduler's (and one of lower
@@ -658,6 +681,7 @@ class Scheduler:
                     self.queue.add(_nominated_to(other, ""), now)
                     self._wake.set()
         self._nominated[pod.uid] = _nominated_to(pod, node)
+        self.queue.gate(self._nominated[pod.uid])
         self.events.event(
             pod,
             NORMAL,
@@ -666,6 +690,41 @@ class Scheduler:
             f"{_victims(preemption)} there: {preemption.why or 'room for it'}",
             "Preempting",
         )
+
+    async def _evict(
+        self, pod: PodView, victims: Iterable[PodView], node: str, condition: str
+    ) -> None:
+        """Evict the victims at once; ``pod``, which waits gated meanwhile, is let go once each
+        is evicted and the watch shows it terminating or gone, or at once when an eviction
+        failed (the pod may then choose again)."""
+        evicted = False
+        try:
+            evicted = all(
+                await asyncio.gather(
+                    *(self._evictor.preempt(victim, pod, node, condition) for victim in victims)
+                )
+            )
+        finally:
+            self._evicting.discard(pod.uid)
+            if not evicted:
+                self._preempting[pod.uid] = set()
+            self._release(pod.uid)
+
+    def _victim_gone(self, uid: str) -> None:
+        """The watch shows the pod ``uid`` terminating or deleted: no preemptor waits for it."""
+        for preemptor, victims in list(self._preempting.items()):
+            if uid in victims:
+                victims.discard(uid)
+                self._release(preemptor)
+
+    def _release(self, preemptor: str) -> None:
+        """Let the preemptor be decided again once its evictions are over and shown."""
+        if preemptor in self._evicting or self._preempting.get(preemptor):
+            return
+        self._preempting.pop(preemptor, None)
+        entry = self.queue.get(preemptor)
+        if entry is not None and entry.where is Where.GATED:
+            self._enqueue(entry.pod)
 
     def _tell_preemption(
         self, pod: PodView, policy: CompiledPolicy, preemption: Preemption
@@ -740,9 +799,8 @@ class Scheduler:
     async def drain(self) -> None:
         """Let running binding cycles and evictions finish and report, and the events be
         posted."""
-        if self._binds:
-            await asyncio.gather(*self._binds, return_exceptions=True)
-        await self._evictor.drain()
+        if self._binds or self._evictions:
+            await asyncio.gather(*self._binds, *self._evictions, return_exceptions=True)
         await self.events.drain()
 
 

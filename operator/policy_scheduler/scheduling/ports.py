@@ -98,15 +98,14 @@ class PodConditions(Protocol):
 class Evictor(Protocol):
     """Evicts the victims of a preemption, one call per victim, as kube-scheduler's
     ``PreemptPod``: the victim's ``DisruptionTarget`` condition (``condition_message``), its
-    graceful deletion, then a ``Preempted`` event on it naming the ``preemptor`` and ``node``."""
+    graceful deletion, then a ``Preempted`` event on it naming the ``preemptor`` and ``node``.
+    Returns once the victim is deleted (True), or could not be (False, the failure logged):
+    the loop holds the preemptor back until then, as kube-scheduler's asynchronous preemption
+    does."""
 
-    def preempt(
+    async def preempt(
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str
-    ) -> None: ...
-
-    async def drain(self) -> None:
-        """Wait for the evictions under way (on shutdown)."""
-        ...
+    ) -> bool: ...
 
 
 class WriteResult(Enum):
