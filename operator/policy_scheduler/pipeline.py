@@ -506,6 +506,12 @@ class Pipeline:
         """What the post-filters are told of a decision that found no node (decided with
         ``statuses``: otherwise no node counts as unresolvable but for a pre-filter's
         rejection)."""
+        pre_filtered = None
+        if decision.pre_filter_rejection:
+            # kube-scheduler's pre-filters stop at the first that rejects the pod.
+            names = [f.name for f in self.filters]
+            last = max(names.index(n) for n in decision.rejected_by if n in names)
+            pre_filtered = frozenset(names[: last + 1])
         return NodeStatuses(
             decision.reasons,
             decision.total_nodes,
@@ -513,6 +519,7 @@ class Pipeline:
             self.refilter,
             decision.pre_filter_rejection,
             while_filtering,
+            pre_filtered,
         )
 
     def _score(

@@ -63,11 +63,11 @@ def run() -> Iterator[Run]:
         asyncio.set_event_loop(None)
 
 
-def with_post_filter(monkeypatch: pytest.MonkeyPatch, plugin: PostFilter[Any]) -> None:
-    """Every policy compiled from now on runs ``plugin`` as its only post-filter."""
+def with_post_filter(monkeypatch: pytest.MonkeyPatch, *plugins: PostFilter[Any]) -> None:
+    """Every policy compiled from now on runs ``plugins`` as its post-filters."""
 
     def compiled(obj: Any) -> CompiledPolicy:
-        return dataclasses.replace(compile_policy(obj), extensions=ExtensionPoints.of([plugin]))
+        return dataclasses.replace(compile_policy(obj), extensions=ExtensionPoints.of(plugins))
 
     monkeypatch.setattr(policies, "compile_policy", compiled)  # as the table compiles
 
@@ -313,3 +313,47 @@ def test_a_preemptor_waits_for_its_evictions_before_it_is_decided_again(
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+
+
+class Saying(PostFilter[None]):
+    """Says ``result`` of every pod."""
+
+    def __init__(self, name: str, result: PostFilterResult) -> None:
+        self.name = name
+        self.result = result
+
+    def post_filter(self, state: None, cycle: Cycle, statuses: Any) -> PostFilterResult:
+        return self.result
+
+
+@pytest.mark.parametrize(
+    ("results", "ends"),
+    [
+        pytest.param(
+            [PostFilterResult("no new claims to deallocate"), PostFilterResult("preemption: x.")],
+            " no new claims to deallocate, preemption: x.",
+            id="the post-filters' words joined, as kube joins their reasons",
+        ),
+        pytest.param(
+            [PostFilterResult("not found", final=True), PostFilterResult("preemption: x.")],
+            " not found",
+            id="a final one's words alone, and no post-filter after it",
+        ),
+        pytest.param(
+            [
+                PostFilterResult("none here"),
+                PostFilterResult("", Preemption("n1", (PodView(LOW_A),), 0)),
+            ],
+            "cpu.",
+            id="room made: no words at all",
+        ),
+    ],
+)
+def test_what_the_post_filters_say_ends_the_message(
+    run: Run, monkeypatch: pytest.MonkeyPatch, results: list[PostFilterResult], ends: str
+) -> None:
+    with_post_filter(monkeypatch, *(Saying(f"p{i}", r) for i, r in enumerate(results)))
+    feed(node("n1", "1"), policy(), HIGH)(run)
+    settle()(run)
+    (message,) = [m for key, m in run.memory.conditions if key == "ns/high"]
+    assert message.endswith(ends) and message.count(ends) == 1

@@ -309,11 +309,15 @@ class Preemption:
 
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
-    """What a post-filter has to say about a pod no node fits: the words appended to the
-    FailedScheduling message (none when it made room), and the room it found, if any."""
+    """What a post-filter has to say about a pod no node fits: its words for the
+    FailedScheduling message (none when it made room), the room it found, if any, and whether
+    it ends the post-filters (``final``: kube-scheduler's Error or UnschedulableAndUnresolvable
+    status, after which no post-filter runs and only these words are told). The words of the
+    post-filters that ran are joined with ", ", as kube-scheduler joins their reasons."""
 
     message: str = ""
     preemption: Preemption | None = None
+    final: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,7 +332,9 @@ class NodeStatuses:
     node of the snapshot as it is at the call: the first failing filter's reasons, FITS when the
     pod fits (a post-filter asks "and if these pods were gone?"). ``while_filtering``, entered
     once around all refiltering, counts what the cycle's filtering counted beside the snapshot
-    (pods nominated to nodes)."""
+    (pods nominated to nodes). ``pre_filtered`` names the filters whose pre-filter
+    kube-scheduler would have run: those up to the one that rejected the pod, in policy order
+    (None: all of them)."""
 
     reasons: Mapping[str, int]
     total_nodes: int
@@ -336,6 +342,7 @@ class NodeStatuses:
     refilter: Callable[[Cycle, NodeInfo], Sequence[str]]
     pre_filter_rejection: str = ""
     while_filtering: AbstractContextManager[object] | None = None
+    pre_filtered: frozenset[str] | None = None
 
     def resolvable(self, node: str) -> bool:
         """Whether evicting pods might make ``node`` fit (kube's Unschedulable status)."""

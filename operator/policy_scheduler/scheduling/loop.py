@@ -519,17 +519,25 @@ class Scheduler:
             message = decision.message
             cycle = Cycle(pod, self.cache.snapshot, self._rng)
             preemption: Preemption | None = None
+            said: list[str] = []
             for plugin in policy.extensions.post_filter:
                 # Fresh each time: the nominated pods count while the post-filter refilters.
                 nominated = self.cache.nominated(self._nominated_against(pod))
                 statuses = policy.pipeline.node_statuses(decision, nominated)
                 result = plugin.post_filter(states.read(plugin), cycle, statuses)
-                if result.message:
-                    message = f"{message} {result.message}"
-                if result.preemption is not None:
-                    # As kube-scheduler's RunPostFilterPlugins: the first that made room ends them.
-                    preemption = result.preemption
+                if result.final:
+                    said = [result.message] if result.message else []
                     break
+                if result.message:
+                    said.append(result.message)
+                if result.preemption is not None:
+                    # As kube-scheduler's RunPostFilterPlugins: the first that made room ends
+                    # them, and its success is all the status says.
+                    preemption = result.preemption
+                    said = []
+                    break
+            if said:
+                message = f"{message} {', '.join(said)}"
             self._wait(
                 entry, message, now, "FailedScheduling", (policy, decision), preemption=preemption
             )
@@ -657,13 +665,14 @@ class Scheduler:
         the nomination (the caller writes it, with the pod's PodScheduled condition)."""
         node = preemption.node
         condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name)
-        self._preempting[pod.uid] = {victim.uid for victim in preemption.victims}
-        self._evicting.add(pod.uid)
-        task = asyncio.get_running_loop().create_task(
-            self._evict(pod, preemption.victims, node, condition)
-        )
-        self._evictions.add(task)
-        task.add_done_callback(self._evictions.discard)
+        if preemption.victims:
+            self._preempting[pod.uid] = {victim.uid for victim in preemption.victims}
+            self._evicting.add(pod.uid)
+            task = asyncio.get_running_loop().create_task(
+                self._evict(pod, preemption.victims, node, condition)
+            )
+            self._evictions.add(task)
+            task.add_done_callback(self._evictions.discard)
         for other in list(self._nominated.values()):
             # Only pods this operator schedules, as kube-scheduler clears only those its queue
             # holds: another scheduler's nomination is that scheduler's (and one of lower
@@ -681,7 +690,8 @@ class Scheduler:
                     self.queue.add(_nominated_to(other, ""), now)
                     self._wake.set()
         self._nominated[pod.uid] = _nominated_to(pod, node)
-        self.queue.gate(self._nominated[pod.uid])
+        if preemption.victims:
+            self.queue.gate(self._nominated[pod.uid])
         self.events.event(
             pod,
             NORMAL,

@@ -23,7 +23,10 @@ from policy_scheduler.plugins.base import (
     ClusterEvent,
     Cycle,
     EventKind,
+    NodeStatuses,
     ObjectRef,
+    PostFilter,
+    PostFilterResult,
     PreBind,
     PreFilterResult,
 )
@@ -399,3 +402,56 @@ def test_a_refused_reservation_fails_the_bind_in_kubes_words() -> None:
     writes = Writes(RuntimeError("409 Conflict"))
     refusal = pre_bind(pod(uses("gpu-claim")), [claim(reserved_for=())], writes)
     assert refusal == 'running PreBind plugin "DynamicResources": gpu-claim: 409 Conflict'
+
+
+def statuses(pre_filtered: frozenset[str] | None = None) -> NodeStatuses:
+    def refilter(cycle: Cycle, node: NodeInfo) -> tuple[str, ...]:
+        return ()
+
+    return NodeStatuses({}, len(NODES), frozenset(), refilter, pre_filtered=pre_filtered)
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "claims", "told", "result"),
+    [
+        pytest.param(
+            pod(),
+            [],
+            statuses(),
+            PostFilterResult("no new claims to deallocate"),
+            id="a pod without claims",
+        ),
+        pytest.param(
+            pod(uses("gpu-claim")),
+            [claim(allocated=None, reserved_for=())],
+            statuses(),
+            PostFilterResult("still not schedulable"),
+            id="a pod with claims: none is deallocated here",
+        ),
+        pytest.param(
+            pod(),
+            [],
+            statuses(frozenset({"NodeResourcesFit", "VolumeBinding"})),
+            PostFilterResult("not found", final=True),
+            id="an earlier pre-filter rejected the pod: kube's state is missing, an error",
+        ),
+        pytest.param(
+            pod(),
+            [],
+            statuses(frozenset({"VolumeBinding", dynamic_resources.NAME})),
+            PostFilterResult("no new claims to deallocate"),
+            id="a later pre-filter rejected the pod",
+        ),
+    ],
+)
+def test_post_filter(
+    the_pod: PodView,
+    claims: Sequence[Mapping[str, Any]],
+    told: NodeStatuses,
+    result: PostFilterResult,
+) -> None:
+    """kube-scheduler's DynamicResources PostFilter words, which start the preemption sentence."""
+    cycle = Cycle(the_pod, WithClaims(claims=claims).snapshot(NODES))
+    state = PLUGIN.pre_filter(cycle)
+    assert isinstance(PLUGIN, PostFilter)
+    assert PLUGIN.post_filter(None if state is SKIP else state, cycle, told) == result
