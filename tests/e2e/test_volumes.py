@@ -166,9 +166,11 @@ def test_missing_claim_then_created_wakes_the_pod(
         ]
 
     failed = wait_for("FailedScheduling for the missing claim", told, TIMEOUT)
-    # VolumeRestrictions' PreFilter rejects the pod: kube's text, without node counts.
+    # VolumeRestrictions' PreFilter rejects the pod: kube's text, without node counts, and
+    # kube's DynamicResources PostFilter's error ("not found": its PreFilter never ran), after
+    # which no preemption is tried.
     assert re.fullmatch(
-        r'0/\d+ nodes are available: persistentvolumeclaim "later" not found\.',
+        r'0/\d+ nodes are available: persistentvolumeclaim "later" not found\. not found',
         failed[0]["message"],
     ), failed[0]["message"]
     assert "web" not in bound(cluster, namespace)
@@ -206,8 +208,11 @@ def test_second_pod_of_read_write_once_pod_claim_stays_pending(
     failed = wait_for("FailedScheduling for the second pod", told, TIMEOUT)
     message = failed[0]["message"]
     # Both nodes of the pool for this reason (other tests' nodes, outside the pool, for theirs).
+    # Then kube's preemption sentence: the other pod has no lower priority.
     assert re.fullmatch(
-        rf"0/\d+ nodes are available: (.*, )?2 {re.escape(RWOP_CONFLICT)}(, .*)?\.", message
+        rf"0/(\d+) nodes are available: (.*, )?2 {re.escape(RWOP_CONFLICT)}(, .*)?\. "
+        r"no new claims to deallocate, preemption: 0/\1 nodes are available: .*\.",
+        message,
     ), message
     assert "second" not in bound(cluster, namespace)
 
