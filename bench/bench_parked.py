@@ -121,7 +121,7 @@ from bench_scheduling import (
     prepare,
 )
 from bench_scheduling import parse_args as scheduling_args
-from kube_http import Api, ApiError
+from kube_http import Api, ApiError, follow
 from prometheus_client.parser import text_string_to_metric_families
 
 POLICY = SCHEDULER_NAMES["policy-scheduler"]
@@ -587,32 +587,28 @@ class WriteCounter:
 
     def _run(self) -> None:
         counted = {"MODIFIED", "ADDED"} if self.created else {"MODIFIED"}
-        while not self._stop.is_set():
-            try:
-                # A short server-side timeout, so that the thread sees ``close`` soon.
-                for event in self.api.watch(
-                    self.path,
-                    self._version,
-                    allowWatchBookmarks="true",
-                    timeoutSeconds="5",
-                    **self.params,
-                ):
-                    obj = event["object"]
-                    if event["type"] == "ERROR":
-                        raise ApiError(obj.get("code", 0), obj.get("message", ""))
-                    self._version = obj["metadata"]["resourceVersion"]
-                    if event["type"] in counted:
-                        with self._lock:
-                            self.counts[self.key(obj)] += 1
-            except (ApiError, OSError, ValueError) as error:
-                if self._stop.is_set():
-                    return
-                log(f"  watch of {self.path} broke ({error})")
-                time.sleep(0.5)
-                if isinstance(error, ApiError) and error.status == 410:
-                    self.gaps += 1
-                    with contextlib.suppress(ApiError, OSError, ValueError):
-                        self._version = self._list()
+
+        def seen(kind: str, obj: dict[str, Any]) -> None:
+            if kind in counted:
+                with self._lock:
+                    self.counts[self.key(obj)] += 1
+
+        def broken(error: Exception) -> str | None:
+            log(f"  watch of {self.path} broke ({error})")
+            if isinstance(error, ApiError) and error.status == 410:
+                self.gaps += 1
+                return self._list()
+            return None
+
+        follow(
+            self.api,
+            self.path,
+            self._version,
+            self._stop,
+            on_event=seen,
+            on_broken=broken,
+            **self.params,
+        )
 
     def close(self) -> None:
         self._stop.set()

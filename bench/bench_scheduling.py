@@ -101,7 +101,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kube_http import Api, ApiError
+from kube_http import Api, ApiError, follow
 from kubernetes.utils import parse_quantity
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
 from scheduling_report import write_reports
@@ -604,31 +604,24 @@ class BindWatch:
         return version
 
     def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                # A short server-side timeout, so that the thread sees ``close`` soon; each
-                # reconnection resumes from the last resourceVersion and misses nothing.
-                for event in self.api.watch(
-                    self.path,
-                    self._resource_version,
-                    fieldSelector="spec.nodeName!=",
-                    allowWatchBookmarks="true",
-                    timeoutSeconds="5",
-                ):
-                    obj = event["object"]
-                    if event["type"] == "ERROR":
-                        raise ApiError(obj.get("code", 0), obj.get("message", ""))
-                    self._resource_version = obj["metadata"]["resourceVersion"]
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._record([obj])
-            except (ApiError, OSError, ValueError) as error:
-                if self._stop.is_set():
-                    return
-                log(f"  watch broke ({error}); listing again")
-                time.sleep(0.5)
-                # Pods bound while the watch was down get the time of the list: late, never early.
-                with contextlib.suppress(ApiError, OSError, ValueError):
-                    self._resource_version = self._list()
+        def seen(kind: str, pod: dict[str, Any]) -> None:
+            if kind in ("ADDED", "MODIFIED"):
+                self._record([pod])
+
+        def broken(error: Exception) -> str:
+            log(f"  watch broke ({error}); listing again")
+            # Pods bound while the watch was down get the time of the list: late, never early.
+            return self._list()
+
+        follow(
+            self.api,
+            self.path,
+            self._resource_version,
+            self._stop,
+            on_event=seen,
+            on_broken=broken,
+            fieldSelector="spec.nodeName!=",
+        )
 
     def wait(
         self,

@@ -8,9 +8,11 @@ is measured) as little as possible, so bodies are bytes or plain dicts.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +124,37 @@ class Api:
 
     def metrics(self) -> str:
         return self.request("GET", "/metrics").text
+
+
+def follow(
+    api: Api,
+    path: str,
+    version: str,
+    stop: threading.Event,
+    *,
+    on_event: Callable[[str, dict[str, Any]], None],
+    on_broken: Callable[[Exception], str | None],
+    **params: str,
+) -> None:
+    """Follow the watch of ``path`` from ``version`` until ``stop`` is set, each event but
+    bookmarks handed to ``on_event(type, object)``. A short server-side timeout lets the caller's
+    thread see ``stop`` soon, and each reconnection resumes from the last resourceVersion, so
+    nothing is missed. When the watch breaks, ``on_broken(error)``, half a second later, says
+    where to go on from: a resourceVersion (it listed again), or None (where it was)."""
+    while not stop.is_set():
+        try:
+            for event in api.watch(
+                path, version, allowWatchBookmarks="true", timeoutSeconds="5", **params
+            ):
+                obj = event["object"]
+                if event["type"] == "ERROR":
+                    raise ApiError(obj.get("code", 0), obj.get("message", ""))
+                version = obj["metadata"]["resourceVersion"]
+                if event["type"] != "BOOKMARK":
+                    on_event(event["type"], obj)
+        except (ApiError, OSError, ValueError) as error:
+            if stop.is_set():
+                return
+            time.sleep(0.5)
+            with contextlib.suppress(ApiError, OSError, ValueError):
+                version = on_broken(error) or version

@@ -26,14 +26,13 @@ its requests fall in the ``exempt`` flow schema and none of them count as the sc
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from kube_http import Api, ApiError
+from kube_http import Api, ApiError, follow
 
 PROVISIONER = "fake.bench.policy-scheduler.dev"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
@@ -99,10 +98,7 @@ class Provisioner:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="provisioner")
-        page = self.watch_api.get(self.claims_path)
-        for claim in page["items"]:
-            self._offer(claim)
-        self._resource_version: str = page["metadata"]["resourceVersion"]
+        self._resource_version = self._list()
         self._thread = threading.Thread(target=self._run, name="provisioner-watch")
         self._thread.start()
 
@@ -117,30 +113,27 @@ class Provisioner:
             self._seen.add(meta["uid"])
         self._pool.submit(self._provision, claim, node, time.monotonic())
 
+    def _list(self) -> str:
+        """Offer every claim listed; the list's resourceVersion."""
+        page = self.watch_api.get(self.claims_path)
+        for claim in page["items"]:
+            self._offer(claim)
+        version: str = page["metadata"]["resourceVersion"]
+        return version
+
     def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                for event in self.watch_api.watch(
-                    self.claims_path,
-                    self._resource_version,
-                    allowWatchBookmarks="true",
-                    timeoutSeconds="5",
-                ):
-                    obj = event["object"]
-                    if event["type"] == "ERROR":
-                        raise ApiError(obj.get("code", 0), obj.get("message", ""))
-                    self._resource_version = obj["metadata"]["resourceVersion"]
-                    if event["type"] in ("ADDED", "MODIFIED"):
-                        self._offer(obj)
-            except (ApiError, OSError, ValueError):
-                if self._stop.is_set():
-                    return
-                time.sleep(0.5)
-                with contextlib.suppress(ApiError, OSError, ValueError):
-                    page = self.watch_api.get(self.claims_path)
-                    for claim in page["items"]:
-                        self._offer(claim)
-                    self._resource_version = page["metadata"]["resourceVersion"]
+        def seen(kind: str, claim: dict[str, Any]) -> None:
+            if kind in ("ADDED", "MODIFIED"):
+                self._offer(claim)
+
+        follow(
+            self.watch_api,
+            self.claims_path,
+            self._resource_version,
+            self._stop,
+            on_event=seen,
+            on_broken=lambda error: self._list(),
+        )
 
     def _provision(self, claim: dict[str, Any], node: str, seen: float) -> None:
         meta, spec = claim["metadata"], claim["spec"]
