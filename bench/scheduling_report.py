@@ -92,56 +92,46 @@ def ratios(cases: list[Case]) -> list[dict[str, Any]]:
     return rows
 
 
-def storage_ratios(cases: list[Case]) -> list[dict[str, Any]]:
-    """Per node count where both ran the storage phase: policy-scheduler's figures of it divided
-    by kube-scheduler's."""
-    by = {(c["scheduler"], c["nodes"]): c for c in cases if "storage" in c}
+# The phases beside the burst that policy-scheduler and kube-scheduler both run: per phase, its
+# title in scheduling.md, and each ratio's key, column and path in a case's phase record.
+PHASE_RATIOS: dict[str, tuple[str, tuple[tuple[str, str, tuple[str, ...]], ...]]] = {
+    "storage": (
+        "Storage phase",
+        (
+            ("throughput_vs_kube", "pods/s", ("throughput",)),
+            ("p50_vs_kube", "p50", ("latency_ms", "p50")),
+            ("p99_vs_kube", "p99", ("latency_ms", "p99")),
+            ("cpu_per_pod_vs_kube", "CPU/pod", ("cpu_ms_per_pod",)),
+            ("requests_per_pod_vs_kube", "requests/pod", ("api_requests_per_pod",)),
+        ),
+    ),
+    "preemption": (
+        "Preemption phase",
+        (
+            ("throughput_vs_kube", "pods/s", ("throughput",)),
+            ("p50_vs_kube", "p50", ("latency_ms", "p50")),
+            ("p99_vs_kube", "p99", ("latency_ms", "p99")),
+            ("evicted_per_preemptor_vs_kube", "evicted/pod", ("evicted_per_preemptor",)),
+            ("cpu_per_pod_vs_kube", "CPU/pod", ("cpu_ms_per_pod",)),
+            ("requests_per_pod_vs_kube", "requests/pod", ("api_requests_per_pod",)),
+        ),
+    ),
+}
+
+
+def phase_ratios(cases: list[Case], phase: str) -> list[dict[str, Any]]:
+    """Per node count where both ran ``phase`` (a key of PHASE_RATIOS): policy-scheduler's
+    figures of it divided by kube-scheduler's."""
+    by = {(c["scheduler"], c["nodes"]): c for c in cases if phase in c}
     rows = []
     for nodes in sorted({n for _, n in by}):
         ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
         if ours is None or kube is None:
             continue
-
-        def versus(*path: str, ours: Case = ours, kube: Case = kube) -> float | None:
-            return _ratio(_get(ours, "storage", *path), _get(kube, "storage", *path))
-
-        rows.append(
-            {
-                "nodes": nodes,
-                "throughput_vs_kube": versus("throughput"),
-                "p50_vs_kube": versus("latency_ms", "p50"),
-                "p99_vs_kube": versus("latency_ms", "p99"),
-                "cpu_per_pod_vs_kube": versus("cpu_ms_per_pod"),
-                "requests_per_pod_vs_kube": versus("api_requests_per_pod"),
-            }
-        )
-    return rows
-
-
-def preemption_ratios(cases: list[Case]) -> list[dict[str, Any]]:
-    """Per node count where both ran the preemption phase: policy-scheduler's figures of it
-    divided by kube-scheduler's."""
-    by = {(c["scheduler"], c["nodes"]): c for c in cases if "preemption" in c}
-    rows = []
-    for nodes in sorted({n for _, n in by}):
-        ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
-        if ours is None or kube is None:
-            continue
-
-        def versus(*path: str, ours: Case = ours, kube: Case = kube) -> float | None:
-            return _ratio(_get(ours, "preemption", *path), _get(kube, "preemption", *path))
-
-        rows.append(
-            {
-                "nodes": nodes,
-                "throughput_vs_kube": versus("throughput"),
-                "p50_vs_kube": versus("latency_ms", "p50"),
-                "p99_vs_kube": versus("latency_ms", "p99"),
-                "evicted_per_preemptor_vs_kube": versus("evicted_per_preemptor"),
-                "cpu_per_pod_vs_kube": versus("cpu_ms_per_pod"),
-                "requests_per_pod_vs_kube": versus("api_requests_per_pod"),
-            }
-        )
+        row: dict[str, Any] = {"nodes": nodes}
+        for key, _, path in PHASE_RATIOS[phase][1]:
+            row[key] = _ratio(_get(ours, phase, *path), _get(kube, phase, *path))
+        rows.append(row)
     return rows
 
 
@@ -290,26 +280,17 @@ def markdown(results: dict[str, Any]) -> str:
             [list(row.values()) for row in results["ratios"]],
         ),
     ]
-    if results.get("storage_ratios"):
-        lines += [
-            "",
-            "Storage phase, policy-scheduler ÷ kube-scheduler:",
-            "",
-            *_table(
-                ["nodes", "pods/s", "p50", "p99", "CPU/pod", "requests/pod"],
-                [list(row.values()) for row in results["storage_ratios"]],
-            ),
-        ]
-    if results.get("preemption_ratios"):
-        lines += [
-            "",
-            "Preemption phase, policy-scheduler ÷ kube-scheduler:",
-            "",
-            *_table(
-                ["nodes", "pods/s", "p50", "p99", "evicted/pod", "CPU/pod", "requests/pod"],
-                [list(row.values()) for row in results["preemption_ratios"]],
-            ),
-        ]
+    for phase, (title, figures) in PHASE_RATIOS.items():
+        if results.get(f"{phase}_ratios"):
+            lines += [
+                "",
+                f"{title}, policy-scheduler ÷ kube-scheduler:",
+                "",
+                *_table(
+                    ["nodes", *(column for _, column, _ in figures)],
+                    [list(row.values()) for row in results[f"{phase}_ratios"]],
+                ),
+            ]
     errors = [c for c in cases if "error" in c]
     if errors:
         lines += ["", "## Errors", ""]
@@ -358,8 +339,8 @@ def chart(cases: list[Case], path: Path) -> None:
 def write_reports(results: dict[str, Any], out: Path) -> list[Path]:
     """scheduling.json, scheduling.md and scheduling.png in ``out``; their paths."""
     results["ratios"] = ratios(results["cases"])
-    results["storage_ratios"] = storage_ratios(results["cases"])
-    results["preemption_ratios"] = preemption_ratios(results["cases"])
+    for phase in PHASE_RATIOS:
+        results[f"{phase}_ratios"] = phase_ratios(results["cases"], phase)
     paths = [out / "scheduling.json", out / "scheduling.md", out / "scheduling.png"]
     paths[0].write_text(json.dumps(results, indent=2) + "\n")
     paths[1].write_text(markdown(results))
