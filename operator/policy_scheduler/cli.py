@@ -32,7 +32,8 @@ import yaml
 
 from policy_scheduler.kube.timings import LeaseTimings
 from policy_scheduler.manifests import ManifestError, read_objects
-from policy_scheduler.pipeline import Decision, reason_counts
+from policy_scheduler.pipeline import Decision
+from policy_scheduler.plugins.base import reason_counts
 from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compile_policy
 from policy_scheduler.policy.convert import LegacyPolicyError, convert, default_name, parse_legacy
 from policy_scheduler.policy.load import read_policy_file

@@ -71,6 +71,7 @@ from policy_scheduler.plugins.base import (
     NodeStatuses,
     Scorer,
     Scores,
+    failure_message,
 )
 
 # kube-scheduler's bounds for the adaptive percentageOfNodesToScore (pkg/scheduler/schedule_one.go).
@@ -89,24 +90,6 @@ def feasible_nodes_to_find(all_nodes: int, percentage: int) -> int:
     if percentage == 0:
         percentage = max(50 - all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     return max(all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-def reason_counts(reasons: Mapping[str, int]) -> str:
-    """The "<count> <reason>" strings ("2 Insufficient cpu"), sorted as strings as kube-scheduler
-    sorts them, joined with commas."""
-    return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
-
-
-def failure_message(
-    total_nodes: int, reasons: Mapping[str, int], pre_filter_rejection: str = ""
-) -> str:
-    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ...", or,
-    for a pod a pre-filter rejected, its reason alone: "0/5 nodes are available: pod affinity
-    terms conflict." (kube-scheduler does not count the nodes then)."""
-    message = f"0/{total_nodes} nodes are available:"
-    if pre_filter_rejection:
-        return f"{message} {pre_filter_rejection}."
-    return f"{message} {reason_counts(reasons)}." if reasons else message
 
 
 @dataclass(frozen=True, slots=True)

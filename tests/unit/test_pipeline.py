@@ -23,7 +23,6 @@ from policy_scheduler.pipeline import (
     Pipeline,
     WeightedScorer,
     explain,
-    failure_message,
     feasible_nodes_to_find,
 )
 from policy_scheduler.plugins.base import (
@@ -34,6 +33,7 @@ from policy_scheduler.plugins.base import (
     PreFilterResult,
     Scorer,
     Skip,
+    failure_message,
 )
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
 from policy_scheduler.plugins.taint_toleration import UNTOLERATED

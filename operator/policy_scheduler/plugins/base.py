@@ -561,6 +561,24 @@ def normalize_to_max(scores: Scores, reverse: bool = False) -> None:
     scores[:] = MAX_NODE_SCORE - scaled if reverse else scaled
 
 
+def reason_counts(reasons: Mapping[str, int]) -> str:
+    """The "<count> <reason>" strings ("2 Insufficient cpu"), sorted as strings as kube-scheduler
+    sorts them, joined with commas."""
+    return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
+
+
+def failure_message(
+    total_nodes: int, reasons: Mapping[str, int], pre_filter_rejection: str = ""
+) -> str:
+    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ...", or,
+    for a pod a pre-filter rejected, its reason alone: "0/5 nodes are available: pod affinity
+    terms conflict." (kube-scheduler does not count the nodes then)."""
+    message = f"0/{total_nodes} nodes are available:"
+    if pre_filter_rejection:
+        return f"{message} {pre_filter_rejection}."
+    return f"{message} {reason_counts(reasons)}." if reasons else message
+
+
 FilterFactory = Callable[[Args, str], Filter[Any]]
 ScorerFactory = Callable[[Args, str], Scorer[Any]]
 """Factories take the plugin's ``args`` and their path in the policy (for errors); they raise

@@ -50,6 +50,7 @@ from policy_scheduler.plugins.base import (
     PostFilter,
     PostFilterResult,
     Preemption,
+    failure_message,
     unknown_fields,
 )
 
@@ -114,10 +115,7 @@ def fit_error(total_nodes: int, statuses: Mapping[str, Sequence[str]]) -> str:
             counts[reason] = counts.get(reason, 0) + 1
     if len(statuses) < total_nodes:
         counts[NOT_HELPFUL] = counts.get(NOT_HELPFUL, 0) + total_nodes - len(statuses)
-    message = f"0/{total_nodes} nodes are available:"
-    if counts:
-        message += " " + ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items())) + "."
-    return message
+    return failure_message(total_nodes, counts)
 
 
 @dataclass(frozen=True, slots=True)
