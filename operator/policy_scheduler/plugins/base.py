@@ -204,14 +204,21 @@ class Filter(ABC, Generic[State]):
     UnschedulableAndUnresolvable): a node rejected for one of them is no candidate for
     evicting pods. The default, none: every rejection may be lifted by evicting pods."""
 
+    resolvable_reasons: ClassVar[frozenset[str] | None] = None
+    """For a filter most of whose reasons no preemption can help: the ones it can, every other
+    reason being unresolvable (the empty set: none can). None: :attr:`unresolvable_reasons`
+    decides."""
+
     unresolvable_reads_node: ClassVar[bool] = False
     """Whether :meth:`unresolvable` reads the node, not only the reasons: the pipeline then
     asks it about each rejected node rather than once per group of reasons."""
 
     def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
         """Whether rejecting ``node`` for ``reasons`` is UnschedulableAndUnresolvable, as
-        kube-scheduler's filter would say: by default, when any of them is one of
-        :attr:`unresolvable_reasons`."""
+        kube-scheduler's filter would say: by default, when any of them is not one of
+        :attr:`resolvable_reasons`, or, without those, is one of :attr:`unresolvable_reasons`."""
+        if self.resolvable_reasons is not None:
+            return not self.resolvable_reasons.issuperset(reasons)
         return not self.unresolvable_reasons.isdisjoint(reasons)
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:

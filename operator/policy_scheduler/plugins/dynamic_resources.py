@@ -186,8 +186,7 @@ class _DynamicResourcesFilter(
 
     # Every filter rejection is UnschedulableAndUnresolvable in kube-scheduler (v1.34
     # does not preempt for devices).
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return True
+    resolvable_reasons = frozenset()
 
     # Node labels decide an allocation's node selector; a claim's change may make, allocate
     # or reserve it; a deleted pod leaves the claims' reservedFor (kube's controller

@@ -183,8 +183,7 @@ class _AffinityFilter(Filter[FilterState]):
 
     # Every rejection is UnschedulableAndUnresolvable in kube-scheduler: no eviction
     # changes a node's labels.
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return True
+    resolvable_reasons = frozenset()
 
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 

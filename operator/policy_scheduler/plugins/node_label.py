@@ -81,8 +81,7 @@ class _NodeLabelFilter(Filter[None]):
     name = NAME
 
     # No eviction changes a node's labels.
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return True
+    resolvable_reasons = frozenset()
 
     wakes_on = EventKind.NODE_ADDED | EventKind.NODE_LABELS
 

@@ -338,8 +338,7 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
 
     # Evicting pods frees attachments; the pod's own volumes failing to resolve (a claim
     # not found) is UnschedulableAndUnresolvable in kube-scheduler.
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return not {EXCEEDED}.issuperset(reasons)
+    resolvable_reasons = frozenset({EXCEEDED})
 
     # kube registers CSINode/Add|Update, Pod/Delete, PVC/Add and VolumeAttachment/Delete (not
     # modelled here); a claim's update is reported with its addition.

@@ -431,8 +431,7 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
 
     # Every filter rejection is UnschedulableAndUnresolvable in kube-scheduler: volumes
     # and their node affinity do not change with the pods on the node.
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return True
+    resolvable_reasons = frozenset()
 
     # kube's EventsToRegister (with queueing hints, node taints do not wake it); CSIDriver and
     # CSIStorageCapacity events are not watched here.

@@ -126,8 +126,7 @@ class _VolumeRestrictionsFilter(Filter[_State]):
 
     # Disk and ReadWriteOncePod conflicts are with pods that may be evicted; anything else
     # (a claim not found) is UnschedulableAndUnresolvable in kube-scheduler.
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return not {DISK_CONFLICT, READ_WRITE_ONCE_POD_CONFLICT}.issuperset(reasons)
+    resolvable_reasons = frozenset({DISK_CONFLICT, READ_WRITE_ONCE_POD_CONFLICT})
 
     # kube registers Node/Add (with queueing hints on, as in v1.34 by default), Pod/Delete and
     # PVC/Add; a claim's update is reported with its addition here, and the hint tells them apart

@@ -150,8 +150,7 @@ class _VolumeZoneFilter(Filter[_State]):
     name = NAME
 
     # UnschedulableAndUnresolvable in kube-scheduler: a volume's zone does not change.
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        return True
+    resolvable_reasons = frozenset()
 
     # kube registers Node/Add|UpdateNodeLabel (queueing hints on, as v1.34 by default),
     # StorageClass/Add, PVC/Add|Update and PV/Add|Update.
