@@ -285,6 +285,7 @@ def _exit_lost_lease() -> NoReturn:
 def run_operator(args: argparse.Namespace) -> int:
     import kopf
 
+    from policy_scheduler import collector
     from policy_scheduler.handlers import register
     from policy_scheduler.kube.client import Kube
     from policy_scheduler.kube.events import POST_CONCURRENCY
@@ -315,6 +316,7 @@ def run_operator(args: argparse.Namespace) -> int:
         on_lost=_exit_lost_lease,
         metrics=args.metrics,
     )
+    collector.install()
     kopf.run(registry=registry, clusterwide=True, standalone=True, liveness_endpoint=args.liveness)
     return EXIT_OK
 
