@@ -34,7 +34,7 @@ from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, t
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeEvictor, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics
-from policy_scheduler.model import disruption, namespaces, volumes, workloads
+from policy_scheduler.model import disruption, namespaces, objects, volumes, workloads
 from policy_scheduler.scheduling.loop import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -122,13 +122,20 @@ class KubeScheduler:
                 scheduler.policy_changed,
                 scheduler.policy_deleted,
             ),
-            _Source("nodes", "/api/v1/nodes", scheduler.node_changed, scheduler.node_deleted),
+            _Source(
+                "nodes",
+                "/api/v1/nodes",
+                scheduler.node_changed,
+                scheduler.node_deleted,
+                keep=objects.slim_node,
+            ),
             _Source(
                 "pods",
                 "/api/v1/pods",
                 scheduler.pod_changed,
                 scheduler.pod_deleted,
                 field_selector=UNFINISHED_PODS,
+                keep=objects.slim_pod,
             ),
             *(
                 _Source(

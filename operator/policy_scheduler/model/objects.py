@@ -3,6 +3,8 @@
 Views never copy or rewrite the object; they parse what the scheduler needs once, on first use
 (``cached_property``), so a pod that sits in the cache for hours is parsed at most once. A
 malformed quantity raises :class:`ObjectError` naming the object and the field.
+:func:`slim_pod` and :func:`slim_node` are what the informers keep of each object: what the views
+and the plugins read, and nothing else.
 """
 
 from __future__ import annotations
@@ -49,6 +51,69 @@ def _mapping(value: object) -> Raw:
 
 def _sequence(value: object) -> Sequence[Any]:
     return value if isinstance(value, list | tuple) else ()
+
+
+# What the scheduler reads of a Pod (PodView, the plugins, the loop) besides its spec: the rest of
+# its metadata and status (annotations, the containers' statuses, IPs, ...) and most of each
+# container (command, env, probes, mounts, ...) is bookkeeping of other controllers, often most of
+# a running pod's bytes. kube-scheduler keeps whole pods; we keep this.
+_POD_METADATA = (
+    "name",
+    "namespace",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "labels",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "ownerReferences",
+)
+_POD_STATUS = ("phase", "conditions", "nominatedNodeName", "startTime", "resourceClaimStatuses")
+# Requests, host ports, images (ImageLocality) and sidecars (restartPolicy of an init container).
+_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+_CONTAINER_LISTS = ("containers", "initContainers")
+# Ephemeral containers request nothing and are never scheduled.
+_POD_SPEC_DROPPED = ("ephemeralContainers",)
+_NODE_METADATA = ("name", "uid", "resourceVersion", "labels")
+_NODE_SPEC = ("unschedulable", "taints")
+_NODE_STATUS = ("allocatable", "images")
+
+
+def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
+    mapping = _mapping(raw)
+    return {key: mapping[key] for key in keys if key in mapping}
+
+
+def slim_pod(raw: Raw) -> dict[str, Any]:
+    """What the scheduler reads of a Pod, as an informer keeps it: all of its spec but each
+    container's command, environment, probes and the like (and ephemeral containers), and of its
+    metadata and status only what scheduling reads (the uid and resourceVersion among them, for
+    the informer). Built anew, so that the decoded object's memory goes back whole."""
+    spec = {
+        key: (
+            [_only(c, _CONTAINER) for c in _sequence(value)]
+            if key in _CONTAINER_LISTS
+            else value
+        )
+        for key, value in _mapping(raw.get("spec")).items()
+        if key not in _POD_SPEC_DROPPED
+    }
+    return {
+        "metadata": _only(raw.get("metadata"), _POD_METADATA),
+        "spec": spec,
+        "status": _only(raw.get("status"), _POD_STATUS),
+    }
+
+
+def slim_node(raw: Raw) -> dict[str, Any]:
+    """What :class:`NodeView` (and an informer, to resume and relist) reads of a Node: its
+    name, uid, resourceVersion and labels, ``spec.unschedulable`` and taints, and its
+    allocatable and images; not its conditions, addresses, capacity or system info."""
+    return {
+        "metadata": _only(raw.get("metadata"), _NODE_METADATA),
+        "spec": _only(raw.get("spec"), _NODE_SPEC),
+        "status": _only(raw.get("status"), _NODE_STATUS),
+    }
 
 
 def parse_resources(raw: object, where: str) -> Resources:
