@@ -91,9 +91,7 @@ def slim_pod(raw: Raw) -> dict[str, Any]:
     the informer). Built anew, so that the decoded object's memory goes back whole."""
     spec = {
         key: (
-            [_only(c, _CONTAINER) for c in _sequence(value)]
-            if key in _CONTAINER_LISTS
-            else value
+            [_only(c, _CONTAINER) for c in _sequence(value)] if key in _CONTAINER_LISTS else value
         )
         for key, value in _mapping(raw.get("spec")).items()
         if key not in _POD_SPEC_DROPPED
