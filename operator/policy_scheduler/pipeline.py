@@ -28,8 +28,10 @@ For a policy with post-filters the loop asks :meth:`Pipeline.decide` for ``statu
 that finds no node then also names the nodes rejected for a reason no preemption can help
 (kube-scheduler's UnschedulableAndUnresolvable, as each filter declares it: see
 :meth:`~.plugins.base.Filter.unresolvable`), and :meth:`Pipeline.node_statuses` hands that, with
-:meth:`Pipeline.refilter` (the filters asked again about one node, after a post-filter took pods
-out of the snapshot), to the post-filters. Other policies' pods pay nothing for it.
+:meth:`Pipeline.what_if` (the filters asked again about one node after a post-filter took pods
+out of the snapshot, the pre-filters run once and their pod counts kept up to date by the
+filters' ``add_pod``/``remove_pod``, as kube-scheduler's PreFilterExtensions), to the
+post-filters. Other policies' pods pay nothing for it.
 
 Unlike kube-scheduler, the result keeps the evidence: every feasible node's per-plugin scores (the
 best few are reported, or all of them) and, when nothing fits, the count of each reason.
@@ -71,6 +73,7 @@ from policy_scheduler.plugins.base import (
     NodeStatuses,
     Scorer,
     Scores,
+    WhatIf,
     failure_message,
 )
 
@@ -312,6 +315,73 @@ def _count_reasons(reasons: dict[str, int], rejected: Rejected) -> None:
             reasons[reason] = reasons.get(reason, 0) + len(indices)
 
 
+def _filter_node(states: FilterStates, pod: PodView, node: NodeBlock) -> tuple[str, ...]:
+    """What :func:`_filter_block` says of a block of one node, ``node``: the first failing
+    filter's reasons, or FITS; each filter asked as cheaply as it answers for one node
+    (:meth:`~.plugins.base.Filter.filter_one`), without the block's masks."""
+    for plugin, state in states:
+        reasons = plugin.filter_one(state, pod, node)
+        if reasons:
+            return tuple(reasons)
+    return FITS
+
+
+class _WhatIf(WhatIf):
+    """The pipeline's :class:`~.plugins.base.WhatIf`: every pre-filter runs once, on the
+    snapshot as it is when the what-if starts; the states that count pods
+    (:attr:`~.plugins.base.Filter.pre_filter_counts_pods`) then follow each pod taken out or
+    put back through their filter's ``remove_pod`` and ``add_pod``, as kube-scheduler's
+    SelectVictimsOnNode runs the PreFilterExtensions, and what the pre-filters say of the
+    cluster is merged anew after such a change. A verdict filters the one node; the rotating
+    start index of the pipeline is left alone."""
+
+    __slots__ = ("_changed", "_counting", "_cycle", "_outcome", "_positions", "_states")
+
+    def __init__(
+        self, pool: _NodePool | None, filters: Sequence[Filter[Any]], cycle: Cycle
+    ) -> None:
+        self._cycle = cycle
+        self._states, _ = _pre_filter(pool, filters, cycle)
+        # The indices into _states of those that count pods (a filter that skipped the pod
+        # has none, and stays skipped).
+        self._counting = [
+            i for i, (plugin, _) in enumerate(self._states) if plugin.pre_filter_counts_pods
+        ]
+        self._changed = True
+        self._outcome = _PreFilterOutcome()
+        self._positions: frozenset[int] | None = None
+
+    def removed(self, node: NodeInfo, pod: PodView) -> None:
+        for i in self._counting:
+            plugin, state = self._states[i]
+            self._states[i] = (plugin, plugin.remove_pod(state, self._cycle, pod, node))
+            self._changed = True
+
+    def added(self, node: NodeInfo, pod: PodView) -> None:
+        for i in self._counting:
+            plugin, state = self._states[i]
+            self._states[i] = (plugin, plugin.add_pod(state, self._cycle, pod, node))
+            self._changed = True
+
+    def verdict(self, node: NodeInfo) -> tuple[str, ...]:
+        """FITS, or the first failing filter's reasons (a pre-filter's rejection, or its
+        leaving the node out, gives its reason)."""
+        snapshot = self._cycle.snapshot
+        if self._changed:
+            self._changed = False
+            self._outcome = _pre_filter_outcome(self._states, snapshot)
+            positions = self._outcome.positions
+            self._positions = None if positions is None else frozenset(positions.tolist())
+        outcome = self._outcome
+        if outcome.rejection:
+            return (outcome.rejection,)
+        position = snapshot.table.position(node)
+        if self._positions is not None and position not in self._positions:
+            return (outcome.left_out,)
+        block = snapshot.table.block(np.array([position], np.intp))
+        return _filter_node(self._states, self._cycle.pod, block)
+
+
 @dataclass(slots=True)
 class Pipeline:
     """A compiled policy's decision procedure. Holds the rotating start index between decisions."""
@@ -468,27 +538,24 @@ class Pipeline:
 
     def refilter(self, cycle: Cycle, node: NodeInfo) -> tuple[str, ...]:
         """The policy's verdict on ``cycle.pod`` for one node of ``cycle.snapshot`` as it is
-        now: the pre-filters run anew (they count pods across the snapshot), then the filters
-        on that node; FITS, or the first failing filter's reasons (a pre-filter's rejection, or
-        its leaving the node out, gives its reason). Post-filters ask it after taking pods out
-        of the snapshot (preemption); the rotating start index is left alone."""
-        states, _ = _pre_filter(self._pool, self.filters, cycle)
-        outcome = _pre_filter_outcome(states, cycle.snapshot)
-        if outcome.rejection:
-            return (outcome.rejection,)
-        position = cycle.snapshot.table.position(node)
-        if outcome.positions is not None and position not in set(outcome.positions.tolist()):
-            return (outcome.left_out,)
-        block = cycle.snapshot.table.block(np.array([position], np.intp))
-        _, rejected = _filter_block(states, cycle.pod, block)
-        return rejected[0][1] if rejected else FITS
+        now: the pre-filters run anew, then the filters on that node; FITS, or the first
+        failing filter's reasons (a pre-filter's rejection, or its leaving the node out, gives
+        its reason). The rotating start index is left alone. Post-filters are also given a
+        :class:`~.plugins.base.WhatIf`, which runs the pre-filters once (see
+        :meth:`node_statuses`)."""
+        return _WhatIf(self._pool, self.filters, cycle).verdict(node)
+
+    def what_if(self, cycle: Cycle) -> WhatIf:
+        """A what-if for ``cycle``'s pod on its snapshot as it is now (see
+        :class:`~.plugins.base.WhatIf`)."""
+        return _WhatIf(self._pool, self.filters, cycle)
 
     def node_statuses(
         self, decision: Decision, while_filtering: AbstractContextManager[object] | None = None
     ) -> NodeStatuses:
         """What the post-filters are told of a decision that found no node (decided with
         ``statuses``: otherwise no node counts as unresolvable but for a pre-filter's
-        rejection)."""
+        rejection), with :meth:`refilter` and :meth:`what_if`."""
         pre_filtered = None
         if decision.pre_filter_rejection:
             # kube-scheduler's pre-filters stop at the first that rejects the pod.
@@ -503,6 +570,7 @@ class Pipeline:
             decision.pre_filter_rejection,
             while_filtering,
             pre_filtered,
+            self.what_if,
         )
 
     def _score(

@@ -213,6 +213,28 @@ class Filter(ABC, Generic[State]):
     """Whether :meth:`unresolvable` reads the node, not only the reasons: the pipeline then
     asks it about each rejected node rather than once per group of reasons."""
 
+    pre_filter_counts_pods: ClassVar[bool] = False
+    """Whether :meth:`pre_filter`'s state counts the pods of the snapshot (beyond the pod being
+    scheduled and the cluster's other objects), and :meth:`add_pod` and :meth:`remove_pod`
+    update it: the plugins kube-scheduler gives PreFilterExtensions, InterPodAffinity,
+    PodTopologySpread and VolumeRestrictions. Every other state stays valid while a post-filter
+    takes pods out of the snapshot and puts them back (:class:`WhatIf`)."""
+
+    def add_pod(self, state: State, cycle: Cycle, pod: PodView, node: NodeInfo) -> State:
+        """kube-scheduler's PreFilterExtensions.AddPod: ``state`` (of ``cycle``'s pod) as
+        ``pre_filter`` would have made it had ``pod`` also been on ``node``, which a post-filter
+        put back there (:class:`WhatIf`). A new state: ``state`` itself must not change, nor the
+        verdicts it gives. Only asked of a filter that :attr:`pre_filter_counts_pods` and did
+        not skip the pod: a pre-filter that skips the pod must skip it with fewer pods too, as
+        kube-scheduler calls no PreFilterExtensions of a skipped plugin. The default: the
+        state, which counts no pods."""
+        return state
+
+    def remove_pod(self, state: State, cycle: Cycle, pod: PodView, node: NodeInfo) -> State:
+        """kube-scheduler's PreFilterExtensions.RemovePod: as :meth:`add_pod`, for ``pod`` taken
+        out of ``node``."""
+        return state
+
     def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
         """Whether rejecting ``node`` for ``reasons`` is UnschedulableAndUnresolvable, as
         kube-scheduler's filter would say: by default, when any of them is not one of
@@ -245,6 +267,19 @@ class Filter(ABC, Generic[State]):
     def filter_nodes(self, state: State, pod: PodView, nodes: NodeBlock) -> Rejections:
         """The nodes of the block that ``filter`` rejects, grouped by their reasons."""
         return filter_each(self, state, pod, nodes)
+
+    filter_builds_block: ClassVar[bool] = False
+    """Whether ``filter`` asks ``filter_nodes`` about a block of the node that it builds
+    (:meth:`NodeBlock.of`, a table of its own): :meth:`filter_one` then asks ``filter_nodes``
+    about the snapshot's block, already built."""
+
+    def filter_one(self, state: State, pod: PodView, node: NodeBlock) -> Sequence[str]:
+        """``filter`` on the one node of the block ``node`` of a snapshot, as cheaply as the
+        plugin can answer for one node (a post-filter asks about one node at a time): by
+        ``filter``, or by ``filter_nodes`` when :attr:`filter_builds_block`."""
+        if self.filter_builds_block:
+            return reasons_of_one(self.filter_nodes(state, pod, node))
+        return self.filter(state, pod, node[0])
 
 
 class Scorer(ABC, Generic[State]):
@@ -337,9 +372,11 @@ class NodeStatuses:
 
     ``refilter`` runs the policy's filters, pre-filters included, for the cycle's pod on one
     node of the snapshot as it is at the call: the first failing filter's reasons, FITS when the
-    pod fits (a post-filter asks "and if these pods were gone?"). ``while_filtering``, entered
-    once around all refiltering, counts what the cycle's filtering counted beside the snapshot
-    (pods nominated to nodes). ``pre_filtered`` names the filters whose pre-filter
+    pod fits (a post-filter asks "and if these pods were gone?"); each call runs every
+    pre-filter. ``what_if``, when given, makes a :class:`WhatIf` that answers the same
+    questions with the pre-filters run once (see :meth:`start_what_if`). ``while_filtering``,
+    entered once around all refiltering, counts what the cycle's filtering counted beside the
+    snapshot (pods nominated to nodes). ``pre_filtered`` names the filters whose pre-filter
     kube-scheduler would have run: those up to the one that rejected the pod, in policy order
     (None: all of them)."""
 
@@ -350,10 +387,56 @@ class NodeStatuses:
     pre_filter_rejection: str = ""
     while_filtering: AbstractContextManager[object] | None = None
     pre_filtered: frozenset[str] | None = None
+    what_if: Callable[[Cycle], WhatIf] | None = None
 
     def resolvable(self, node: str) -> bool:
         """Whether evicting pods might make ``node`` fit (kube's Unschedulable status)."""
         return not self.pre_filter_rejection and node not in self.unresolvable
+
+    def start_what_if(self, cycle: Cycle) -> WhatIf:
+        """A :class:`WhatIf` for ``cycle``'s pod, made inside ``while_filtering`` and before any
+        pod is taken out of the snapshot: ``what_if``'s, or, without one, one that asks
+        ``refilter`` for each verdict."""
+        return _Refiltering(self.refilter, cycle) if self.what_if is None else self.what_if(cycle)
+
+
+class WhatIf(ABC):
+    """A post-filter's "and if these pods were gone?" about one cycle's pod, node by node
+    (kube-scheduler's preemption dry run, which keeps the cycle's PreFilter state and updates it
+    with the filters' PreFilterExtensions). The post-filter takes pods out of the snapshot and
+    puts them back itself, telling :meth:`removed` and :meth:`added` right after each change,
+    and puts back every pod it took out; :meth:`verdict` is the filters' verdict on a node of
+    the snapshot as it is then. Nothing else may change the snapshot meanwhile."""
+
+    @abstractmethod
+    def removed(self, node: NodeInfo, pod: PodView) -> None:
+        """``pod`` was taken out of ``node``."""
+
+    @abstractmethod
+    def added(self, node: NodeInfo, pod: PodView) -> None:
+        """``pod`` was put back on ``node``."""
+
+    @abstractmethod
+    def verdict(self, node: NodeInfo) -> Sequence[str]:
+        """The first failing filter's reasons on ``node``, FITS when the pod fits."""
+
+
+class _Refiltering(WhatIf):
+    """The what-if of a :class:`NodeStatuses` without one: ``refilter`` for each verdict."""
+
+    def __init__(self, refilter: Callable[[Cycle, NodeInfo], Sequence[str]], cycle: Cycle) -> None:
+        self.refilter = refilter
+        self.cycle = cycle
+
+    # ``refilter`` reads the snapshot anew at each verdict: nothing to keep up to date.
+    def removed(self, node: NodeInfo, pod: PodView) -> None:
+        pass
+
+    def added(self, node: NodeInfo, pod: PodView) -> None:
+        pass
+
+    def verdict(self, node: NodeInfo) -> Sequence[str]:
+        return self.refilter(self.cycle, node)
 
 
 class PostFilter(ABC, Generic[State]):

@@ -13,12 +13,15 @@ The steps, as kube-scheduler takes them:
 3. **Dry run** over the potential nodes in snapshot order, from a random offset, until at least
    ``max(minCandidateNodesPercentage% of them, minCandidateNodesAbsolute)`` candidates are
    found of which one violates no PodDisruptionBudget. On each node: every pod of lower priority
-   is taken out, and the pod must then pass every filter (pre-filters run anew: inter-pod
-   affinity and topology spread count across the snapshot); then the pods are put back one at a
+   is taken out, and the pod must then pass every filter; then the pods are put back one at a
    time, most important first (higher priority, then earlier start), those a budget protects
    before the others, and each that the pod still fits beside stays (is reprieved); the rest are
    the victims. The pods are taken out of the live :class:`~.model.nodeinfo.ClusterState` and
    always put back as they were (try/finally), as kube-scheduler works on a clone of the node.
+   The filters answer through one :class:`~.base.WhatIf` for the whole dry run: the pre-filters
+   run once, and the states that count pods across the snapshot (inter-pod affinity, topology
+   spread, ReadWriteOncePod claims) follow each pod taken out or put back, as kube's
+   PreFilterExtensions AddPod/RemovePod keep them.
 4. **Pick** one candidate by kube's pickOneNodeForPreemption criteria, in order: fewest budget
    violations, lowest highest-victim priority, smallest sum of victim priorities (each offset by
    2^31, so fewer victims weigh first), fewest victims, latest start of the most important
@@ -32,6 +35,7 @@ Only pods that no node fits, of policies listing this post-filter, pay for any o
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,6 +54,7 @@ from policy_scheduler.plugins.base import (
     PostFilter,
     PostFilterResult,
     Preemption,
+    WhatIf,
     failure_message,
     unknown_fields,
 )
@@ -79,8 +84,15 @@ def _start(pod: PodView) -> float:
     text = status.get("startTime") if isinstance(status, Mapping) else None
     if isinstance(text, str) and text:
         with contextlib.suppress(ValueError):
-            return datetime.fromisoformat(text).timestamp()
+            return _timestamp(text)
     return math.inf
+
+
+@functools.lru_cache(maxsize=4096)
+def _timestamp(text: str) -> float:
+    # Every dry run sorts each node's pods by start: pods started together share the text, and
+    # parsing it again cost more than the rest of the sorting.
+    return datetime.fromisoformat(text).timestamp()
 
 
 def importance(pod: PodView) -> tuple[int, float]:
@@ -183,29 +195,40 @@ def _why(chosen: Candidate, because: str, priority: int) -> str:
 
 class _Victims:
     """The what-if on one node: its lower-priority pods taken out of the live state, and put
-    back in their place, in their order, however :meth:`select` ends."""
+    back in their place, in their order, however :meth:`without` ends; each change told to the
+    :class:`~.base.WhatIf`."""
 
-    def __init__(self, state: ClusterState, info: NodeInfo) -> None:
+    def __init__(self, state: ClusterState, info: NodeInfo, what_if: WhatIf) -> None:
         self.state = state
         self.info = info
+        self.what_if = what_if
+
+    def remove(self, pod: PodView) -> None:
+        self.state.remove_pod(self.info, pod.uid)
+        self.what_if.removed(self.info, pod)
+
+    def add(self, pod: PodView) -> None:
+        self.state.add_pod(self.info, pod)
+        self.what_if.added(self.info, pod)
 
     @contextlib.contextmanager
     def without(self, pods: Sequence[PodView]) -> Iterator[None]:
-        state, info = self.state, self.info
+        info = self.info
         order = list(info.pods.values())
         uids = {pod.uid for pod in pods}
         first = next(i for i, pod in enumerate(order) if pod.uid in uids)
         for pod in pods:
-            state.remove_pod(info, pod.uid)
+            self.remove(pod)
         try:
             yield
         finally:
             # Re-adding from the first removed pod on, in the original order, leaves the node's
             # pods (and ports, and label groups) in the order they had.
             for pod in order[first:]:
-                state.remove_pod(info, pod.uid)
+                if pod.uid in info.pods:
+                    self.remove(pod)
             for pod in order[first:]:
-                state.add_pod(info, pod)
+                self.add(pod)
 
 
 class DefaultPreemption(PostFilter[None]):
@@ -239,7 +262,8 @@ class DefaultPreemption(PostFilter[None]):
         if not potential:
             return PostFilterResult(PREFIX + fit_error(total, {}))
         with statuses.while_filtering or contextlib.nullcontext():
-            candidates, failures, errors = self.dry_run(cycle, statuses, snapshot, potential)
+            what_if = statuses.start_what_if(cycle)
+            candidates, failures, errors = self.dry_run(cycle, what_if, snapshot, potential)
         if not candidates:
             if errors:
                 text = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
@@ -268,7 +292,7 @@ class DefaultPreemption(PostFilter[None]):
     def dry_run(
         self,
         cycle: Cycle,
-        statuses: NodeStatuses,
+        what_if: WhatIf,
         state: ClusterState,
         potential: Sequence[NodeInfo],
     ) -> tuple[list[Candidate], dict[str, Sequence[str]], list[str]]:
@@ -283,7 +307,7 @@ class DefaultPreemption(PostFilter[None]):
         budgets = state.disruption_budgets
         for i in range(len(potential)):
             info = potential[(offset + i) % len(potential)]
-            found = self.select_victims(cycle, statuses, state, info, budgets)
+            found = self.select_victims(cycle, what_if, state, info, budgets)
             if isinstance(found, Candidate):
                 if not found.victims:
                     errors.append(f'expected at least one victim pod on node "{info.name}"')
@@ -301,7 +325,7 @@ class DefaultPreemption(PostFilter[None]):
     def select_victims(
         self,
         cycle: Cycle,
-        statuses: NodeStatuses,
+        what_if: WhatIf,
         state: ClusterState,
         info: NodeInfo,
         budgets: DisruptionBudgets,
@@ -311,9 +335,9 @@ class DefaultPreemption(PostFilter[None]):
         lower = [other for other in info.pods.values() if other.priority < pod.priority]
         if not lower:
             return (NO_VICTIMS,)
-        what_if = _Victims(state, info)
-        with what_if.without(lower):
-            reasons = statuses.refilter(cycle, info)
+        victims_out = _Victims(state, info, what_if)
+        with victims_out.without(lower):
+            reasons = what_if.verdict(info)
             if reasons:
                 return tuple(reasons)
             lower.sort(key=importance)
@@ -322,10 +346,10 @@ class DefaultPreemption(PostFilter[None]):
             violations = 0
 
             def reprieve(other: PodView) -> bool:
-                state.add_pod(info, other)
-                if not statuses.refilter(cycle, info):
+                victims_out.add(other)
+                if not what_if.verdict(info):
                     return True
-                state.remove_pod(info, other.uid)
+                victims_out.remove(other)
                 victims.append(other)
                 return False
 

@@ -55,14 +55,14 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, PodGroup, Snapshot
-from policy_scheduler.model.nodetable import Array, LabelMap, NodeBlock
+from policy_scheduler.model.nodetable import NO_LABEL, Array, LabelMap, NodeBlock
 from policy_scheduler.model.objects import PodView, Raw
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
@@ -243,8 +243,42 @@ def _add_domains(
         totals[key] = weight * counts if previous is None else previous + weight * counts
 
 
+def add_to_domain(
+    totals: Array | None, snapshot: Snapshot, key: str, node: NodeInfo, delta: int
+) -> Array | None:
+    """``totals`` (a number per code of label ``key``, as :meth:`NodeTable.per_domain` counts
+    them; None: 0 everywhere) with ``delta`` added to ``node``'s domain, as a new array; the
+    same ``totals`` when the node lacks the label (it is in no domain)."""
+    codes, known = snapshot.table.label_codes(key)
+    code = int(codes[snapshot.table.position(node)])
+    if code == NO_LABEL:
+        return totals
+    changed = np.zeros(known + 1, np.int64) if totals is None else totals.copy()
+    changed[code] += delta
+    return changed
+
+
 def _maps(snapshot: Snapshot, totals: Mapping[str, Array]) -> tuple[LabelMap, ...]:
     return tuple(LabelMap.of_codes(snapshot.table, key, counts) for key, counts in totals.items())
+
+
+@dataclass(frozen=True, slots=True)
+class _Counts:
+    """What a :class:`_FilterState`'s maps are made of, kept for ``add_pod`` and
+    ``remove_pod``: per topology key, the pods counted in each domain (by the table's codes; a
+    key is missing where no such pod is on a node with the label)."""
+
+    affinity_keys: tuple[str, ...]
+    """The topology key of each required affinity term of the pod, in order."""
+    matches_itself: bool
+    """The pod matches all its required affinity terms."""
+    affinity: Mapping[str, Array]
+    """Per key, for each term with that key: the pods matching all the terms."""
+    anti_affinity: Mapping[str, Array]
+    """Per key, for each required anti-affinity term with that key: the pods it matches."""
+    existing: Mapping[str, Array]
+    """Per key, for each required anti-affinity term with that key of an existing pod: that
+    pod, if the term matches the pod being scheduled."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,6 +292,28 @@ class _FilterState:
     anti_affinity: tuple[LabelMap, ...]
     # Per topology key: existing pods whose required anti-affinity matches the pod, per domain.
     existing_anti_affinity: tuple[LabelMap, ...]
+    counts: _Counts
+
+
+def _filter_state(snapshot: Snapshot, counts: _Counts) -> _FilterState:
+    """The filter's state for these counts."""
+    table = snapshot.table
+    affinity = counts.affinity
+    return _FilterState(
+        tuple(
+            LabelMap.of_codes(table, key, affinity[key], missing=_NO_DOMAIN)
+            if key in affinity
+            else LabelMap(key, {}, missing=_NO_DOMAIN)
+            for key in counts.affinity_keys
+        ),
+        bool(counts.affinity_keys)
+        and counts.matches_itself
+        # A count may be back at 0 after add_pod and remove_pod: the key then counts no pod.
+        and not any(totals.any() for totals in affinity.values()),
+        _maps(snapshot, counts.anti_affinity),
+        _maps(snapshot, counts.existing),
+        counts,
+    )
 
 
 class _InterPodAffinityFilter(Filter[_FilterState]):
@@ -265,6 +321,9 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
     # Only the pod's own affinity is unresolvable in kube-scheduler (evicting pods never
     # brings a matching pod); anti-affinity conflicts may go with the victims.
     unresolvable_reasons = frozenset({AFFINITY_NOT_MATCH})
+    # The state counts matching pods per domain (kube's AddPod/RemovePod update it); it skips
+    # only when no existing pod's anti-affinity matches, which fewer pods cannot change.
+    pre_filter_counts_pods = True
     wakes_on = (
         EventKind.NODE_ADDED
         | EventKind.NODE_LABELS
@@ -323,23 +382,69 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
                 functools.partial(term.matches, namespaces=namespaces)
             )
             _add_domains(anti_affinity_counts, snapshot, term.topology_key, groups)
-        first_of_group = (
-            bool(affinity)
-            and not affinity_counts
-            and all(term.matches(incoming, namespaces) for term in affinity)
+        counts = _Counts(
+            tuple(term.topology_key for term in affinity),
+            all(term.matches(incoming, namespaces) for term in affinity),
+            affinity_counts,
+            anti_affinity_counts,
+            existing,
         )
-        table = snapshot.table
-        return _FilterState(
-            tuple(
-                LabelMap.of_codes(table, key, affinity_counts[key], missing=_NO_DOMAIN)
-                if key in affinity_counts
-                else LabelMap(key, {}, missing=_NO_DOMAIN)
-                for key in (term.topology_key for term in affinity)
+        return _filter_state(snapshot, counts)
+
+    def add_pod(
+        self, state: _FilterState, cycle: Cycle, pod: PodView, node: NodeInfo
+    ) -> _FilterState:
+        return self._with_pod(state, cycle, pod, node, 1)
+
+    def remove_pod(
+        self, state: _FilterState, cycle: Cycle, pod: PodView, node: NodeInfo
+    ) -> _FilterState:
+        return self._with_pod(state, cycle, pod, node, -1)
+
+    def _with_pod(
+        self, state: _FilterState, cycle: Cycle, pod: PodView, node: NodeInfo, delta: int
+    ) -> _FilterState:
+        """``state`` with ``pod`` counted ``delta`` more times on ``node``, in each count
+        where pre_filter would count it (kube's updateWithPod)."""
+        incoming, snapshot = cycle.pod, cycle.snapshot
+        namespaces = snapshot.namespaces
+        own = pod_terms(incoming)
+        counts = state.counts
+        affinity_counts = dict(counts.affinity)
+        anti_affinity_counts = dict(counts.anti_affinity)
+        existing = dict(counts.existing)
+        changed = False
+
+        def count(totals: dict[str, Array], key: str) -> None:
+            nonlocal changed
+            counted = add_to_domain(totals.get(key), snapshot, key, node, delta)
+            if counted is not None:
+                totals[key] = counted
+                changed = True
+
+        for term in pod_terms(pod).required_anti_affinity:
+            if term.matches(incoming, namespaces):
+                count(existing, term.topology_key)
+        for term in own.required_anti_affinity:
+            if term.matches(pod, namespaces):
+                count(anti_affinity_counts, term.topology_key)
+        affinity = own.required_affinity
+        if affinity and all(term.matches(pod, namespaces) for term in affinity):
+            for term in affinity:
+                count(affinity_counts, term.topology_key)
+        if not changed:
+            return state
+        return _filter_state(
+            snapshot,
+            replace(
+                counts,
+                affinity=affinity_counts,
+                anti_affinity=anti_affinity_counts,
+                existing=existing,
             ),
-            first_of_group,
-            _maps(snapshot, anti_affinity_counts),
-            _maps(snapshot, existing),
         )
+
+    filter_builds_block = True
 
     def filter(self, state: _FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))

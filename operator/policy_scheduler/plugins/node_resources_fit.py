@@ -126,6 +126,8 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
             if reason in reasons
         )
 
+    filter_builds_block = True
+
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))
 

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,7 @@ import numpy.typing as npt
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import (
     NO_LABEL,
+    Array,
     Indices,
     LabelMap,
     NodeBlock,
@@ -87,7 +88,7 @@ from policy_scheduler.plugins.base import (
     group_failures,
     reasons_of_one,
 )
-from policy_scheduler.plugins.inter_pod_affinity import merge_label_keys
+from policy_scheduler.plugins.inter_pod_affinity import add_to_domain, merge_label_keys
 from policy_scheduler.plugins.taint_toleration import (
     NO_EXECUTE,
     NO_SCHEDULE,
@@ -127,6 +128,11 @@ class Constraint:
 
     def _counts(self, pod: PodView, namespace: str) -> bool:
         return not pod.deleting and pod.namespace == namespace and self.selector.matches(pod.labels)
+
+    def counts_pod(self, pod: PodView, namespace: str) -> bool:
+        """Whether ``pod`` is one of the matching pods that :meth:`count` and :meth:`matching`
+        count."""
+        return not self.selector.empty and self._counts(pod, namespace)
 
     def count(self, node: NodeInfo, namespace: str) -> int:
         """The matching pods on ``node``."""
@@ -316,6 +322,20 @@ class _FilterState:
     # Per constraint: matching pods per domain (_MISSING for a node without the topology key).
     counts: tuple[LabelMap, ...]
     minimums: tuple[int, ...]  # per constraint: the global minimum the skew is measured from
+    # What counts and minimums are made of, kept for add_pod and remove_pod: per constraint,
+    # the matching pods per domain by the table's codes, and the eligible domains; the nodes
+    # that count; the pod's namespace.
+    totals: tuple[Array, ...]
+    domains: tuple[npt.NDArray[np.bool_], ...]
+    eligibility: _Eligibility
+    namespace: str
+
+
+def _minimum(constraint: Constraint, totals: Array, domains: npt.NDArray[np.bool_]) -> int:
+    """The global minimum of the matching pods over the eligible domains; 0 when there are
+    fewer of them than ``minDomains``."""
+    enough = int(domains.sum()) >= constraint.min_domains
+    return int(totals[domains].min()) if enough else 0
 
 
 class _SpreadFilter(Filter[_FilterState]):
@@ -323,6 +343,9 @@ class _SpreadFilter(Filter[_FilterState]):
     # A node without a constraint's topology key stays without it whatever is evicted
     # (UnschedulableAndUnresolvable in kube-scheduler); skew may change with the victims.
     unresolvable_reasons = frozenset({MISSING_LABEL})
+    # The state counts matching pods per domain (kube's AddPod/RemovePod update it); whether
+    # it skips depends on the pod's constraints alone.
+    pre_filter_counts_pods = True
     wakes_on = (
         EventKind.NODE_ADDED
         | EventKind.NODE_DELETED
@@ -365,6 +388,8 @@ class _SpreadFilter(Filter[_FilterState]):
         everyone = np.arange(len(table))
         counts: list[LabelMap] = []
         minimums: list[int] = []
+        all_totals: list[Array] = []
+        all_domains: list[npt.NDArray[np.bool_]] = []
         for constraint in constraints:
             key = constraint.topology_key
             counted = eligibility.counted(constraint)
@@ -374,10 +399,31 @@ class _SpreadFilter(Filter[_FilterState]):
             totals = table.per_domain(key, matching, counted)
             if totals is None:
                 totals = np.zeros(len(domains), np.int64)
-            enough = int(domains.sum()) >= constraint.min_domains
-            minimums.append(int(totals[domains].min()) if enough else 0)
+            minimums.append(_minimum(constraint, totals, domains))
             counts.append(LabelMap.of_codes(table, key, totals, missing=_MISSING))
-        return _FilterState(constraints, tuple(counts), tuple(minimums))
+            all_totals.append(totals)
+            all_domains.append(domains)
+        return _FilterState(
+            constraints,
+            tuple(counts),
+            tuple(minimums),
+            tuple(all_totals),
+            tuple(all_domains),
+            eligibility,
+            pod.namespace,
+        )
+
+    def add_pod(
+        self, state: _FilterState, cycle: Cycle, pod: PodView, node: NodeInfo
+    ) -> _FilterState:
+        return _with_pod(state, cycle.snapshot, pod, node, 1)
+
+    def remove_pod(
+        self, state: _FilterState, cycle: Cycle, pod: PodView, node: NodeInfo
+    ) -> _FilterState:
+        return _with_pod(state, cycle.snapshot, pod, node, -1)
+
+    filter_builds_block = True
 
     def filter(self, state: _FilterState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         return reasons_of_one(self.filter_nodes(state, pod, NodeBlock.of(node)))
@@ -401,6 +447,33 @@ class _SpreadFilter(Filter[_FilterState]):
             skewed |= over
             undecided &= ~(lacks | over)
         return group_failures([missing, skewed], [MISSING_LABEL, CONSTRAINTS_NOT_MATCH])
+
+
+def _with_pod(
+    state: _FilterState, snapshot: Snapshot, pod: PodView, node: NodeInfo, delta: int
+) -> _FilterState:
+    """``state`` with ``pod`` counted ``delta`` more times on ``node``, for each constraint
+    that counts it there, as pre_filter would (kube's updateWithPod): the pod matches the
+    constraint and the node counts for it."""
+    table = snapshot.table
+    position = np.array([table.position(node)], np.intp)
+    counts, minimums, all_totals = list(state.counts), list(state.minimums), list(state.totals)
+    changed = False
+    for i, constraint in enumerate(state.constraints):
+        if not constraint.counts_pod(pod, state.namespace):
+            continue
+        if not state.eligibility.counted(constraint)(position)[0]:
+            continue
+        key = constraint.topology_key
+        totals = add_to_domain(all_totals[i], snapshot, key, node, delta)
+        assert totals is not None  # a node that counts has every topology key
+        all_totals[i] = totals
+        minimums[i] = _minimum(constraint, totals, state.domains[i])
+        counts[i] = LabelMap.of_codes(table, key, totals, missing=_MISSING)
+        changed = True
+    if not changed:
+        return state
+    return replace(state, counts=tuple(counts), minimums=tuple(minimums), totals=tuple(all_totals))
 
 
 def _has(key: str) -> LabelMap:

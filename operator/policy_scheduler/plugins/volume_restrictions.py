@@ -21,7 +21,7 @@ those kinds nor a ReadWriteOncePod claim in use is skipped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -119,6 +119,11 @@ class _State:
     """A ReadWriteOncePod claim of the pod is used by a pod in the snapshot."""
     rejection: str = ""
     """Why no node fits (a claim is missing)."""
+    read_write_once_pod: frozenset[str] = frozenset()
+    """The pod's ReadWriteOncePod claims, for ``add_pod`` and ``remove_pod``."""
+    users: int = 0
+    """How many times the pods of the snapshot use them (kube's conflictingPVCRefCount):
+    ``in_use`` when not 0."""
 
 
 class _VolumeRestrictionsFilter(Filter[_State]):
@@ -127,6 +132,9 @@ class _VolumeRestrictionsFilter(Filter[_State]):
     # Disk and ReadWriteOncePod conflicts are with pods that may be evicted; anything else
     # (a claim not found) is UnschedulableAndUnresolvable in kube-scheduler.
     resolvable_reasons = frozenset({DISK_CONFLICT, READ_WRITE_ONCE_POD_CONFLICT})
+    # Whether a ReadWriteOncePod claim is in use counts the pods using it (kube's AddPod/
+    # RemovePod update that count); it skips only when none is, which fewer pods cannot change.
+    pre_filter_counts_pods = True
 
     # kube registers Node/Add (with queueing hints on, as in v1.34 by default), Pod/Delete and
     # PVC/Add; a claim's update is reported with its addition here, and the hint tells them apart
@@ -138,18 +146,25 @@ class _VolumeRestrictionsFilter(Filter[_State]):
         if not pod.volumes:
             return SKIP
         disks = tuple(v for v in pod.volumes if _needs_check(v))
-        in_use = False
+        exclusive: set[str] = set()
         for name in _claim_volume_names(pod):
             claim: ClaimView | None = cycle.snapshot.volumes.claim(pod.namespace, name)
             if claim is None:
                 return _State(disks, rejection=claim_not_found(name))
-            if READ_WRITE_ONCE_POD in claim.access_modes and cycle.snapshot.claim_users.get(
-                f"{pod.namespace}/{name}", 0
-            ):
-                in_use = True
-        if not disks and not in_use:
+            if READ_WRITE_ONCE_POD in claim.access_modes:
+                exclusive.add(name)
+        users = sum(
+            cycle.snapshot.claim_users.get(f"{pod.namespace}/{name}", 0) for name in exclusive
+        )
+        if not disks and not users:
             return SKIP
-        return _State(disks, in_use)
+        return _State(disks, bool(users), read_write_once_pod=frozenset(exclusive), users=users)
+
+    def add_pod(self, state: _State, cycle: Cycle, pod: PodView, node: NodeInfo) -> _State:
+        return _with_pod(state, cycle.pod, pod, 1)
+
+    def remove_pod(self, state: _State, cycle: Cycle, pod: PodView, node: NodeInfo) -> _State:
+        return _with_pod(state, cycle.pod, pod, -1)
 
     def pre_filter_result(self, state: _State) -> PreFilterResult:
         return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
@@ -186,6 +201,18 @@ class _VolumeRestrictionsFilter(Filter[_State]):
             claim = event.storage
             return claim.namespace == pod.namespace and claim.name in _claim_volume_names(pod)
         return True
+
+
+def _with_pod(state: _State, incoming: PodView, pod: PodView, delta: int) -> _State:
+    """``state`` with ``pod``'s uses of the ReadWriteOncePod claims counted ``delta`` more
+    times, as the snapshot's claim users count them (kube's updateWithPod)."""
+    if pod.namespace != incoming.namespace or not state.read_write_once_pod:
+        return state
+    uses = sum(name in state.read_write_once_pod for name in pod.claim_names)
+    if not uses:
+        return state
+    users = state.users + delta * uses
+    return replace(state, in_use=bool(users), users=users)
 
 
 def new_filter(args: Args, path: str) -> Filter[Any]:
