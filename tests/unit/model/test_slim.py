@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from policy_scheduler.model.objects import NON_ZERO_DEFAULTS, NodeView, PodView, slim_node, slim_pod
+from policy_scheduler.pipeline import Decision
 from policy_scheduler.simulate import ClusterDump, load_cluster, simulate
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -266,7 +267,10 @@ def test_the_example_clusters_are_decided_alike_from_slim_objects(cluster: Path)
         dump.namespaces,
         dump.storage,
     )
-    outcome = lambda d: (d.pod, d.node, d.score, d.message, d.candidates)  # noqa: E731
     assert [outcome(d) for d in simulate(policy, slim, seed=1)] == [
         outcome(d) for d in simulate(policy, dump, seed=1)
     ]
+
+
+def outcome(decision: Decision) -> tuple[Any, ...]:
+    return decision.pod, decision.node, decision.score, decision.message, decision.candidates
