@@ -614,22 +614,10 @@ def _candidate(
 
 
 def _select(totals: Scores, rng: random.Random) -> int:
-    """Index of the highest total; equal totals are equally likely (reservoir sampling).
-
-    Walking the totals in order, only a total that reaches the best so far changes anything (a
-    new best, or a tie that draws a random number), so only those are visited."""
-    best = 0
-    best_total = int(totals[0])
-    ties = 1
-    reaching = np.flatnonzero(totals[1:] >= np.maximum.accumulate(totals)[:-1]) + 1
-    for i, total in zip(reaching.tolist(), totals[reaching].tolist(), strict=True):
-        if total > best_total:
-            best, best_total, ties = i, total, 1
-        else:
-            ties += 1
-            if rng.randrange(ties) == 0:
-                best = i
-    return best
+    """Index of the highest total; equal totals are equally likely, as kube-scheduler's
+    reservoir sampling makes them, with one random draw among them."""
+    best = np.flatnonzero(totals == totals.max())
+    return int(best[rng.randrange(len(best))]) if len(best) > 1 else int(best[0])
 
 
 def _ranked(totals: Scores, chosen: int, count: int) -> list[int]:

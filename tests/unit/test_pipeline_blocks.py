@@ -105,14 +105,8 @@ class NodeByNode:
         if not feasible:
             return Decision(pod.key, None, None, (), reasons, len(nodes), 0, frozenset(rejected_by))
         totals, columns = self.score(cycle, feasible)
-        best, ties = 0, 1
-        for i in range(1, len(totals)):
-            if totals[i] > totals[best]:
-                best, ties = i, 1
-            elif totals[i] == totals[best]:
-                ties += 1
-                if rng.randrange(ties) == 0:
-                    best = i
+        tied = [i for i, total in enumerate(totals) if total == max(totals)]
+        best = tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
         weight_sum = self.pipeline.weight_sum
         report = self.pipeline.candidates_to_report
         ranked = heapq.nsmallest(
