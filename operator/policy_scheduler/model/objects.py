@@ -308,6 +308,13 @@ class PodView:
         return self.pod_requests(non_missing)
 
     @cached_property
+    def container_nonzero_requests(self) -> Resources:
+        """The containers' requests (and the overhead) with the defaults for CPU and memory a
+        container does not request, without the pod-level requests: what kube-scheduler v1.34's
+        NodeResourcesFit scoring strategies count for the pod being placed."""
+        return self.pod_requests(NON_ZERO_DEFAULTS, pod_level=False)
+
+    @cached_property
     def host_ports(self) -> tuple[HostPort, ...]:
         """Host ports of the containers and the restartable ("sidecar") init containers, as
         kube-scheduler v1.34's GetHostPorts: other init containers have exited before the pod's

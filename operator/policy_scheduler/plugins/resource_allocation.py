@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import Array, NodeBlock, plus
-from policy_scheduler.model.objects import NON_ZERO_DEFAULTS, PodView
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
 from policy_scheduler.plugins.base import (
     SKIP,
@@ -198,11 +198,7 @@ class ResourceAllocationScorer(Scorer[_State]):
     def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> _State | Skip:
         pod = cycle.pod
         # The strategies do not read pod-level requests: see the module's docstring.
-        pod_requests = (
-            pod.requests
-            if self._use_requested
-            else pod.pod_requests(NON_ZERO_DEFAULTS, pod_level=False)
-        )
+        pod_requests = pod.requests if self._use_requested else pod.container_nonzero_requests
         requests = [pod_requests.get(spec.name, 0) for spec in self.resources]
         if self._skip_best_effort and not any(requests):
             return SKIP
