@@ -570,13 +570,13 @@ def _kinds(kinds: npt.NDArray[Any]) -> tuple[Indices, Indices, Indices]:
     """For :func:`filter_alike` and :func:`score_alike`: the nodes of a kind other than -1, the
     index among the first nodes of each kind of each of them, and those first nodes."""
     candidates = np.flatnonzero(kinds != -1)
-    # Few kinds (sets of taints, say) among few nodes: a dict finds each kind's first node.
-    first: dict[int, int] = {}
-    for i, kind in enumerate(kinds[candidates].tolist()):
-        first.setdefault(kind, i)
+    present = kinds[candidates]
+    distinct, first = np.unique(present, return_index=True)
+    # The kinds in the order their first nodes come, as the node-by-node walk meets them.
+    order = np.argsort(first, kind="stable")
     rank = np.zeros(int(kinds.max(initial=0)) + 1, np.intp)
-    rank[list(first)] = np.arange(len(first))
-    return candidates, rank[kinds[candidates]], candidates[list(first.values())]
+    rank[distinct[order]] = np.arange(len(order))
+    return candidates, rank[present], candidates[first[order]]
 
 
 def filter_alike(
