@@ -1,6 +1,6 @@
-"""policy-scheduler against kube-scheduler and the raw bind limit, on the same local control plane.
+"""policy-scheduler against kube-scheduler and the raw bind limits, on the same local control plane.
 
-For each node count, three runs one after another, each on a fresh control plane
+For each node count, four runs one after another, each on a fresh control plane
 (``hack/controlplane/down`` + ``up``, so every run starts from identical, empty state):
 
 - ``policy-scheduler``: ``policy-scheduler run`` with examples/policies/default-profile.yaml,
@@ -12,39 +12,69 @@ For each node count, three runs one after another, each on a fresh control plane
   none; pods say ``schedulerName: default-scheduler``;
 - ``raw``: bench/raw_binder.py, which binds each pod round-robin onto the nodes with the same
   concurrency as our binder (``BIND_CONCURRENCY``), deciding nothing; pods name a scheduler
-  nobody serves.
+  nobody serves;
+- ``raw+events``: the same binder, which also posts for each pod it bound the one ``Scheduled``
+  event every scheduler posts (a core/v1 Event shaped as policy-scheduler's, from a pool of its
+  own as wide as policy-scheduler's, ``POST_CONCURRENCY``): the limit a scheduler can really
+  reach, since it owes the API server both.
 
 Each run creates N nodes (with allocatable large enough that even round-robin placement of every
-pod of the run fits), starts the scheduler, waits until it has bound a warm-up pod pinned to the
-last node (so its node cache is filled), then measures two phases:
+pod the schedulers bind on them fits; each labelled ``topology.kubernetes.io/zone``, one of
+three zones in turn), starts the scheduler, waits until it has bound a warm-up pod pinned to the
+last node (so its node cache is filled), then measures its phases, one after another, each only
+if the one before bound all its pods; the pods of a phase stay through the next ones. The raw
+binders run the first two (bound round-robin, the other phases' pods would break their claims,
+priorities or constraints, and a preference would mean nothing): for the others, the raws' burst
+is the limit. Every pod carries its phase as the label PHASE_LABEL.
 
 - burst: M pods with a mix of requests, created as fast as ``--create-threads`` concurrent POSTs
   go, while the scheduler runs. Throughput is bound pods / (last bound - first created).
 - steady: pods created at ``--steady-rate`` per second for ``--steady-seconds``: latency under load.
-- storage (policy-scheduler and kube-scheduler only; ``--storage-pods``, a fifth of ``--pods`` by
-  default, 0 skips it): a burst of pods each with one PersistentVolumeClaim of a StorageClass with
-  ``volumeBindingMode: WaitForFirstConsumer`` and the provisioner of bench/provisioner.py, which
-  stands in for an external provisioner and the PV controller (no kube-controller-manager runs
-  here): once the scheduler has written ``volume.kubernetes.io/selected-node`` on a claim, it
-  creates a PV bound to that node and binds the claim. The scheduler binds the pod only once the
-  claim is bound (VolumeBinding's PreBind). Each pod's claim is POSTed just before the pod, and
-  its created time is that of the claim's POST. The provisioner's own time per claim (selected
-  node seen to claim bound) is reported beside the latency, and its requests, the admin's, count
-  in no scheduler's figure.
-- preemption (policy-scheduler and kube-scheduler only; ``--preemption-pods`` N, a tenth of
-  ``--pods`` by default, 0 skips it): PriorityClasses ``bench-low`` (100) and ``bench-high``
-  (1000) are created with the namespace; the phase adds N nodes of its own (4 cpu, labelled
-  PREEMPTION_LABEL, which all its pods select) and fills each exactly with VICTIMS_PER_NODE
-  low-priority pods of 400m, created bound (``spec.nodeName``: no scheduler places them, and none
-  of it is measured), then a marker pod (high priority, no requests) pinned to the last of those
-  nodes: once it is bound the scheduler has seen them all. Then N high-priority pods asking for a
-  whole node's cpu are created as a burst: each can only be placed once every low-priority pod of
-  one node is evicted, so the fewest evictions are N x VICTIMS_PER_NODE. No kubelet runs here, so
-  a victim deleted gracefully would keep its room forever: the stand-in ``Kubelet`` force-deletes
-  (grace 0, as the admin, in no scheduler's figure) every pod the bind watch shows with a
-  deletionTimestamp, and its own time per pod is reported. Measured as the other phases (creation
-  to bound of the high-priority pods, CPU, the scheduler's requests: its DisruptionTarget patches
-  and deletes of victims included), plus the low-priority pods evicted per high-priority pod.
+- storage (``--storage-pods``, a fifth of ``--pods`` by default): a burst of pods each with one
+  PersistentVolumeClaim of a StorageClass with ``volumeBindingMode: WaitForFirstConsumer`` and the
+  provisioner of bench/provisioner.py, which stands in for an external provisioner and the PV
+  controller (no kube-controller-manager runs here): once the scheduler has written
+  ``volume.kubernetes.io/selected-node`` on a claim, it creates a PV bound to that node and binds
+  the claim. The scheduler binds the pod only once the claim is bound (VolumeBinding's PreBind).
+  Each pod's claim is POSTed just before the pod, and its created time is that of the claim's
+  POST. The provisioner's own time per claim (selected node seen to claim bound) is reported
+  beside the latency, and its requests, the admin's, count in no scheduler's figure.
+- preemption (``--preemption-pods`` N, a tenth of ``--pods`` by default): PriorityClasses
+  ``bench-low`` (100) and ``bench-high`` (1000) are created with the namespace; the phase adds N
+  nodes of its own (4 cpu, labelled PREEMPTION_LABEL, which all its pods select) and fills each
+  exactly with VICTIMS_PER_NODE low-priority pods of 400m, created bound (``spec.nodeName``: no
+  scheduler places them, and none of it is measured), then a marker pod (high priority, no
+  requests) pinned to the last of those nodes: once it is bound the scheduler has seen them all.
+  Then N high-priority pods asking for a whole node's cpu are created as a burst: each can only be
+  placed once every low-priority pod of one node is evicted, so the fewest evictions are N x
+  VICTIMS_PER_NODE. No kubelet runs here, so a victim deleted gracefully would keep its room
+  forever: the stand-in ``Kubelet`` force-deletes (grace 0, as the admin, in no scheduler's
+  figure) every pod the bind watch shows with a deletionTimestamp, and its own time per pod is
+  reported. Measured as the other phases (creation to bound of the high-priority pods, CPU, the
+  scheduler's requests: its DisruptionTarget patches and deletes of victims included), plus the
+  low-priority pods evicted per high-priority pod.
+
+Then the workload phases, shaped after kube-scheduler's own benchmark, scheduler_perf
+(test/integration/scheduler_perf/*/performance-config.yaml and its pod templates, v1.34), each a
+burst of pods of the mix of requests with one term added, measured as the burst:
+
+- anti-affinity (``--anti-affinity-pods``, a fifth of ``--pods``, at most N): required pod
+  anti-affinity per ``kubernetes.io/hostname`` against the pods of this phase
+  (SchedulingPodAntiAffinity): at most one per node, so the last pods have few nodes left.
+- spread (``--spread-pods``, a fifth of ``--pods``): a topologySpreadConstraint over the zone
+  label, maxSkew 1, DoNotSchedule, selecting the pods of this phase (TopologySpreading, whose
+  template has maxSkew 5).
+- preferred-affinity (``--preferred-affinity-pods``, a fifth of ``--pods``): preferred node
+  affinity, weight 100, for the zone PREFERRED_ZONE (SchedulingNodeAffinity's zone term as a
+  preference: the v1.34 suite has no case of preferred node affinity).
+- parked (``--parked-pods``, ``--pods`` by default, after ``--unschedulable-pods``, a fifth of
+  ``--pods``): the unschedulable pods (a nodeSelector on NOWHERE_LABEL, which no node carries:
+  only a node gaining it could help them, no pod event can) are created first and left parked,
+  until every one is told PodScheduled=False (that time is reported, ``park_seconds``, not
+  measured); then the schedulable pods arrive as a burst and are what is measured (the shape of
+  scheduler_perf's Unschedulable: the queue must not spend its time on pods an event cannot help).
+
+A phase of 0 pods is skipped.
 
 Definitions:
 
@@ -58,26 +88,32 @@ Definitions:
 - API requests: apiserver_flowcontrol_dispatched_requests_total of the scheduler's own flow
   schema, from kube-apiserver's /metrics before and after the phase. API Priority and Fairness
   classifies by identity: kube-scheduler's user has the ``kube-scheduler`` flow schema, the
-  operator's service account (used by policy-scheduler and the raw binder) ``service-accounts``,
+  operator's service account (used by policy-scheduler and the raw binders) ``service-accounts``,
   and this harness, an admin, ``exempt``; so the count is the scheduler's requests and none of the
   harness's. The JSON also keeps apiserver_request_total's change by verb/resource/subresource
   (that one counts every client, the harness's pod creates and its watch included).
 
-Every run ends by checking correctness: every pod has a node, no node's summed requests (cpu,
-memory, pod count) exceed its allocatable, and no pod has more than one ``Scheduled`` event; and
-after a storage phase, every claim is bound to a PV whose node affinity allows the node its pod is
-bound to; after a preemption phase, every high-priority pod is bound on a preemption node, and the
-low-priority pods gone are counted against the fewest that make room (``evicted_vs_minimum``).
+Every run ends by checking correctness: every pod has a node but the parked ones, no node's
+summed requests (cpu, memory, pod count) exceed its allocatable, and no pod has more than one
+``Scheduled`` event; then each phase's own check: after the storage phase, every claim is bound
+to a PV whose node affinity allows the node its pod is bound to; after the preemption phase,
+every high-priority pod is bound on a preemption node, and the low-priority pods gone are counted
+against the fewest that make room (``evicted_vs_minimum``); no two anti-affinity pods share a
+node; the spread pods per zone differ by at most 1; no parked pod is bound, and each is still
+told PodScheduled=False. The share of preferred-affinity pods in the preferred zone is reported,
+not required.
 
-Results go to ``--out`` (default bench/results/): scheduling.json, scheduling.md (tables and
-ratios against kube-scheduler and the raw limit), scheduling.png (throughput and p99 against node
-count), and each scheduler's log under logs/. The exit status is 1 when a run did not bind all
-its pods or failed a correctness check.
+Results go to ``--out`` (default bench/results/): scheduling.json, scheduling.md (per phase, a
+table of every scheduler and node count and one of ratios: policy-scheduler against
+kube-scheduler, and against both raw limits), scheduling-PHASE.png for each phase (throughput and
+p99 against node count, the raw limits beside), and each scheduler's log under logs/. The exit
+status is 1 when a run did not bind all its pods or failed a correctness check.
 
     python bench/bench_scheduling.py [--nodes 100 1000 5000] [--pods 5000]
         [--steady-rate 100] [--steady-seconds 30] [--storage-pods PODS/5]
-        [--preemption-pods PODS/10]
-        [--schedulers policy-scheduler kube-scheduler raw]
+        [--preemption-pods PODS/10] [--anti-affinity-pods PODS/5] [--spread-pods PODS/5]
+        [--preferred-affinity-pods PODS/5] [--parked-pods PODS] [--unschedulable-pods PODS/5]
+        [--schedulers policy-scheduler kube-scheduler raw raw+events]
 """
 
 from __future__ import annotations
@@ -106,35 +142,49 @@ from kubernetes.utils import parse_quantity
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
 from scheduling_report import write_reports
 
+from policy_scheduler.kube.events import POST_CONCURRENCY
 from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROLPLANE = REPO / "hack" / "controlplane"
 NAMESPACE = "bench"
-SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw")
+SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw", "raw+events")
 SCHEDULER_NAMES = {
     "policy-scheduler": "default-profile",
     "kube-scheduler": "default-scheduler",
     "raw": "bench-unserved",
+    "raw+events": "bench-unserved",
 }
 FLOW_SCHEMAS = {
     "policy-scheduler": "service-accounts",
     "kube-scheduler": "kube-scheduler",
     "raw": "service-accounts",
+    "raw+events": "service-accounts",
 }
+# The schedulers that decide: only they run the phases past burst and steady. A raw binder places
+# round-robin, which a claim, a preemption, anti-affinity or a spread constraint would make wrong
+# (and a preference meaningless); for those phases the raw limit is the raws' burst.
+DECIDERS = ("policy-scheduler", "kube-scheduler")
 # The mix of pod requests (millicores, MiB), cycled through: small and large, cpu- and
 # memory-heavy, so that the resource scorers have something to tell apart.
 REQUESTS = ((100, 128), (250, 256), (500, 512), (1000, 1024), (50, 64), (200, 2048))
+ZONE = "topology.kubernetes.io/zone"
 ZONES = ("zone-a", "zone-b", "zone-c")
-# The storage phase's StorageClass (WaitForFirstConsumer, bench/provisioner.py's provisioner), and
-# the schedulers that run it: the raw binder decides nothing, and writes no selected node.
+# The storage phase's StorageClass (WaitForFirstConsumer, bench/provisioner.py's provisioner).
 STORAGE_CLASS = "bench-wait-for-first-consumer"
-STORAGE_SCHEDULERS = ("policy-scheduler", "kube-scheduler")
 PROVISIONER_WORKERS = 32
 HOSTNAME = "kubernetes.io/hostname"
+# Every pod carries its phase under this label: what the shaped phases' terms select.
+PHASE_LABEL = "bench.policy-scheduler.dev/phase"
+# The workload phases, after kube's scheduler_perf (test/integration/scheduler_perf, v1.34): what
+# each adds to a pod's spec. Their terms select the pods of their own phase only.
+SHAPED_PHASES = ("anti-affinity", "spread", "preferred-affinity")
+PREFERRED_ZONE = ZONES[0]
+# The parked phase's unschedulable pods select a label no node carries: no pod event can help them
+# (only a node gaining the label could), so a queue that follows the events leaves them alone.
+NOWHERE_LABEL = "bench.policy-scheduler.dev/nowhere"
 # The preemption phase: its own nodes (by this label, which its pods select), each filled exactly
 # by VICTIMS_PER_NODE low-priority pods; each high-priority pod asks for a whole node's cpu.
-PREEMPTION_SCHEDULERS = ("policy-scheduler", "kube-scheduler")
 PREEMPTION_LABEL = "bench.policy-scheduler.dev/preemption"
 PRIORITY_CLASSES = {"bench-low": 100, "bench-high": 1000}
 VICTIMS_PER_NODE = 10
@@ -159,6 +209,9 @@ class Config:
     steady_seconds: float
     storage_pods: int
     preemption_pods: int
+    shaped_pods: Mapping[str, int]  # by phase of SHAPED_PHASES
+    parked_pods: int  # the parked phase's schedulable pods, measured
+    unschedulable_pods: int  # the parked phase's pods that fit nowhere, parked first
     schedulers: tuple[str, ...]
     concurrency: int
     create_threads: int
@@ -278,7 +331,7 @@ def node_body(
                 "name": name,
                 "labels": {
                     HOSTNAME: name,
-                    "topology.kubernetes.io/zone": ZONES[index % 3],
+                    ZONE: ZONES[index % len(ZONES)],
                     **(labels or {}),
                 },
             },
@@ -291,39 +344,114 @@ def node_body(
     ).encode()
 
 
+def shape(phase: str) -> dict[str, Any]:
+    """What a pod of ``phase`` (of SHAPED_PHASES) adds to its spec, after scheduler_perf's pod
+    templates (test/integration/scheduler_perf/templates); each term selects its own phase's
+    pods only."""
+    own = {"matchLabels": {PHASE_LABEL: phase}}
+    if phase == "anti-affinity":
+        # SchedulingPodAntiAffinity (pod-with-pod-anti-affinity.yaml): at most one per node.
+        term = {"labelSelector": own, "topologyKey": HOSTNAME}
+        return {
+            "affinity": {
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
+            }
+        }
+    if phase == "spread":
+        # TopologySpreading (pod-with-topology-spreading.yaml, zones of the node label), with
+        # maxSkew 1 rather than its 5: every pod then has zones it may not go to.
+        constraint = {
+            "maxSkew": 1,
+            "topologyKey": ZONE,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": own,
+        }
+        return {"topologySpreadConstraints": [constraint]}
+    if phase == "preferred-affinity":
+        # SchedulingNodeAffinity's term (pod-with-node-affinity.yaml: a zone In), as a weighted
+        # preference: v1.34's suite has no case of preferred node affinity.
+        preference = {
+            "matchExpressions": [{"key": ZONE, "operator": "In", "values": [PREFERRED_ZONE]}]
+        }
+        return {
+            "affinity": {
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 100, "preference": preference}
+                    ]
+                }
+            }
+        }
+    raise ValueError(f"no shape for the phase {phase!r}")
+
+
 def pod_body(
     name: str,
     scheduler_name: str,
     index: int,
-    node_selector: dict[str, str] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    *,
     claim: str | None = None,
+    phase: str = "",
+    extra: Mapping[str, Any] | None = None,
 ) -> bytes:
+    """A pod of the mix of requests (by ``index``), labelled with its ``phase``; ``extra`` added
+    to its spec."""
     cpu, memory = REQUESTS[index % len(REQUESTS)]
     container: dict[str, Any] = {
         "name": "main",
         "image": "registry.k8s.io/pause:3.10",
         "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}},
     }
-    spec: dict[str, Any] = {"schedulerName": scheduler_name, "containers": [container]}
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler_name,
+        "containers": [container],
+        **(extra or {}),
+    }
     if node_selector:
-        spec["nodeSelector"] = node_selector
+        spec["nodeSelector"] = dict(node_selector)
     if claim:
         spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
         container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
+    labels = {"app": f"bench-{index % 10}", **({PHASE_LABEL: phase} if phase else {})}
     return json.dumps(
         {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": name, "labels": {"app": f"bench-{index % 10}"}},
+            "metadata": {"name": name, "labels": labels},
             "spec": spec,
         }
     ).encode()
 
 
-def workload(prefix: str, count: int, scheduler_name: str) -> list[tuple[str, bytes]]:
-    """``count`` pods named ``prefix-NNNNN``, cycling through the mix of requests."""
+def workload(
+    prefix: str,
+    count: int,
+    scheduler_name: str,
+    *,
+    extra: Mapping[str, Any] | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    claims: bool = False,
+) -> list[tuple[str, bytes]]:
+    """``count`` pods named ``prefix-NNNNN`` and labelled with ``prefix`` as their phase, cycling
+    through the mix of requests; each with ``extra`` in its spec, ``node_selector``, and, with
+    ``claims``, a volume of the claim ``claim_name(pod)``."""
     names = [f"{prefix}-{i:05d}" for i in range(count)]
-    return [(name, pod_body(name, scheduler_name, i)) for i, name in enumerate(names)]
+    return [
+        (
+            name,
+            pod_body(
+                name,
+                scheduler_name,
+                i,
+                node_selector=node_selector,
+                claim=claim_name(name) if claims else None,
+                phase=prefix,
+                extra=extra,
+            ),
+        )
+        for i, name in enumerate(names)
+    ]
 
 
 def claim_name(pod: str) -> str:
@@ -335,13 +463,9 @@ def storage_workload(
 ) -> tuple[list[tuple[str, bytes]], dict[str, bytes]]:
     """``count`` pods like ``workload``'s, each with a claim of STORAGE_CLASS, and the claims'
     bodies by pod name."""
-    names = [f"{prefix}-{i:05d}" for i in range(count)]
-    pods = [
-        (name, pod_body(name, scheduler_name, i, claim=claim_name(name)))
-        for i, name in enumerate(names)
-    ]
+    pods = workload(prefix, count, scheduler_name, claims=True)
     claims = {
-        name: json.dumps(claim_body(claim_name(name), STORAGE_CLASS)).encode() for name in names
+        name: json.dumps(claim_body(claim_name(name), STORAGE_CLASS)).encode() for name, _ in pods
     }
     return pods, claims
 
@@ -488,6 +612,8 @@ class SchedulerProcess:
                 "--concurrency",
                 str(config.concurrency),
             ]
+            if kind == "raw+events":
+                command += ["--events", "--event-concurrency", str(POST_CONCURRENCY)]
             stdin = subprocess.PIPE
         with self.log_path.open("wb") as log_file:
             self.process = subprocess.Popen(
@@ -530,11 +656,12 @@ class SchedulerProcess:
             str(free_port()),
         ]
 
-    def created(self, pod: str) -> None:
-        """The raw binder learns of each pod from us, as soon as it exists."""
+    def created(self, pod: str, uid: str = "") -> None:
+        """The raw binder learns of each pod (and its uid, which its events name) from us, as
+        soon as it exists."""
         if self.process.stdin is not None:
             with self._stdin_lock:
-                self.process.stdin.write(f"{pod}\n".encode())
+                self.process.stdin.write(f"{pod} {uid}\n".encode())
                 self.process.stdin.flush()
 
     def check_alive(self) -> None:
@@ -760,6 +887,9 @@ class Creator:
     claims: Mapping[str, bytes] = field(default_factory=dict)
     created: dict[str, float] = field(default_factory=dict)
     done: float = 0.0
+    # Told each pod created with its uid, after ``on_created`` (the raw binders: their events
+    # name the uid, as every scheduler's do).
+    on_uid: Callable[[str, str], None] | None = None
 
     def create(self, name: str, body: bytes) -> None:
         sent = time.monotonic()
@@ -770,13 +900,25 @@ class Creator:
                     self.claims[name],
                     exists_ok=True,
                 )
-            self.api.post(f"/api/v1/namespaces/{NAMESPACE}/pods", body, exists_ok=True)
-        except (ApiError, OSError) as error:
+            pods = f"/api/v1/namespaces/{NAMESPACE}/pods"
+            response = self.api.request("POST", pods, body, ok=frozenset({409}))
+            uid = ""
+            if self.on_uid is not None:
+                # A create retried after a lost answer finds its own pod (409): its uid read back.
+                pod = (
+                    response.json()
+                    if response.status_code != 409
+                    else self.api.get(f"{pods}/{name}")
+                )
+                uid = pod["metadata"]["uid"]
+        except (ApiError, OSError, ValueError) as error:
             # The pod stays missing: the wait for it times out and the run is reported failed.
             log(f"  creating {name} failed: {error}")
             return
         self.created[name] = sent
         self.on_created(name)
+        if self.on_uid is not None:
+            self.on_uid(name, uid)
 
     @contextmanager
     def running(self, pods: Sequence[tuple[str, bytes]], rate: float | None) -> Iterator[None]:
@@ -800,14 +942,75 @@ class Creator:
             thread.join()
 
 
+class Teardown:
+    """What a run leaves to stop once it is measured: its helpers (the bind watch, the phases'
+    stand-ins), then its control plane. Each helper's watch may take up to its server-side
+    timeout to end, so they are closed at once, each in a thread of its own."""
+
+    def __init__(self, last: Callable[[], None]) -> None:
+        self._last = last
+        self._closers: list[Callable[[], None]] = []
+
+    def callback(self, close: Callable[[], None]) -> None:
+        self._closers.append(close)
+
+    def close(self) -> None:
+        threads = [threading.Thread(target=close, name="teardown") for close in self._closers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self._last()
+
+
 @dataclass(frozen=True)
 class Run:
-    """One scheduler's run: the admin's client, the watch, the scheduler, the settings."""
+    """One scheduler's run: the admin's client, the watch, the scheduler, the settings, and what
+    tears down the helpers a phase starts (the stand-in provisioner, the stand-in kubelet)."""
 
     admin: Api
+    kubeconfig: Path  # the admin's, for the helpers' clients of their own
     watch: BindWatch
     scheduler: SchedulerProcess
     config: Config
+    teardown: Teardown
+
+    @property
+    def scheduler_name(self) -> str:
+        return SCHEDULER_NAMES[self.scheduler.kind]
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The cluster as the checks at the end of a run see it: the namespace's pods and the nodes,
+    by name."""
+
+    pods: Mapping[str, dict[str, Any]]
+    nodes: Mapping[str, dict[str, Any]]
+
+    def node_of(self, pod: str) -> str | None:
+        node: str | None = self.pods.get(pod, {}).get("spec", {}).get("nodeName")
+        return node
+
+    def label_of(self, node: str, key: str) -> str | None:
+        label: str | None = self.nodes[node]["metadata"].get("labels", {}).get(key)
+        return label
+
+
+# A phase's own check of its pods at the end of the run (their placement, their claims): a dict
+# of what it found, with "ok".
+Check = Callable[[Api, Listing], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class PhaseRun:
+    """A phase measured: its figures, the pods that must be bound at the end of the run, those
+    that must still be pending there (parked), and its own check, if any."""
+
+    figures: dict[str, Any]
+    bound: list[str]
+    pending: list[str] = field(default_factory=list)
+    check: Check | None = None
 
 
 def measure(
@@ -823,7 +1026,9 @@ def measure(
     flow_schema = FLOW_SCHEMAS[scheduler.kind]
     requests_before, kinds_before = api_counts(admin.metrics(), flow_schema)
     cpu_before = scheduler.cpu_seconds()
-    creator = Creator(admin, config.create_threads, scheduler.created, claims or {})
+    creator = Creator(
+        admin, config.create_threads, lambda _: None, claims or {}, on_uid=scheduler.created
+    )
     names = [name for name, _ in pods]
     with creator.running(pods, rate):
         complete = watch.wait(
@@ -873,152 +1078,70 @@ def measure(
     return result
 
 
-# --- correctness ------------------------------------------------------------------------------
-
-
-def verify(admin: Api, expected: set[str], kind: str) -> dict[str, Any]:
-    """Every pod bound, no node overcommitted, no pod told Scheduled twice."""
-    nodes = admin.list_items("/api/v1/nodes")
-    pods = admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
-    events = admin.list_items(
-        f"/api/v1/namespaces/{NAMESPACE}/events", fieldSelector="reason=Scheduled"
+def measured(
+    run: Run,
+    phase: str,
+    pods: Sequence[tuple[str, bytes]],
+    *,
+    rate: float | None = None,
+    claims: Mapping[str, bytes] | None = None,
+    check: Callable[[Api, Listing, Sequence[str]], dict[str, Any]] | None = None,
+) -> PhaseRun:
+    """What every phase does: ``pods`` created (a burst, or ``rate`` a second) and measured until
+    bound; at the end of the run they must be bound, and pass ``check(admin, listing, names)``."""
+    names = [name for name, _ in pods]
+    return PhaseRun(
+        measure(phase, pods, rate, run, claims),
+        names,
+        check=None if check is None else lambda admin, listing: check(admin, listing, names),
     )
-    names = {pod["metadata"]["name"] for pod in pods}
-    unbound = sorted(pod["metadata"]["name"] for pod in pods if not pod["spec"].get("nodeName"))
-    used: dict[str, Counter[str]] = defaultdict(Counter)
-    for pod in pods:
-        node = pod["spec"].get("nodeName")
-        if not node:
-            continue
-        used[node]["pods"] += 1
-        for container in pod["spec"]["containers"]:
-            for resource, quantity in (
-                container.get("resources", {}).get("requests") or {}
-            ).items():
-                used[node][resource] += parse_quantity(quantity)
-    overcommitted = sorted(
-        f"{node['metadata']['name']}: {resource}"
-        for node in nodes
-        for resource, quantity in node["status"]["allocatable"].items()
-        if used[node["metadata"]["name"]][resource] > parse_quantity(quantity)
-    )
-    scheduled: Counter[str] = Counter()
-    for event in events:
-        scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
-    twice = sorted(name for name, count in scheduled.items() if count > 1)
-    result = {
-        "pods": len(pods),
-        "missing": sorted(expected - names)[:10],
-        "unbound": unbound[:10],
-        "unbound_count": len(unbound),
-        "overcommitted": overcommitted[:10],
-        "scheduled_events": sum(scheduled.values()),
-        "scheduled_more_than_once": twice[:10],
-    }
-    result["ok"] = not (result["missing"] or unbound or overcommitted or twice)
-    verdict = "ok" if result["ok"] else "FAILED"
-    log(
-        f"  check {verdict}: {len(pods) - len(unbound)}/{len(pods)} pods bound, "
-        f"{len(overcommitted)} resources overcommitted, {len(twice)} pods Scheduled twice, "
-        f"{result['scheduled_events']} Scheduled events ({kind})"
-    )
-    return result
 
 
-def verify_storage(admin: Api, pods: Sequence[str]) -> dict[str, Any]:
-    """Every claim of ``pods`` bound to a PV (both ways: the claim's volumeName, the PV's
-    claimRef) whose node affinity allows the node its pod is bound to."""
-    by_name = {
-        pod["metadata"]["name"]: pod
-        for pod in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
-    }
-    claims = {
-        claim["metadata"]["name"]: claim
-        for claim in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
-    }
-    volumes = {pv["metadata"]["name"]: pv for pv in admin.list_items("/api/v1/persistentvolumes")}
-    unbound: list[str] = []
-    wrong_node: list[str] = []
-    for name in pods:
-        claim = claims.get(claim_name(name))
-        pv = volumes.get((claim or {}).get("spec", {}).get("volumeName") or "")
-        if (
-            claim is None
-            or pv is None
-            or BIND_COMPLETED not in (claim["metadata"].get("annotations") or {})
-            or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]
-        ):
-            unbound.append(name)
-            continue
-        node = (by_name.get(name) or {}).get("spec", {}).get("nodeName")
-        if node is None or pv_node(pv) != node:
-            wrong_node.append(f"{name}: on {node}, its PV on {pv_node(pv)}")
-    result = {
-        "pods": len(pods),
-        "claims_bound": len(pods) - len(unbound),
-        "unbound_claims": unbound[:10],
-        "unbound_claims_count": len(unbound),
-        "wrong_node": wrong_node[:10],
-        "wrong_node_count": len(wrong_node),
-        "ok": not (unbound or wrong_node),
-    }
-    log(
-        f"  storage check {'ok' if result['ok'] else 'FAILED'}: "
-        f"{result['claims_bound']}/{len(pods)} claims bound, "
-        f"{len(wrong_node)} pods off their PV's node"
-    )
-    return result
+def burst(run: Run, count: int) -> PhaseRun:
+    """The burst phase: ``count`` pods of the mix of requests, all at once."""
+    return measured(run, "burst", workload("burst", count, run.scheduler_name))
 
 
-def verify_preemption(
-    admin: Api, high: Sequence[str], low: Sequence[str], nodes: Sequence[str]
-) -> dict[str, Any]:
-    """Every high-priority pod bound to a preemption node, and how many low-priority pods are
-    gone (evicted) against the fewest that make room for them all (a node's worth each)."""
-    pods = {
-        pod["metadata"]["name"]: pod
-        for pod in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
-    }
-    preemption_nodes = set(nodes)
-    unbound = [name for name in high if not pods.get(name, {}).get("spec", {}).get("nodeName")]
-    off_nodes = [
-        f"{name}: on {pods[name]['spec']['nodeName']}"
-        for name in high
-        if name not in unbound and pods[name]["spec"]["nodeName"] not in preemption_nodes
-    ]
-    remaining = [name for name in low if name in pods]
-    terminating = [name for name in remaining if pods[name]["metadata"].get("deletionTimestamp")]
-    evicted = len(low) - len(remaining)
-    minimum = len(high) * VICTIMS_PER_NODE
-    result = {
-        "preemptors": len(high),
-        "preemptors_bound": len(high) - len(unbound),
-        "unbound": unbound[:10],
-        "off_preemption_nodes": off_nodes[:10],
-        "low_pods": len(low),
-        "evicted": evicted,
-        "evicted_minimum": minimum,
-        "evicted_vs_minimum": round(evicted / minimum, 3) if minimum else None,
-        "terminating_at_end": len(terminating),
-        "ok": not (unbound or off_nodes),
-    }
-    log(
-        f"  preemption check {'ok' if result['ok'] else 'FAILED'}: "
-        f"{result['preemptors_bound']}/{len(high)} high-priority pods bound, "
-        f"{evicted} low-priority pods evicted (minimum {minimum}), {len(off_nodes)} off the "
-        "preemption nodes"
-    )
-    return result
+def steady(run: Run, count: int) -> PhaseRun:
+    """The steady phase: ``count`` pods of the mix, ``--steady-rate`` a second."""
+    pods = workload("steady", count, run.scheduler_name)
+    return measured(run, "steady", pods, rate=run.config.steady_rate)
 
 
-def preemption(
-    run: Run, kubelet: Kubelet, count: int, scheduler_name: str
-) -> tuple[dict[str, Any], list[str], list[str], list[str]]:
+def shaped(phase: str) -> Callable[[Run, int], PhaseRun]:
+    """A workload phase of SHAPED_PHASES: its pods, of its shape, as a burst; its check."""
+
+    def start(run: Run, count: int) -> PhaseRun:
+        pods = workload(phase, count, run.scheduler_name, extra=shape(phase))
+        return measured(run, phase, pods, check=SHAPE_CHECKS[phase])
+
+    return start
+
+
+def storage(run: Run, count: int) -> PhaseRun:
+    """The storage phase: ``count`` pods each after its WaitForFirstConsumer claim, with the
+    stand-in provisioner running."""
+    provisioner = Provisioner(run.kubeconfig, NAMESPACE, STORAGE_CLASS, workers=PROVISIONER_WORKERS)
+    run.teardown.callback(provisioner.close)
+    pods, claims = storage_workload("storage", count, run.scheduler_name)
+    ran = measured(run, "storage", pods, claims=claims, check=verify_storage)
+    took = [seconds * 1000 for seconds in provisioner.provisioned.values()]
+    ran.figures["provision_ms"] = {
+        f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
+    }
+    ran.figures["provision_errors"] = provisioner.errors[:10]
+    return ran
+
+
+def preemption(run: Run, count: int) -> PhaseRun:
     """The preemption phase: ``count`` nodes filled exactly with low-priority pods (created bound:
     no scheduler takes part, and none of it is measured), then ``count`` high-priority pods as a
-    burst, each needing one node's low-priority pods evicted. Its figures, the high-priority pods
-    (and the marker), the low-priority pods and the nodes."""
+    burst, each needing one node's low-priority pods evicted, with the stand-in kubelet
+    running."""
     admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
+    scheduler_name = run.scheduler_name
+    kubelet = Kubelet(run.kubeconfig, watch)
+    run.teardown.callback(kubelet.close)
     width = len(str(count - 1))
     nodes = [f"preempt-{i:0{width}d}" for i in range(count)]
     create_nodes(admin, nodes, PREEMPTION_NODE, config.create_threads, {PREEMPTION_LABEL: "true"})
@@ -1045,7 +1168,7 @@ def preemption(
         memory_mi=0,
         node_selector={HOSTNAME: nodes[-1]},
     )
-    Creator(admin, 1, scheduler.created).create("preemption-ready", marker)
+    Creator(admin, 1, lambda _: None).create("preemption-ready", marker)
     if not watch.wait(
         ["preemption-ready"],
         config.timeout,
@@ -1055,7 +1178,15 @@ def preemption(
         raise RuntimeError(f"preemption: the marker pod was not bound; see {scheduler.log_path}")
     log(f"  preemption: {count} nodes filled with {len(low)} low-priority pods")
     evicted_before = kubelet.evicted()
-    result = measure("preemption", high, None, run)
+    ran = measured(
+        run,
+        "preemption",
+        high,
+        check=lambda _admin, listing, high_pods: verify_preemption(
+            listing, high_pods, low_names, nodes
+        ),
+    )
+    result = ran.figures
     evicted = kubelet.evicted()
     evicted.subtract(evicted_before)
     victims = evicted["bench-low"]
@@ -1080,55 +1211,357 @@ def preemption(
         f"{result['evicted_per_preemptor']} per high-priority pod "
         f"(minimum {VICTIMS_PER_NODE})"
     )
-    return result, ["preemption-ready", *(name for name, _ in high)], low_names, nodes
+    return PhaseRun(result, ["preemption-ready", *ran.bound], check=ran.check)
+
+
+def parked(run: Run, count: int) -> PhaseRun:
+    """The parked phase: ``config.unschedulable_pods`` pods no node can take (a nodeSelector on a
+    label none carries), created first and left parked once each is told PodScheduled=False;
+    then ``count`` schedulable pods of the mix as a burst, which are what is measured."""
+    config = run.config
+    unschedulable = workload(
+        "parked", config.unschedulable_pods, run.scheduler_name, node_selector={NOWHERE_LABEL: "on"}
+    )
+    names = [name for name, _ in unschedulable]
+    started = time.monotonic()
+    if unschedulable:
+        with Creator(run.admin, config.create_threads, lambda _: None).running(unschedulable, None):
+            pass
+        wait_parked(run, names)
+    park_seconds = round(time.monotonic() - started, 2)
+    log(f"  parked: {len(names)} unschedulable pods parked after {park_seconds} s")
+    arrivals = workload("arrival", count, run.scheduler_name)
+    ran = measured(run, "parked", arrivals)
+    ran.figures.update({"unschedulable": len(names), "park_seconds": park_seconds})
+    return PhaseRun(
+        ran.figures,
+        ran.bound,
+        pending=names,
+        check=lambda _admin, listing: check_parked(listing, names),
+    )
+
+
+def told_unschedulable(pod: Mapping[str, Any]) -> bool:
+    return any(
+        condition.get("type") == "PodScheduled" and condition.get("status") == "False"
+        for condition in pod.get("status", {}).get("conditions") or []
+    )
+
+
+def wait_parked(run: Run, names: Sequence[str]) -> None:
+    """Until every pod of ``names`` (the parked phase's unschedulable pods) is told
+    PodScheduled=False: each tried and found to fit nowhere. Listed every half second (the
+    admin's requests: in no scheduler's figure, and before the phase's are counted)."""
+    wanted = set(names)
+    deadline = time.monotonic() + run.config.timeout
+    next_progress = time.monotonic() + PROGRESS_SECONDS
+    while True:
+        pods = run.admin.list_items(
+            f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=f"{PHASE_LABEL}=parked"
+        )
+        done = sum(
+            1 for pod in pods if pod["metadata"]["name"] in wanted and told_unschedulable(pod)
+        )
+        if done == len(wanted):
+            return
+        run.scheduler.check_alive()
+        now = time.monotonic()
+        if now > deadline:
+            raise RuntimeError(f"parked: {done}/{len(wanted)} unschedulable pods parked in time")
+        if now >= next_progress:
+            log(f"  parked: {done}/{len(wanted)} unschedulable pods parked")
+            next_progress = now + PROGRESS_SECONDS
+        time.sleep(0.5)
+
+
+# --- correctness ------------------------------------------------------------------------------
+
+
+def verify(admin: Api, phases: Mapping[str, PhaseRun], kind: str) -> dict[str, Any]:
+    """Every pod bound but the parked ones, no node overcommitted, no pod told Scheduled twice;
+    then each phase's own check."""
+    nodes = {node["metadata"]["name"]: node for node in admin.list_items("/api/v1/nodes")}
+    pods = {
+        pod["metadata"]["name"]: pod
+        for pod in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/pods")
+    }
+    listing = Listing(pods, nodes)
+    expected = {"warm-up", *(name for ran in phases.values() for name in ran.bound)}
+    pending = {name for ran in phases.values() for name in ran.pending}
+    events = admin.list_items(
+        f"/api/v1/namespaces/{NAMESPACE}/events", fieldSelector="reason=Scheduled"
+    )
+    unbound = sorted(name for name in pods if name not in pending and not listing.node_of(name))
+    used: dict[str, Counter[str]] = defaultdict(Counter)
+    for pod in pods.values():
+        node = pod["spec"].get("nodeName")
+        if not node:
+            continue
+        used[node]["pods"] += 1
+        for container in pod["spec"]["containers"]:
+            for resource, quantity in (
+                container.get("resources", {}).get("requests") or {}
+            ).items():
+                used[node][resource] += parse_quantity(quantity)
+    overcommitted = sorted(
+        f"{name}: {resource}"
+        for name, node in nodes.items()
+        for resource, quantity in node["status"]["allocatable"].items()
+        if used[name][resource] > parse_quantity(quantity)
+    )
+    scheduled: Counter[str] = Counter()
+    for event in events:
+        scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
+    twice = sorted(name for name, count in scheduled.items() if count > 1)
+    result: dict[str, Any] = {
+        "pods": len(pods),
+        "parked_pods": len(pending),
+        "missing": sorted((expected | pending) - pods.keys())[:10],
+        "unbound": unbound[:10],
+        "unbound_count": len(unbound),
+        "overcommitted": overcommitted[:10],
+        "scheduled_events": sum(scheduled.values()),
+        "scheduled_more_than_once": twice[:10],
+    }
+    result["ok"] = not (result["missing"] or unbound or overcommitted or twice)
+    verdict = "ok" if result["ok"] else "FAILED"
+    log(
+        f"  check {verdict}: {len(pods) - len(pending) - len(unbound)}/{len(pods) - len(pending)}"
+        f" pods bound ({len(pending)} parked), {len(overcommitted)} resources overcommitted, "
+        f"{len(twice)} pods Scheduled twice, {result['scheduled_events']} Scheduled events ({kind})"
+    )
+    for phase, ran in phases.items():
+        if ran.check is not None:
+            checked = ran.check(admin, listing)
+            result[phase] = checked
+            result["ok"] = result["ok"] and checked["ok"]
+            log(f"  {phase} check {'ok' if checked['ok'] else 'FAILED'}: {checked['summary']}")
+    return result
+
+
+def verify_storage(admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """Every claim of ``pods`` bound to a PV (both ways: the claim's volumeName, the PV's
+    claimRef) whose node affinity allows the node its pod is bound to."""
+    claims = {
+        claim["metadata"]["name"]: claim
+        for claim in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
+    }
+    volumes = {pv["metadata"]["name"]: pv for pv in admin.list_items("/api/v1/persistentvolumes")}
+    unbound: list[str] = []
+    wrong_node: list[str] = []
+    for name in pods:
+        claim = claims.get(claim_name(name))
+        pv = volumes.get((claim or {}).get("spec", {}).get("volumeName") or "")
+        if (
+            claim is None
+            or pv is None
+            or BIND_COMPLETED not in (claim["metadata"].get("annotations") or {})
+            or (pv["spec"].get("claimRef") or {}).get("uid") != claim["metadata"]["uid"]
+        ):
+            unbound.append(name)
+            continue
+        node = listing.node_of(name)
+        if node is None or pv_node(pv) != node:
+            wrong_node.append(f"{name}: on {node}, its PV on {pv_node(pv)}")
+    return {
+        "pods": len(pods),
+        "claims_bound": len(pods) - len(unbound),
+        "unbound_claims": unbound[:10],
+        "unbound_claims_count": len(unbound),
+        "wrong_node": wrong_node[:10],
+        "wrong_node_count": len(wrong_node),
+        "ok": not (unbound or wrong_node),
+        "summary": f"{len(pods) - len(unbound)}/{len(pods)} claims bound, "
+        f"{len(wrong_node)} pods off their PV's node",
+    }
+
+
+def verify_preemption(
+    listing: Listing, high: Sequence[str], low: Sequence[str], nodes: Sequence[str]
+) -> dict[str, Any]:
+    """Every high-priority pod bound to a preemption node, and how many low-priority pods are
+    gone (evicted) against the fewest that make room for them all (a node's worth each)."""
+    pods = listing.pods
+    preemption_nodes = set(nodes)
+    unbound = [name for name in high if not listing.node_of(name)]
+    off_nodes = [
+        f"{name}: on {listing.node_of(name)}"
+        for name in high
+        if name not in unbound and listing.node_of(name) not in preemption_nodes
+    ]
+    remaining = [name for name in low if name in pods]
+    terminating = [name for name in remaining if pods[name]["metadata"].get("deletionTimestamp")]
+    evicted = len(low) - len(remaining)
+    minimum = len(high) * VICTIMS_PER_NODE
+    return {
+        "preemptors": len(high),
+        "preemptors_bound": len(high) - len(unbound),
+        "unbound": unbound[:10],
+        "off_preemption_nodes": off_nodes[:10],
+        "low_pods": len(low),
+        "evicted": evicted,
+        "evicted_minimum": minimum,
+        "evicted_vs_minimum": round(evicted / minimum, 3) if minimum else None,
+        "terminating_at_end": len(terminating),
+        "ok": not (unbound or off_nodes),
+        "summary": f"{len(high) - len(unbound)}/{len(high)} high-priority pods bound, "
+        f"{evicted} low-priority pods evicted (minimum {minimum}), {len(off_nodes)} off the "
+        "preemption nodes",
+    }
+
+
+def check_anti_affinity(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """No two pods of the phase on one node (their required anti-affinity per hostname)."""
+    per_node = Counter(node for name in pods if (node := listing.node_of(name)))
+    shared = sorted(f"{node}: {count} pods" for node, count in per_node.items() if count > 1)
+    return {
+        "pods": len(pods),
+        "nodes_used": len(per_node),
+        "shared_nodes": shared[:10],
+        "shared_nodes_count": len(shared),
+        "ok": not shared,
+        "summary": f"{len(per_node)} nodes hold the {len(pods)} pods, {len(shared)} hold two or "
+        "more",
+    }
+
+
+def check_spread(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """The phase's pods per zone differ by at most maxSkew (1) between any two zones: each pod
+    was placed within it, and a zone's count only grows, so the end must be within it too."""
+    zones = Counter(
+        listing.label_of(node, ZONE) for name in pods if (node := listing.node_of(name))
+    )
+    all_zones = {listing.label_of(node, ZONE) for node in listing.nodes} - {None}
+    counts = {zone: zones.get(zone, 0) for zone in sorted(z for z in all_zones if z)}
+    skew = max(counts.values()) - min(counts.values()) if counts else 0
+    return {
+        "pods": len(pods),
+        "zones": counts,
+        "skew": skew,
+        "ok": skew <= 1,
+        "summary": f"pods per zone {'/'.join(map(str, counts.values()))}, skew {skew}",
+    }
+
+
+def check_preferred_affinity(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """How many of the phase's pods went to the preferred zone: reported, not required (a full
+    node there is no fault), and compared between the schedulers in the report."""
+    on = sum(
+        1
+        for name in pods
+        if (node := listing.node_of(name)) and listing.label_of(node, ZONE) == PREFERRED_ZONE
+    )
+    return {
+        "pods": len(pods),
+        "on_preferred": on,
+        "on_preferred_share": round(on / len(pods), 3) if pods else None,
+        "ok": True,
+        "summary": f"{on}/{len(pods)} pods in the preferred zone {PREFERRED_ZONE}",
+    }
+
+
+SHAPE_CHECKS: dict[str, Callable[[Api, Listing, Sequence[str]], dict[str, Any]]] = {
+    "anti-affinity": check_anti_affinity,
+    "spread": check_spread,
+    "preferred-affinity": check_preferred_affinity,
+}
+
+
+def check_parked(listing: Listing, parked_pods: Sequence[str]) -> dict[str, Any]:
+    """No parked pod bound (no node can take one), every one still there and told
+    PodScheduled=False."""
+    bound = [name for name in parked_pods if listing.node_of(name)]
+    untold = [
+        name
+        for name in parked_pods
+        if name in listing.pods and not told_unschedulable(listing.pods[name])
+    ]
+    return {
+        "parked": len(parked_pods),
+        "bound": bound[:10],
+        "bound_count": len(bound),
+        "not_unschedulable": untold[:10],
+        "ok": not (bound or untold),
+        "summary": f"{len(bound)}/{len(parked_pods)} parked pods bound, {len(untold)} without "
+        "PodScheduled=False",
+    }
 
 
 # --- one run ----------------------------------------------------------------------------------
 
+# Every phase, in the order a run goes through them, and what runs it with its count of pods.
+# Pods of a phase stay when the next begins (as in a cluster); the shaped phases come after the
+# others, so that the figures of those do not change with them, and the parked phase last, so that
+# its parked pods wait through no other phase.
+PHASES: dict[str, Callable[[Run, int], PhaseRun]] = {
+    "burst": burst,
+    "steady": steady,
+    "storage": storage,
+    "preemption": preemption,
+    **{phase: shaped(phase) for phase in SHAPED_PHASES},
+    "parked": parked,
+}
 
-def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
+
+def phase_pods(config: Config, kind: str, node_count: int) -> dict[str, int]:
+    """The pods of each phase ``kind`` runs at ``node_count`` nodes, in PHASES' order; a phase of
+    none is skipped. The raw binders run the burst and the steady phase only."""
+    counts = {"burst": config.pods, "steady": config.steady_pods}
+    if kind in DECIDERS:
+        counts |= {"storage": config.storage_pods, "preemption": config.preemption_pods}
+        counts |= dict(config.shaped_pods)
+        # A pod's anti-affinity against its own kind allows one per node.
+        counts["anti-affinity"] = min(counts["anti-affinity"], node_count)
+        counts["parked"] = config.parked_pods
+    return {phase: counts[phase] for phase in PHASES if counts.get(phase, 0) > 0}
+
+
+def run_case(
+    config: Config, kind: str, node_count: int, state_dir: Path, settled: Callable[[], None]
+) -> tuple[dict[str, Any], Teardown]:
+    """One scheduler's run at ``node_count`` nodes on a fresh control plane in ``state_dir``: its
+    figures and checks, and what is left to tear down (the phases' helpers, the watch, the
+    control plane), for the caller to do while the next run starts. ``settled()`` returns once
+    the run before is torn down: it is waited for before this run's scheduler starts, so that
+    nothing of it runs while this one is measured."""
     log(f"{kind}, {node_count} nodes: fresh control plane")
-    plane = ControlPlane.fresh(config.state_dir)
+    plane = ControlPlane.fresh(state_dir)
+    teardown = Teardown(plane.down)
     try:
         admin = Api(plane.admin, pool=config.create_threads)
         prepare(plane, kind)
-        storage = config.storage_pods if kind in STORAGE_SCHEDULERS else 0
-        if storage:
+        counts = phase_pods(config, kind, node_count)
+        if "storage" in counts:
             admin.post("/apis/storage.k8s.io/v1/storageclasses", storage_class_body(STORAGE_CLASS))
-        preempting = config.preemption_pods if kind in PREEMPTION_SCHEDULERS else 0
-        if preempting:
+        if "preemption" in counts:
             for name, value in PRIORITY_CLASSES.items():
                 admin.post(
                     "/apis/scheduling.k8s.io/v1/priorityclasses", priority_class_body(name, value)
                 )
         nodes = node_names(node_count)
-        total_pods = 1 + config.pods + config.steady_pods + storage
+        # Nodes as large for every scheduler, sized for the pods the deciders bind on them (the
+        # preemption phase brings nodes of its own; parked pods take no room).
+        on_nodes = phase_pods(config, DECIDERS[0], node_count)
+        total_pods = 1 + sum(n for phase, n in on_nodes.items() if phase != "preemption")
         create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
         nodes_file = plane.dir / f"nodes-{node_count}.txt"
         nodes_file.write_text("\n".join(nodes) + "\n")
         result: dict[str, Any] = {"scheduler": kind, "nodes": node_count}
-        scheduler_name = SCHEDULER_NAMES[kind]
-        # Stopped in reverse order, whatever fails: the scheduler, then the watch.
+        ran: dict[str, PhaseRun] = {}
+        # Watching before the scheduler starts, so that no bind goes unseen.
+        watch = BindWatch(Api(plane.admin, pool=1))
+        teardown.callback(watch.close)
+        settled()
+        # The scheduler is stopped before the checks (its last events posted), whatever fails.
         with contextlib.ExitStack() as running:
-            # Watching before the scheduler starts, so that no bind goes unseen.
-            watch = BindWatch(Api(plane.admin, pool=1))
-            running.callback(watch.close)
-            provisioner = None
-            if storage:
-                provisioner = Provisioner(
-                    plane.admin, NAMESPACE, STORAGE_CLASS, workers=PROVISIONER_WORKERS
-                )
-                running.callback(provisioner.close)
-            kubelet = None
-            if preempting:
-                kubelet = Kubelet(plane.admin, watch)
-                running.callback(kubelet.close)
             scheduler = SchedulerProcess(kind, plane, config, nodes_file)
             running.callback(scheduler.stop)
             started = time.monotonic()
             # Pinned to the last node listed: once it is bound the scheduler has seen every node.
-            warm_up = pod_body("warm-up", scheduler_name, 4, {HOSTNAME: nodes[-1]})
-            Creator(admin, 1, scheduler.created).create("warm-up", warm_up)
+            warm_up = pod_body(
+                "warm-up", SCHEDULER_NAMES[kind], 4, node_selector={HOSTNAME: nodes[-1]}
+            )
+            Creator(admin, 1, lambda _: None, on_uid=scheduler.created).create("warm-up", warm_up)
             if not watch.wait(
                 ["warm-up"],
                 config.timeout,
@@ -1138,57 +1571,37 @@ def run_case(config: Config, kind: str, node_count: int) -> dict[str, Any]:
                 raise RuntimeError(f"{kind} did not bind the warm-up pod; see {scheduler.log_path}")
             result["ready_seconds"] = round(time.monotonic() - started, 2)
             log(f"  {kind} ready (warm-up pod bound) after {result['ready_seconds']} s")
-            run = Run(admin, watch, scheduler, config)
-            burst = workload("burst", config.pods, scheduler_name)
-            result["burst"] = measure("burst", burst, None, run)
-            if config.steady_pods and result["burst"]["complete"]:
-                steady = workload("steady", config.steady_pods, scheduler_name)
-                result["steady"] = measure("steady", steady, config.steady_rate, run)
-            storage_pods: list[tuple[str, bytes]] = []
-            if provisioner is not None and all(
-                result[p]["complete"] for p in ("burst", "steady") if p in result
-            ):
-                storage_pods, claims = storage_workload("storage", storage, scheduler_name)
-                result["storage"] = measure("storage", storage_pods, None, run, claims)
-                took = [seconds * 1000 for seconds in provisioner.provisioned.values()]
-                result["storage"]["provision_ms"] = {
-                    f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
-                }
-                result["storage"]["provision_errors"] = provisioner.errors[:10]
-            high: list[str] = []
-            if kubelet is not None and all(
-                result[p]["complete"] for p in ("burst", "steady", "storage") if p in result
-            ):
-                result["preemption"], high, low, preemption_nodes = preemption(
-                    run, kubelet, preempting, scheduler_name
-                )
+            run = Run(admin, plane.admin, watch, scheduler, config, teardown)
+            for phase, count in counts.items():
+                # A phase left unfinished leaves pods behind that would be the next one's.
+                if not all(done.figures["complete"] for done in ran.values()):
+                    break
+                ran[phase] = PHASES[phase](run, count)
+                result[phase] = ran[phase].figures
             result["cpu_seconds_total"] = round(scheduler.cpu_seconds(), 2)
             result["peak_rss_mib"] = round(scheduler.peak_rss_mib(), 1)
-        expected = {"warm-up", *(name for name, _ in burst)}
-        if "steady" in result:
-            expected.update(name for name, _ in steady)
-        expected.update(name for name, _ in storage_pods)
-        expected.update(high)
-        result["correctness"] = verify(admin, expected, kind)
-        if storage_pods:
-            checked = verify_storage(admin, [name for name, _ in storage_pods])
-            result["correctness"]["storage"] = checked
-            result["correctness"]["ok"] = result["correctness"]["ok"] and checked["ok"]
-        if high:
-            checked = verify_preemption(admin, high[1:], low, preemption_nodes)
-            result["correctness"]["preemption"] = checked
-            result["correctness"]["ok"] = result["correctness"]["ok"] and checked["ok"]
-        return result
-    finally:
-        plane.down()
+        result["correctness"] = verify(admin, ran, kind)
+    except BaseException:
+        teardown.close()
+        raise
+    return result, teardown
 
 
 # --- the command ------------------------------------------------------------------------------
 
+SHAPED_HELP = {
+    "anti-affinity": "pods of the anti-affinity phase, each with required anti-affinity per "
+    "hostname to the others (default: a fifth of --pods, at most one per node)",
+    "spread": "pods of the spread phase, each spread over the zones with maxSkew 1, "
+    "DoNotSchedule (default: a fifth of --pods)",
+    "preferred-affinity": "pods of the preferred-affinity phase, each preferring the zone "
+    f"{PREFERRED_ZONE} (default: a fifth of --pods)",
+}
+
 
 def parse_args(argv: Sequence[str] | None) -> Config:
     parser = argparse.ArgumentParser(
-        description="policy-scheduler vs kube-scheduler vs the raw bind limit, on a local "
+        description="policy-scheduler vs kube-scheduler vs the raw bind limits, on a local "
         "control plane; see the module docstring for what is measured and how."
     )
     parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000, 5000])
@@ -1200,22 +1613,37 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         type=int,
         default=None,
         help="pods of the storage phase, each with a WaitForFirstConsumer claim (default: a "
-        "fifth of --pods; 0 skips the phase; policy-scheduler and kube-scheduler only)",
+        "fifth of --pods)",
     )
     parser.add_argument(
         "--preemption-pods",
         type=int,
         default=None,
         help="high-priority pods of the preemption phase, and its nodes, each filled with "
-        f"{VICTIMS_PER_NODE} low-priority pods (default: a tenth of --pods; 0 skips the phase; "
-        "policy-scheduler and kube-scheduler only)",
+        f"{VICTIMS_PER_NODE} low-priority pods (default: a tenth of --pods)",
+    )
+    for phase, text in SHAPED_HELP.items():
+        parser.add_argument(f"--{phase}-pods", type=int, default=None, help=text)
+    parser.add_argument(
+        "--parked-pods",
+        type=int,
+        default=None,
+        help="schedulable pods of the parked phase, created as a burst while the unschedulable "
+        "ones are parked (default: --pods)",
+    )
+    parser.add_argument(
+        "--unschedulable-pods",
+        type=int,
+        default=None,
+        help="unschedulable pods parked before the parked phase's burst (default: a fifth of "
+        "--pods)",
     )
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
         "--concurrency",
         type=int,
         default=BIND_CONCURRENCY,
-        help=f"the raw binder's (policy-scheduler's: {BIND_CONCURRENCY})",
+        help=f"the raw binders' (policy-scheduler's: {BIND_CONCURRENCY})",
     )
     parser.add_argument("--create-threads", type=int, default=32, help="concurrent POSTs")
     parser.add_argument(
@@ -1231,14 +1659,29 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         help="the control plane's state directory (wiped before every run)",
     )
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    parser.epilog = (
+        "A phase of 0 pods is skipped. Only policy-scheduler and kube-scheduler run the phases "
+        "past burst and steady."
+    )
     args = parser.parse_args(argv)
+
+    def pods(value: int | None, default: int) -> int:
+        return default if value is None else value
+
+    fifth = args.pods // 5
     return Config(
         nodes=tuple(args.nodes),
         pods=args.pods,
         steady_rate=args.steady_rate,
         steady_seconds=args.steady_seconds,
-        storage_pods=args.pods // 5 if args.storage_pods is None else args.storage_pods,
-        preemption_pods=args.pods // 10 if args.preemption_pods is None else args.preemption_pods,
+        storage_pods=pods(args.storage_pods, fifth),
+        preemption_pods=pods(args.preemption_pods, args.pods // 10),
+        shaped_pods={
+            phase: pods(getattr(args, f"{phase.replace('-', '_')}_pods"), fifth)
+            for phase in SHAPED_PHASES
+        },
+        parked_pods=pods(args.parked_pods, args.pods),
+        unschedulable_pods=pods(args.unschedulable_pods, fifth),
         schedulers=tuple(args.schedulers),
         concurrency=args.concurrency,
         create_threads=args.create_threads,
@@ -1250,7 +1693,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
 
 
 def passed(case: dict[str, Any]) -> bool:
-    phases = [case[p] for p in ("burst", "steady", "storage", "preemption") if p in case]
+    phases = [case[p] for p in PHASES if p in case]
     return bool(phases) and all(p["complete"] for p in phases) and case["correctness"]["ok"]
 
 
@@ -1266,26 +1709,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             "storage_pods": config.storage_pods,
             "preemption_pods": config.preemption_pods,
             "victims_per_node": VICTIMS_PER_NODE,
+            **{f"{phase.replace('-', '_')}_pods": n for phase, n in config.shaped_pods.items()},
+            "parked_pods": config.parked_pods,
+            "unschedulable_pods": config.unschedulable_pods,
+            "preferred_zone": PREFERRED_ZONE,
             "concurrency": config.concurrency,
+            "event_concurrency": POST_CONCURRENCY,
             "create_threads": config.create_threads,
             "kube_qps": config.kube_qps,
         },
         "machine": {"cpus": os.cpu_count(), "load_average_at_start": os.getloadavg()},
         "cases": [],
     }
-    written: list[Path] = []
-    # Node count outermost, so the three schedulers of one size run close together in time and
-    # share whatever else the machine is doing.
+    # Each run tears the one before down (its helpers' watches ending, its control plane
+    # stopping: seconds of waiting) while its own control plane starts, in a directory of its
+    # own; it waits for that to be over before its scheduler starts.
+    tearing_down = threading.Thread()
+    tearing_down.start()
+    runs = 0
+    # Node count outermost, so the schedulers of one size run close together in time and share
+    # whatever else the machine is doing.
     for node_count in config.nodes:
         for kind in config.schedulers:
+            state_dir = config.state_dir / f"run-{runs % 2}"
+            runs += 1
             try:
-                case = run_case(config, kind, node_count)
+                case, teardown = run_case(config, kind, node_count, state_dir, tearing_down.join)
             except (RuntimeError, ApiError, OSError, subprocess.SubprocessError) as error:
                 log(f"  {kind} at {node_count} nodes failed: {error}")
                 case = {"scheduler": kind, "nodes": node_count, "error": str(error)}
+            else:
+                tearing_down.join()
+                tearing_down = threading.Thread(target=teardown.close, name="teardown")
+                tearing_down.start()
             results["cases"].append(case)
-            # After every run, so that an interrupted benchmark still leaves what it measured.
-            written = write_reports(results, config.out)
+            # After every run, so that an interrupted benchmark still leaves what it measured;
+            # the charts, slower to draw, once at the end.
+            write_reports(results, config.out, charts=False)
+    tearing_down.join()
+    written = write_reports(results, config.out)
     log("results: " + ", ".join(str(path) for path in written))
     failed = [f"{c['scheduler']}@{c['nodes']}" for c in results["cases"] if not passed(c)]
     if failed:

@@ -1,14 +1,16 @@
-"""What bench_scheduling.py writes: the results as JSON, markdown tables with the ratios against
-kube-scheduler and the raw bind limit, and a chart of throughput and p99 against node count.
+"""What bench_scheduling.py writes: the results as JSON, per phase a markdown table of every
+scheduler and node count with a table of ratios (policy-scheduler against kube-scheduler and
+against the two raw bind limits), and per phase a chart of throughput and p99 against node count.
 
 Ratios, not absolute figures, are the point: on a shared machine absolute times drift between
-runs, while the three schedulers of one node count run back to back on identical state.
+runs, while the schedulers of one node count run back to back on identical state.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,37 +20,49 @@ matplotlib.use("Agg")  # files only: no display here, and none wanted
 
 import matplotlib.pyplot as plt
 
-OURS, KUBE, RAW = "policy-scheduler", "kube-scheduler", "raw"
-STYLES = {OURS: "tab:blue", KUBE: "tab:orange", RAW: "tab:gray"}
+OURS, KUBE, RAW, RAW_EVENTS = "policy-scheduler", "kube-scheduler", "raw", "raw+events"
+# The raw binders: binds only, and binds with the Scheduled event every scheduler posts.
+LIMITS = (RAW, RAW_EVENTS)
+# The phases they run (bench_scheduling.py): bound round-robin, the other phases' pods would break
+# their constraints or claims, so for those the raws' burst is the limit.
+RAW_PHASES = ("burst", "steady")
+KINDS = (OURS, KUBE, *LIMITS)
+STYLES = {OURS: "tab:blue", KUBE: "tab:orange", RAW: "tab:gray", RAW_EVENTS: "black"}
 
 Case = dict[str, Any]
+# A ratio: its key in the JSON, its column in scheduling.md, its path in a case.
+Figure = tuple[str, str, tuple[str, ...]]
 
 
 PHASE_COLUMNS = (
     "nodes",
     "scheduler",
+    "pods",
     "created/s",
     "pods/s",
     "p50 ms",
     "p90 ms",
     "p99 ms",
     "CPU ms/pod",
+    "API requests/pod",
 )
 
 
 def _phase_cells(case: Mapping[str, Any], phase: str) -> list[Any]:
-    """One row's cells under PHASE_COLUMNS for the burst or the steady phase."""
+    """One row's cells under PHASE_COLUMNS for ``phase``."""
     figures = case[phase]
     latency = figures["latency_ms"]
     return [
         case["nodes"],
         case["scheduler"],
+        figures["pods"],
         figures["create_rate"],
         figures["throughput"],
         latency["p50"],
         latency["p90"],
         latency["p99"],
         figures["cpu_ms_per_pod"],
+        figures["api_requests_per_pod"],
     ]
 
 
@@ -65,74 +79,181 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return round(a / b, 3) if a is not None and b else None
 
 
-def ratios(cases: list[Case]) -> list[dict[str, Any]]:
-    """Per node count: policy-scheduler's figures divided by kube-scheduler's and the raw limit's
-    (above 1 is better for throughput, worse for the rest), and kube-scheduler's against raw."""
-    by = {(c["scheduler"], c["nodes"]): c for c in cases if "burst" in c}
-    rows = []
-    for nodes in sorted({c["nodes"] for c in cases}):
-        ours, kube, raw = (by.get((kind, nodes)) for kind in (OURS, KUBE, RAW))
-
-        def versus(other: Case | None, *path: str, ours: Case | None = ours) -> float | None:
-            return _ratio(_get(ours, *path), _get(other, *path))
-
-        rows.append(
-            {
-                "nodes": nodes,
-                "throughput_vs_kube": versus(kube, "burst", "throughput"),
-                "throughput_vs_raw": versus(raw, "burst", "throughput"),
-                "kube_throughput_vs_raw": versus(raw, "burst", "throughput", ours=kube),
-                "p99_vs_kube": versus(kube, "burst", "latency_ms", "p99"),
-                "steady_p99_vs_kube": versus(kube, "steady", "latency_ms", "p99"),
-                "cpu_per_pod_vs_kube": versus(kube, "burst", "cpu_ms_per_pod"),
-                "peak_rss_vs_kube": versus(kube, "peak_rss_mib"),
-                "requests_per_pod_vs_kube": versus(kube, "burst", "api_requests_per_pod"),
-            }
-        )
-    return rows
+def _versus_kube(phase: str, *extra: Figure) -> tuple[Figure, ...]:
+    """The figures every phase compares with kube-scheduler's, ``extra`` among them."""
+    return (
+        ("throughput_vs_kube", "pods/s ÷ kube", (phase, "throughput")),
+        ("p50_vs_kube", "p50 ÷ kube", (phase, "latency_ms", "p50")),
+        ("p99_vs_kube", "p99 ÷ kube", (phase, "latency_ms", "p99")),
+        *extra,
+        ("cpu_per_pod_vs_kube", "CPU/pod ÷ kube", (phase, "cpu_ms_per_pod")),
+        ("requests_per_pod_vs_kube", "requests/pod ÷ kube", (phase, "api_requests_per_pod")),
+    )
 
 
-# The phases beside the burst that policy-scheduler and kube-scheduler both run: per phase, its
-# title in scheduling.md, and each ratio's key, column and path in a case's phase record.
-PHASE_RATIOS: dict[str, tuple[str, tuple[tuple[str, str, tuple[str, ...]], ...]]] = {
-    "storage": (
-        "Storage phase",
+# Per phase, in the order a run goes through them: the figures of policy-scheduler divided by
+# kube-scheduler's in its ratio table (beside the limits', LIMIT_COLUMNS).
+PHASE_RATIOS: dict[str, tuple[Figure, ...]] = {
+    "burst": _versus_kube("burst", ("peak_rss_vs_kube", "RSS ÷ kube", ("peak_rss_mib",))),
+    "steady": _versus_kube("steady"),
+    "storage": _versus_kube("storage"),
+    "preemption": _versus_kube(
+        "preemption",
         (
-            ("throughput_vs_kube", "pods/s", ("throughput",)),
-            ("p50_vs_kube", "p50", ("latency_ms", "p50")),
-            ("p99_vs_kube", "p99", ("latency_ms", "p99")),
-            ("cpu_per_pod_vs_kube", "CPU/pod", ("cpu_ms_per_pod",)),
-            ("requests_per_pod_vs_kube", "requests/pod", ("api_requests_per_pod",)),
+            "evicted_per_preemptor_vs_kube",
+            "evicted/pod ÷ kube",
+            ("preemption", "evicted_per_preemptor"),
         ),
     ),
-    "preemption": (
-        "Preemption phase",
+    "anti-affinity": _versus_kube("anti-affinity"),
+    "spread": _versus_kube("spread"),
+    "preferred-affinity": _versus_kube(
+        "preferred-affinity",
         (
-            ("throughput_vs_kube", "pods/s", ("throughput",)),
-            ("p50_vs_kube", "p50", ("latency_ms", "p50")),
-            ("p99_vs_kube", "p99", ("latency_ms", "p99")),
-            ("evicted_per_preemptor_vs_kube", "evicted/pod", ("evicted_per_preemptor",)),
-            ("cpu_per_pod_vs_kube", "CPU/pod", ("cpu_ms_per_pod",)),
-            ("requests_per_pod_vs_kube", "requests/pod", ("api_requests_per_pod",)),
+            "on_preferred_vs_kube",
+            "in preferred zone ÷ kube",
+            ("correctness", "preferred-affinity", "on_preferred_share"),
         ),
     ),
+    "parked": _versus_kube("parked"),
 }
+LIMIT_COLUMNS = (
+    ("throughput_vs_raw", "pods/s ÷ raw"),
+    ("throughput_vs_raw_events", "pods/s ÷ raw+events"),
+    ("p99_vs_raw_events", "p99 ÷ raw+events"),
+    ("kube_throughput_vs_raw", "kube pods/s ÷ raw"),
+    ("kube_throughput_vs_raw_events", "kube pods/s ÷ raw+events"),
+)
 
 
 def phase_ratios(cases: list[Case], phase: str) -> list[dict[str, Any]]:
-    """Per node count where both ran ``phase`` (a key of PHASE_RATIOS): policy-scheduler's
-    figures of it divided by kube-scheduler's."""
-    by = {(c["scheduler"], c["nodes"]): c for c in cases if phase in c}
+    """Per node count where policy-scheduler ran ``phase`` (a key of PHASE_RATIOS): its figures
+    divided by kube-scheduler's, and its and kube-scheduler's throughput (and its p99) divided by
+    the raw binders'; for a phase not of RAW_PHASES, by their burst throughput (and p99 has no
+    limit)."""
+    by = {(c["scheduler"], c["nodes"]): c for c in cases if "correctness" in c}
     rows = []
-    for nodes in sorted({n for _, n in by}):
+    for nodes in sorted({n for kind, n in by if kind == OURS}):
         ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
-        if ours is None or kube is None:
+        if ours is None or phase not in ours:
             continue
         row: dict[str, Any] = {"nodes": nodes}
-        for key, _, path in PHASE_RATIOS[phase][1]:
-            row[key] = _ratio(_get(ours, phase, *path), _get(kube, phase, *path))
+        for key, _, path in PHASE_RATIOS[phase]:
+            row[key] = _ratio(_get(ours, *path), _get(kube, *path))
+        raw, events = (by.get((kind, nodes)) for kind in LIMITS)
+        limit = phase if phase in RAW_PHASES else "burst"
+        for key, case in (("raw", raw), ("raw_events", events)):
+            row[f"throughput_vs_{key}"] = _ratio(
+                _get(ours, phase, "throughput"), _get(case, limit, "throughput")
+            )
+        # A latency limit only where the raw binder had the same pods to bind.
+        row["p99_vs_raw_events"] = _ratio(
+            _get(ours, phase, "latency_ms", "p99"), _get(events, phase, "latency_ms", "p99")
+        )
+        for key, case in (("raw", raw), ("raw_events", events)):
+            row[f"kube_throughput_vs_{key}"] = _ratio(
+                _get(kube, phase, "throughput"), _get(case, limit, "throughput")
+            )
         rows.append(row)
     return rows
+
+
+@dataclass(frozen=True)
+class PhaseReport:
+    """How scheduling.md shows a phase: its title (formatted with the run's config), a note
+    under it, and columns of its own between PHASE_COLUMNS and the check."""
+
+    title: str
+    note: str = ""
+    columns: tuple[tuple[str, Callable[[Case], Any]], ...] = ()
+
+
+def _checked(phase: str, *path: str) -> Callable[[Case], Any]:
+    """A column read from the phase's own check in the case's correctness."""
+
+    def cell(case: Case) -> Any:
+        value: Any = case["correctness"].get(phase) or {}
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        return value
+
+    return cell
+
+
+REPORTS: dict[str, PhaseReport] = {
+    "burst": PhaseReport(
+        "Burst: {pods} pods",
+        "created/s: the rate this harness's POSTs achieved; on a saturated machine it falls "
+        "short of what was asked, and bounds pods/s.",
+        (
+            ("peak RSS MiB", lambda c: c.get("peak_rss_mib")),
+            ("ready s", lambda c: c.get("ready_seconds")),
+        ),
+    ),
+    "steady": PhaseReport("Steady arrival: {steady_rate:g} pods/s for {steady_seconds:g} s"),
+    "storage": PhaseReport(
+        "Storage: {storage_pods} pods, each with a WaitForFirstConsumer claim",
+        "provision ms: the stand-in provisioner's own time per claim (selected node seen to "
+        "claim bound), in every scheduler's latency alike. check: the run's, and every claim "
+        "bound to a PV on its pod's node.",
+        (
+            ("provision ms p50", lambda c: c["storage"]["provision_ms"]["p50"]),
+            ("provision ms p99", lambda c: c["storage"]["provision_ms"]["p99"]),
+        ),
+    ),
+    "preemption": PhaseReport(
+        "Preemption: {preemption_pods} high-priority pods, each needing the {victims_per_node} "
+        "low-priority pods of one node evicted",
+        "The low-priority pods are created bound (no scheduler places them, and none of it is "
+        "measured); pods/s and latency are the high-priority pods', from creation to bound. "
+        "evicted/pod: low-priority pods evicted per high-priority pod; ÷ min: all evicted over "
+        "the fewest that make room. check: the run's, and every high-priority pod bound on a "
+        "preemption node.",
+        (
+            ("evicted/pod", lambda c: c["preemption"]["evicted_per_preemptor"]),
+            ("evicted ÷ min", _checked("preemption", "evicted_vs_minimum")),
+        ),
+    ),
+    "anti-affinity": PhaseReport(
+        "Anti-affinity: {anti_affinity_pods} pods (at most one per node), each with required "
+        "pod anti-affinity per hostname to the others",
+        "scheduler_perf's SchedulingPodAntiAffinity. shared nodes: nodes holding two of them "
+        "(must be 0).",
+        (("shared nodes", _checked("anti-affinity", "shared_nodes_count")),),
+    ),
+    "spread": PhaseReport(
+        "Spread: {spread_pods} pods spread over the zones, maxSkew 1, DoNotSchedule",
+        "scheduler_perf's TopologySpreading, with maxSkew 1. per zone: the phase's pods in each "
+        "zone at the end; skew: the largest difference (at most 1).",
+        (
+            (
+                "per zone",
+                lambda c: "/".join(str(n) for n in (_checked("spread", "zones")(c) or {}).values()),
+            ),
+            ("skew", _checked("spread", "skew")),
+        ),
+    ),
+    "preferred-affinity": PhaseReport(
+        "Preferred affinity: {preferred_affinity_pods} pods preferring the zone "
+        "{preferred_zone} (weight 100)",
+        "SchedulingNodeAffinity's zone term of scheduler_perf as a preference. in preferred "
+        "zone: the share of the phase's pods that went there.",
+        (("in preferred zone", _checked("preferred-affinity", "on_preferred_share")),),
+    ),
+    "parked": PhaseReport(
+        "Parked: {parked_pods} pods arriving while {unschedulable_pods} unschedulable pods are "
+        "parked",
+        "scheduler_perf's Unschedulable shape: pods that fit no node (a nodeSelector no node "
+        "matches: no pod event can help them) are created and parked first (park s: until each "
+        "is told PodScheduled=False, not measured), then the schedulable pods arrive as a burst "
+        "and are measured. parked bound: must be 0.",
+        (
+            ("parked", lambda c: c["parked"].get("unschedulable")),
+            ("park s", lambda c: c["parked"].get("park_seconds")),
+            ("parked bound", _checked("parked", "bound_count")),
+        ),
+    ),
+}
 
 
 def _cell(value: Any) -> str:
@@ -151,146 +272,77 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
     ]
 
 
+class _Config(dict[str, Any]):
+    """A run's config for the titles: a key an older JSON lacks reads '?'."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _phase_section(results: dict[str, Any], phase: str) -> list[str]:
+    report = REPORTS[phase]
+    cases = [c for c in results["cases"] if phase in c and "correctness" in c]
+    lines = ["", "## " + report.title.format_map(_Config(results["config"])), ""]
+    if report.note:
+        lines += [report.note, ""]
+    lines += _table(
+        [*PHASE_COLUMNS, *(column for column, _ in report.columns), "check"],
+        [
+            [
+                *_phase_cells(c, phase),
+                *(cell(c) for _, cell in report.columns),
+                "ok" if c["correctness"]["ok"] and c[phase]["complete"] else "FAILED",
+            ]
+            for c in cases
+        ],
+    )
+    rows = results["ratios"].get(phase)
+    if rows:
+        limits = (
+            "the raw binders' own runs of the phase"
+            if phase in RAW_PHASES
+            else "the raw binders' burst (they run only burst and steady: bound round-robin, "
+            "the other phases' pods would break their claims, priorities or constraints), and "
+            "p99 has none"
+        )
+        lines += [
+            "",
+            f"Ratios: policy-scheduler's figure divided by kube-scheduler's, and throughput "
+            f"divided by the limits, {limits}:",
+            "",
+            *_table(
+                [
+                    "nodes",
+                    *(column for _, column, _ in PHASE_RATIOS[phase]),
+                    *(column for _, column in LIMIT_COLUMNS),
+                ],
+                [
+                    [
+                        row["nodes"],
+                        *(row[key] for key, _, _ in PHASE_RATIOS[phase]),
+                        *(row[key] for key, _ in LIMIT_COLUMNS),
+                    ]
+                    for row in rows
+                ],
+            ),
+        ]
+    return lines
+
+
 def markdown(results: dict[str, Any]) -> str:
     config, cases = results["config"], results["cases"]
-    done = [c for c in cases if "burst" in c]
     lines = [
-        "# Scheduling benchmark: policy-scheduler, kube-scheduler, raw bind limit",
+        "# Scheduling benchmark: policy-scheduler, kube-scheduler, the raw bind limits",
         "",
-        f"Burst of {config['pods']} pods; steady {config['steady_rate']:g} pods/s for "
-        f"{config['steady_seconds']:g} s; binder concurrency {config['concurrency']}; "
-        f"kube-scheduler client QPS/burst {config['kube_qps']}; "
-        f"{results['machine']['cpus']} CPUs. Method and definitions: bench/bench_scheduling.py.",
-        "",
-        "## Burst",
-        "",
-        "created/s: the rate this harness's POSTs achieved; on a saturated machine it falls "
-        "short of what was asked, and bounds pods/s.",
-        "",
-        *_table(
-            [*PHASE_COLUMNS, "peak RSS MiB", "API requests/pod", "ready s", "check"],
-            [
-                [
-                    *_phase_cells(c, "burst"),
-                    c.get("peak_rss_mib"),
-                    c["burst"]["api_requests_per_pod"],
-                    c.get("ready_seconds"),
-                    "ok" if c["correctness"]["ok"] and c["burst"]["complete"] else "FAILED",
-                ]
-                for c in done
-            ],
-        ),
+        f"Binder concurrency {config['concurrency']}; kube-scheduler client QPS/burst "
+        f"{config['kube_qps']}; {results['machine']['cpus']} CPUs. Method and definitions: "
+        "bench/bench_scheduling.py. raw: binds round-robin, nothing else; raw+events: binds "
+        "and posts the one Scheduled event per pod every scheduler posts. Ratios: throughput "
+        "higher is better; latency, CPU, memory, requests lower is better.",
     ]
-    steady = [c for c in done if "steady" in c]
-    if steady:
-        lines += [
-            "",
-            "## Steady arrival",
-            "",
-            *_table(
-                list(PHASE_COLUMNS),
-                [_phase_cells(c, "steady") for c in steady],
-            ),
-        ]
-    storage = [c for c in done if "storage" in c]
-    if storage:
-        lines += [
-            "",
-            f"## Storage: {config.get('storage_pods')} pods, each with a WaitForFirstConsumer "
-            "claim",
-            "",
-            "provision ms: the stand-in provisioner's own time per claim (selected node seen to "
-            "claim bound), in every scheduler's latency alike. check: the run's, and every claim "
-            "bound to a PV on its pod's node.",
-            "",
-            *_table(
-                [
-                    *PHASE_COLUMNS,
-                    "API requests/pod",
-                    "provision ms p50",
-                    "provision ms p99",
-                    "check",
-                ],
-                [
-                    [
-                        *_phase_cells(c, "storage"),
-                        c["storage"]["api_requests_per_pod"],
-                        c["storage"]["provision_ms"]["p50"],
-                        c["storage"]["provision_ms"]["p99"],
-                        "ok" if c["correctness"]["ok"] and c["storage"]["complete"] else "FAILED",
-                    ]
-                    for c in storage
-                ],
-            ),
-        ]
-    preempting = [c for c in done if "preemption" in c]
-    if preempting:
-        lines += [
-            "",
-            f"## Preemption: {config.get('preemption_pods')} high-priority pods, each needing "
-            f"the {config.get('victims_per_node')} low-priority pods of one node evicted",
-            "",
-            "The low-priority pods are created bound (no scheduler places them, and none of it is "
-            "measured); pods/s and latency are the high-priority pods', from creation to bound. "
-            "evicted/pod: low-priority pods evicted per high-priority pod; ÷ min: all evicted over "
-            "the fewest that make room. check: the run's, and every high-priority pod bound on a "
-            "preemption node.",
-            "",
-            *_table(
-                [
-                    *PHASE_COLUMNS,
-                    "API requests/pod",
-                    "evicted/pod",
-                    "evicted ÷ min",
-                    "check",
-                ],
-                [
-                    [
-                        *_phase_cells(c, "preemption"),
-                        c["preemption"]["api_requests_per_pod"],
-                        c["preemption"]["evicted_per_preemptor"],
-                        (c["correctness"].get("preemption") or {}).get("evicted_vs_minimum"),
-                        "ok"
-                        if c["correctness"]["ok"] and c["preemption"]["complete"]
-                        else "FAILED",
-                    ]
-                    for c in preempting
-                ],
-            ),
-        ]
-    lines += [
-        "",
-        "## Ratios",
-        "",
-        "policy-scheduler's figure divided by the other's (throughput: higher is better; "
-        "latency, CPU, memory, requests: lower is better).",
-        "",
-        *_table(
-            [
-                "nodes",
-                "pods/s ÷ kube",
-                "pods/s ÷ raw",
-                "kube pods/s ÷ raw",
-                "p99 ÷ kube",
-                "steady p99 ÷ kube",
-                "CPU/pod ÷ kube",
-                "RSS ÷ kube",
-                "requests/pod ÷ kube",
-            ],
-            [list(row.values()) for row in results["ratios"]],
-        ),
-    ]
-    for phase, (title, figures) in PHASE_RATIOS.items():
-        if results.get(f"{phase}_ratios"):
-            lines += [
-                "",
-                f"{title}, policy-scheduler ÷ kube-scheduler:",
-                "",
-                *_table(
-                    ["nodes", *(column for _, column, _ in figures)],
-                    [list(row.values()) for row in results[f"{phase}_ratios"]],
-                ),
-            ]
+    for phase in PHASE_RATIOS:
+        if any(phase in c for c in cases):
+            lines += _phase_section(results, phase)
     errors = [c for c in cases if "error" in c]
     if errors:
         lines += ["", "## Errors", ""]
@@ -298,30 +350,35 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chart(cases: list[Case], path: Path) -> None:
+def chart(cases: list[Case], phase: str, path: Path) -> None:
+    """Throughput and p99 of ``phase`` against node count, each scheduler that ran it; the raw
+    binders' burst throughput, dashed, where they did not run it (their limit for it)."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for kind in (OURS, KUBE, RAW):
+    for kind in KINDS:
         mine = sorted(
             (c for c in cases if c["scheduler"] == kind and "burst" in c),
             key=lambda c: int(c["nodes"]),
         )
-        nodes = [c["nodes"] for c in mine]
-        series: list[tuple[Any, Callable[[Case], float | None], str, str]] = [
-            (left, lambda c: _get(c, "burst", "throughput"), "-", kind),
-            (right, lambda c: _get(c, "burst", "latency_ms", "p99"), "-", f"{kind} burst"),
-            (right, lambda c: _get(c, "steady", "latency_ms", "p99"), "--", f"{kind} steady"),
+        own = [c for c in mine if phase in c]
+        series: list[tuple[Any, list[Case], Callable[[Case], float | None], str, str]] = [
+            (left, own, lambda c: _get(c, phase, "throughput"), "-", kind),
+            (right, own, lambda c: _get(c, phase, "latency_ms", "p99"), "-", kind),
         ]
-        for axes, value, line, label in series:
-            points = [(n, value(c)) for n, c in zip(nodes, mine, strict=True)]
+        if kind in LIMITS and not own:
+            series.append(
+                (left, mine, lambda c: _get(c, "burst", "throughput"), "--", f"{kind} (burst)")
+            )
+        for axes, runs, value, line, label in series:
+            points = [(c["nodes"], value(c)) for c in runs]
             points = [(n, v) for n, v in points if v is not None]
             if points:
                 axes.plot(
                     *zip(*points, strict=True), line, marker="o", color=STYLES[kind], label=label
                 )
-    left.set(title="Burst throughput", xlabel="nodes", ylabel="pods/s")
+    left.set(title=f"{phase}: throughput", xlabel="nodes", ylabel="pods/s")
     left.set_ylim(bottom=0)
-    # Burst and steady latencies differ by orders of magnitude: a log scale shows both.
-    right.set(title="Creation-to-bound latency, p99", xlabel="nodes", ylabel="ms (log)")
+    # Latencies of one phase differ by orders of magnitude between schedulers and sizes.
+    right.set(title=f"{phase}: creation-to-bound latency, p99", xlabel="nodes", ylabel="ms (log)")
     right.set_yscale("log")
     node_counts = sorted({c["nodes"] for c in cases})
     for axes in (left, right):
@@ -336,13 +393,16 @@ def chart(cases: list[Case], path: Path) -> None:
     plt.close(figure)
 
 
-def write_reports(results: dict[str, Any], out: Path) -> list[Path]:
-    """scheduling.json, scheduling.md and scheduling.png in ``out``; their paths."""
-    results["ratios"] = ratios(results["cases"])
-    for phase in PHASE_RATIOS:
-        results[f"{phase}_ratios"] = phase_ratios(results["cases"], phase)
-    paths = [out / "scheduling.json", out / "scheduling.md", out / "scheduling.png"]
+def write_reports(results: dict[str, Any], out: Path, *, charts: bool = True) -> list[Path]:
+    """scheduling.json, scheduling.md and (with ``charts``) scheduling-PHASE.png for each phase
+    run, in ``out``; their paths."""
+    cases = results["cases"]
+    phases = [phase for phase in PHASE_RATIOS if any(phase in c for c in cases)]
+    results["ratios"] = {phase: phase_ratios(cases, phase) for phase in phases}
+    paths = [out / "scheduling.json", out / "scheduling.md"]
     paths[0].write_text(json.dumps(results, indent=2) + "\n")
     paths[1].write_text(markdown(results))
-    chart(results["cases"], paths[2])
+    for phase in phases if charts else ():
+        paths.append(out / f"scheduling-{phase}.png")
+        chart(cases, phase, paths[-1])
     return paths

@@ -1,8 +1,8 @@
 """The scheduling benchmark (bench/bench_scheduling.py) runs end to end at a tiny size.
 
 It starts its own control planes in a state directory of its own, so this checks that the harness
-works and that its numbers are sane (every pod bound, ratios positive, the reports written), not
-how fast anything is: the machine running the tests is shared.
+works and that its numbers are sane (every pod bound, every phase's own check passed, ratios
+positive, the reports written), not how fast anything is: the machine running the tests is shared.
 """
 
 from __future__ import annotations
@@ -14,11 +14,37 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 NODES, PODS, RATE, SECONDS, STORAGE, PREEMPTION = 20, 60, 10, 5, 12, 4
+# The workload phases: anti-affinity at most one per node, so fewer than NODES.
+ANTI_AFFINITY, SPREAD, PREFERRED, PARKED, UNSCHEDULABLE = 10, 12, 12, 30, 20
+ZONES = 3
 VICTIMS_PER_NODE = 10
-SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw")
+SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw", "raw+events")
+DECIDERS = ("policy-scheduler", "kube-scheduler")
+RAW_PHASES = {"burst": PODS, "steady": RATE * SECONDS}
+PHASES = {
+    **RAW_PHASES,
+    "storage": STORAGE,
+    "preemption": PREEMPTION,
+    "anti-affinity": ANTI_AFFINITY,
+    "spread": SPREAD,
+    "preferred-affinity": PREFERRED,
+    "parked": PARKED,
+}
+TITLES = (
+    "## Burst",
+    "## Steady",
+    "## Storage",
+    "## Preemption",
+    "## Anti-affinity",
+    "## Spread",
+    "## Preferred affinity",
+    "## Parked",
+)
 
 
-def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path: Path) -> None:
+def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_work(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "results"
     run = subprocess.run(
         [
@@ -30,10 +56,14 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
             *("--timeout", "60"),
             *("--storage-pods", str(STORAGE)),
             *("--preemption-pods", str(PREEMPTION)),
+            *("--anti-affinity-pods", str(ANTI_AFFINITY)),
+            *("--spread-pods", str(SPREAD)),
+            *("--preferred-affinity-pods", str(PREFERRED)),
+            *("--parked-pods", str(PARKED), "--unschedulable-pods", str(UNSCHEDULABLE)),
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert run.returncode == 0, run.stderr[-5000:]
@@ -41,6 +71,7 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
     for kind in SCHEDULERS:
         assert f"{kind}, {NODES} nodes: fresh control plane" in run.stderr
     assert f"burst: {PODS}/{PODS} bound" in run.stderr
+    assert f"parked: {UNSCHEDULABLE} unschedulable pods parked" in run.stderr
     assert "check ok" in run.stderr
 
     results = json.loads((out / "scheduling.json").read_text())
@@ -48,12 +79,10 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
     assert set(cases) == set(SCHEDULERS)
     for kind, case in cases.items():
         assert case["nodes"] == NODES
-        storage = STORAGE if kind != "raw" else 0
-        preemption = PREEMPTION if kind != "raw" else 0
-        phases = [("burst", PODS), ("steady", RATE * SECONDS)]
-        if kind != "raw":
-            phases += [("storage", storage), ("preemption", preemption)]
-        for phase, pods in phases:
+        deciding = kind in DECIDERS
+        phases = PHASES if deciding else RAW_PHASES
+        assert [phase for phase in PHASES if phase in case] == list(phases), kind
+        for phase, pods in phases.items():
             figures = case[phase]
             assert figures["complete"], (kind, phase)
             assert figures["bound"] == figures["pods"] == pods, (kind, phase)
@@ -68,54 +97,83 @@ def test_the_benchmark_compares_three_schedulers_and_checks_their_work(tmp_path:
         correctness = case["correctness"]
         assert correctness["ok"], (kind, correctness)
         # The preemption phase leaves its marker pod and its high-priority pods, each of which
-        # evicted one node's low-priority pods: none of those is left.
-        high = 1 + preemption if preemption else 0
-        assert correctness["pods"] == 1 + PODS + RATE * SECONDS + storage + high
-        if storage:
-            # Every claim bound by the stand-in provisioner to a PV on its pod's node; the
-            # scheduler wrote each claim's selected node (a request of its own per pod).
-            assert correctness["storage"]["claims_bound"] == STORAGE, (kind, correctness)
-            assert not correctness["storage"]["wrong_node"], (kind, correctness)
-            assert case["storage"]["provision_ms"]["p50"] > 0
-            assert case["storage"]["api_requests_per_pod"] >= 2, kind
-        else:
-            assert "storage" not in case
-        if preemption:
-            # Every high-priority pod bound on a preemption node, after the low-priority pods of
-            # one node were evicted for it (the stand-in kubelet force-deleted them), no more.
-            figures, checked = case["preemption"], correctness["preemption"]
-            assert checked["preemptors_bound"] == PREEMPTION, (kind, checked)
-            assert not checked["off_preemption_nodes"], (kind, checked)
-            assert checked["evicted"] == checked["evicted_minimum"] == PREEMPTION * VICTIMS_PER_NODE
-            assert figures["evicted_per_preemptor"] == VICTIMS_PER_NODE, kind
-            assert figures["evicted_other"] == 0, kind
-            assert not figures["kubelet_errors"], kind
-            # The scheduler's own requests: at least a delete per victim and the binding.
-            assert figures["api_requests_per_pod"] >= VICTIMS_PER_NODE + 1, kind
-        else:
-            assert "preemption" not in case
+        # evicted one node's low-priority pods: none of those is left. The parked pods stay.
+        left = 1 + sum(phases.values())
+        if deciding:
+            left += 1 + UNSCHEDULABLE
+        assert correctness["pods"] == left, kind
+        assert correctness["parked_pods"] == (UNSCHEDULABLE if deciding else 0), kind
+        if not deciding:
+            assert not {"storage", "preemption", "anti-affinity", "parked"} & correctness.keys()
+            continue
+        # Every claim bound by the stand-in provisioner to a PV on its pod's node; the
+        # scheduler wrote each claim's selected node (a request of its own per pod).
+        assert correctness["storage"]["claims_bound"] == STORAGE, (kind, correctness)
+        assert not correctness["storage"]["wrong_node"], (kind, correctness)
+        assert case["storage"]["provision_ms"]["p50"] > 0
+        assert case["storage"]["api_requests_per_pod"] >= 2, kind
+        # Every high-priority pod bound on a preemption node, after the low-priority pods of
+        # one node were evicted for it (the stand-in kubelet force-deleted them), no more.
+        figures, checked = case["preemption"], correctness["preemption"]
+        assert checked["preemptors_bound"] == PREEMPTION, (kind, checked)
+        assert not checked["off_preemption_nodes"], (kind, checked)
+        assert checked["evicted"] == checked["evicted_minimum"] == PREEMPTION * VICTIMS_PER_NODE
+        assert figures["evicted_per_preemptor"] == VICTIMS_PER_NODE, kind
+        assert figures["evicted_other"] == 0, kind
+        assert not figures["kubelet_errors"], kind
+        # The scheduler's own requests: at least a delete per victim and the binding.
+        assert figures["api_requests_per_pod"] >= VICTIMS_PER_NODE + 1, kind
+        # Anti-affinity: one pod per node; spread: the zones within maxSkew 1.
+        anti = correctness["anti-affinity"]
+        assert anti["nodes_used"] == ANTI_AFFINITY, (kind, anti)
+        assert anti["shared_nodes_count"] == 0, (kind, anti)
+        spread = correctness["spread"]
+        assert len(spread["zones"]) == ZONES, (kind, spread)
+        assert sum(spread["zones"].values()) == SPREAD, (kind, spread)
+        assert spread["skew"] <= 1, (kind, spread)
+        # Preferred affinity: reported; with room everywhere, most go to the preferred zone.
+        preferred = correctness["preferred-affinity"]
+        assert preferred["pods"] == PREFERRED, (kind, preferred)
+        assert preferred["on_preferred_share"] > 0.5, (kind, preferred)
+        # Parked: none of the unschedulable pods bound, each told PodScheduled=False.
+        assert case["parked"]["unschedulable"] == UNSCHEDULABLE, kind
+        assert case["parked"]["park_seconds"] > 0, kind
+        parked = correctness["parked"]
+        assert parked["parked"] == UNSCHEDULABLE, (kind, parked)
+        assert parked["bound_count"] == 0, (kind, parked)
+        assert not parked["not_unschedulable"], (kind, parked)
     # The raw binder makes one request per pod, its binding (a retried 429 aside), and posts no
-    # events.
+    # events; raw+events posts the one Scheduled event per pod a scheduler posts, no more.
+    bound_by_raws = 1 + sum(RAW_PHASES.values())
     assert 1 <= cases["raw"]["burst"]["api_requests_per_pod"] < 1.1
     assert cases["raw"]["correctness"]["scheduled_events"] == 0
-    for kind in ("policy-scheduler", "kube-scheduler"):
+    assert cases["raw+events"]["correctness"]["scheduled_events"] == bound_by_raws
+    assert not cases["raw+events"]["correctness"]["scheduled_more_than_once"]
+    assert cases["raw+events"]["burst"]["api_requests_all_clients"]["POST events"] >= 1
+    for kind in DECIDERS:
         # One Scheduled event per pod, give or take one posted after the check's list.
-        assert cases[kind]["correctness"]["scheduled_events"] >= (
-            PODS + RATE * SECONDS + STORAGE + PREEMPTION
-        )
+        assert cases[kind]["correctness"]["scheduled_events"] >= sum(PHASES.values())
 
-    (ratios,) = results["ratios"]
-    assert ratios["nodes"] == NODES
-    assert all(value > 0 for key, value in ratios.items() if key != "nodes"), ratios
-    (storage_ratios,) = results["storage_ratios"]
-    assert all(value > 0 for key, value in storage_ratios.items() if key != "nodes")
-    (preemption_ratios,) = results["preemption_ratios"]
-    assert all(value > 0 for key, value in preemption_ratios.items() if key != "nodes")
+    ratios = results["ratios"]
+    assert list(ratios) == list(PHASES)
+    for phase, rows in ratios.items():
+        (row,) = rows
+        assert row["nodes"] == NODES
+        # Against kube-scheduler and both limits (for the phases the raws do not run, their
+        # burst); a latency limit only where the raws bound the same pods.
+        for key, value in row.items():
+            if key == "p99_vs_raw_events" and phase not in RAW_PHASES:
+                assert value is None, (phase, row)
+            elif key != "nodes":
+                assert value is not None and value > 0, (phase, key, row)
+        assert {"throughput_vs_kube", "throughput_vs_raw", "throughput_vs_raw_events"} <= set(row)
 
     table = (out / "scheduling.md").read_text()
     for kind in SCHEDULERS:
         assert f"| {NODES} | {kind} |" in table
-    assert "## Ratios" in table
-    assert "## Storage" in table
-    assert "## Preemption" in table
-    assert (out / "scheduling.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    for title in TITLES:
+        assert title in table
+    assert table.count("| pods/s ÷ raw+events |") == len(PHASES)
+    for phase in PHASES:
+        chart = out / f"scheduling-{phase}.png"
+        assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), phase
