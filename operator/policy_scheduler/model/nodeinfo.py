@@ -291,12 +291,12 @@ class ClusterState(Snapshot):
             self.remove_pod(info, pod.uid)
         info._add(pod)
         self._count_pod(info, pod, 1)
-        self.table.pod_changed(info, pod)
+        self.table.pods_changed(info)
 
     def remove_pod(self, info: NodeInfo, uid: str) -> PodView | None:
         """Stop counting the pod ``uid`` on ``info``; the pod, or None if it was not there."""
         pod = info._remove(uid)
         if pod is not None:
             self._count_pod(info, pod, -1)
-            self.table.pod_changed(info, pod)
+            self.table.pods_changed(info)
         return pod

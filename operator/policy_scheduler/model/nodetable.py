@@ -5,7 +5,10 @@ how much is allocatable and requested, how many pods run there, whether the node
 :class:`NodeTable` keeps those numbers in one array per quantity, entry ``i`` for the ``i``-th node
 of the snapshot, updated as nodes and pods come and go (the ClusterState calls it), so
 that plugins compute over a :class:`NodeBlock` of nodes with a few array operations instead of a
-Python loop per node. The NodeInfo dicts stay the source of truth; the arrays equal them.
+Python loop per node. The NodeInfo dicts stay the source of truth; the arrays equal them whenever
+they are read: a node whose pods changed is only marked, and its pods' numbers (requested,
+non-zero requested, pod and port counts) are written when the table is next read, so that a
+what-if taking dozens of pods off a node and putting them back writes them once, not per pod.
 
 Node labels are kept the same way for the label keys that plugins have asked about (topology
 keys, mostly): per key, each node's value as a small integer code; and so are, once asked about,
@@ -32,7 +35,7 @@ from policy_scheduler.model.quantity import CPU, MEMORY
 
 if TYPE_CHECKING:
     from policy_scheduler.model.nodeinfo import NodeInfo
-    from policy_scheduler.model.objects import NodeView, PodView
+    from policy_scheduler.model.objects import NodeView
 
 Array = npt.NDArray[Any]
 """A column or a computed array: int64 (object when exact integers need more), bool or float64."""
@@ -168,6 +171,8 @@ class NodeTable:
         self._positions: dict[NodeInfo, int] = {}
         self._columns: dict[_Column, Array] = {}
         self._coded: dict[_Coded, _CodeColumn] = {}
+        # Nodes whose pods changed since their pods' numbers were last written.
+        self._stale: set[NodeInfo] = set()
         self._capacity = 0
         for info in infos:
             self.append(info)
@@ -188,6 +193,8 @@ class NodeTable:
 
     def gather(self, column: _Column, positions: Indices) -> Array:
         """The column's values at ``positions``; a column never set is 0 everywhere."""
+        if self._stale:
+            self._write_stale()
         values = self._columns.get(column)
         if values is None:
             return np.zeros(len(positions), np.int64)
@@ -275,12 +282,11 @@ class NodeTable:
         for values in self._columns.values():
             values[position] = 0
         self.node_changed(info)
-        for name, amount in info.requested.items():
-            self._set((_REQUESTED, name), position, amount)
-        self._set_pod_counts(info, position)
+        self._write_pods(info, position)
 
     def remove(self, info: NodeInfo) -> None:
         """Take a node out; the nodes after it move up one place."""
+        self._stale.discard(info)
         position = self._positions.pop(info)
         end = len(self.infos)
         for values in self._all_arrays():
@@ -302,15 +308,22 @@ class NodeTable:
         for coded, column in self._coded.items():
             column.set(position, _node_value(coded, node))
 
-    def pod_changed(self, info: NodeInfo, pod: PodView) -> None:
-        """``pod`` was added to or removed from ``info``."""
-        position = self._positions[info]
-        requested = info.requested
-        for name in pod.requests:
-            self._set((_REQUESTED, name), position, requested.get(name, 0))
-        self._set_pod_counts(info, position)
+    def pods_changed(self, info: NodeInfo) -> None:
+        """Pods were added to or removed from ``info`` (a node of this table): its pods'
+        numbers are written before the table is next read."""
+        self._stale.add(info)
 
-    def _set_pod_counts(self, info: NodeInfo, position: int) -> None:
+    def _write_stale(self) -> None:
+        positions = self._positions
+        for info in self._stale:
+            self._write_pods(info, positions[info])
+        self._stale.clear()
+
+    def _write_pods(self, info: NodeInfo, position: int) -> None:
+        """Write what ``info``'s pods add up to. Its ``requested`` keeps every resource its pods
+        ever requested (at 0 once none does), so every column it has a number in is written."""
+        for name, amount in info.requested.items():
+            self._set((_REQUESTED, name), position, amount)
         for name in _NONZERO:
             self._set((_NONZERO_REQUESTED, name), position, info.nonzero_requested[name])
         self._set(_POD_COUNT, position, len(info.pods))
@@ -320,7 +333,7 @@ class NodeTable:
         values = self._columns.get(column)
         if values is None:
             values = self._columns[column] = np.zeros(self._capacity, np.int64)
-        if values.dtype != object and not -EXACT_LIMIT <= value <= EXACT_LIMIT:
+        if not -EXACT_LIMIT <= value <= EXACT_LIMIT and values.dtype != object:
             values = self._columns[column] = values.astype(object)
         values[position] = value
 
