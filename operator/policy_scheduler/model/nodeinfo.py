@@ -17,6 +17,10 @@ This mirrors kube-scheduler's ``framework.NodeInfo``. Two classes hold the nodes
   methods, which update the NodeInfo, the indexes, the table and each pod group's counts per
   node (:meth:`Snapshot.node_counts`) together. A NodeInfo knows nothing of the state that holds
   it; the table points to NodeInfos, never the other way.
+
+A pod counted again as it was (the watch's bound view of a pod assumed on that node, a status
+update of a bound pod: :func:`counts_alike`) only takes the place of the view it replaces: every
+index already holds what it would count, so nothing is taken out and added again.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from policy_scheduler.model.objects import (
     HostPort,
     NodeView,
     PodView,
+    Raw,
     Resources,
     add_into,
 )
@@ -42,9 +47,56 @@ from policy_scheduler.model.workloads import Workloads
 LabelGroup = tuple[str, bool, frozenset[tuple[str, str]]]
 
 
+_COUNTED = (
+    "requests",
+    "nonzero_requests",
+    "host_ports",
+    "label_group",
+    "claim_names",
+    "has_pod_affinity",
+    "affinity_group",
+)
+"""What the state and its NodeInfos read of a pod (besides its uid and namespace): cached
+properties of PodView, each derived from the pod's name, namespace, labels, deletion and spec
+(``spec.nodeName`` aside) alone."""
+
+
 def _subtract(total: Resources, amounts: Mapping[str, int]) -> None:
     for name, amount in amounts.items():
         total[name] = total.get(name, 0) - amount
+
+
+def counts_alike(counted: PodView, pod: PodView) -> bool:
+    """Whether ``pod`` counts in the state exactly as ``counted`` does: two views of one pod
+    with the same name, namespace, labels, deletion and spec but for ``spec.nodeName``, whatever
+    else differs (status, resourceVersion, annotations), so every property of :data:`_COUNTED`
+    is equal. False when unsure: such a pod is taken out and added again."""
+    return (
+        counted.uid == pod.uid
+        and counted.name == pod.name
+        and counted.namespace == pod.namespace
+        and counted.deleting == pod.deleting
+        and counted.labels == pod.labels
+        and _same_spec_but_node(counted.spec, pod.spec)
+    )
+
+
+def _same_spec_but_node(spec: Raw, other: Raw) -> bool:
+    if spec == other:
+        return True
+    if spec.get("nodeName") == other.get("nodeName"):
+        return False
+    return {**spec, "nodeName": None} == {**other, "nodeName": None}
+
+
+def _carry_parsed(counted: PodView, pod: PodView) -> None:
+    """Give ``pod`` what ``counted`` (which counts alike) has already parsed of :data:`_COUNTED`,
+    so that taking ``pod`` out later parses nothing again (a cached property is kept in the
+    instance's ``__dict__`` under its name)."""
+    parsed, into = vars(counted), vars(pod)
+    for name in _COUNTED:
+        if name in parsed and name not in into:
+            into[name] = parsed[name]
 
 
 class NodeInfo:
@@ -109,6 +161,19 @@ class NodeInfo:
         if not group[1]:
             del self.label_groups[pod.label_group]
         return pod
+
+    def _replace(self, counted: PodView, pod: PodView) -> None:
+        """Hold ``pod`` instead of ``counted``, which counts alike: the pods and their ports in
+        the order that taking ``counted`` out and adding ``pod`` would leave; the sums stay."""
+        del self.pods[pod.uid]
+        self.pods[pod.uid] = pod
+        if pod.host_ports:
+            for port in pod.host_ports:
+                self.used_ports.remove(port)
+            self.used_ports.extend(pod.host_ports)
+        group = self.label_groups[pod.label_group]
+        if group[0] is counted:
+            group[0] = pod
 
 
 class PodGroup:
@@ -286,8 +351,14 @@ class ClusterState(Snapshot):
         self._count_node(info, 1)
 
     def add_pod(self, info: NodeInfo, pod: PodView) -> None:
-        """Count ``pod`` on ``info`` (a node of this state); a pod with its uid is replaced."""
-        if pod.uid in info.pods:
+        """Count ``pod`` on ``info`` (a node of this state); a pod with its uid is replaced: by
+        taking its view's place when it counts alike (:func:`counts_alike`), else by taking the
+        old one out first."""
+        counted = info.pods.get(pod.uid)
+        if counted is not None:
+            if counts_alike(counted, pod):
+                self._replace_pod(info, counted, pod)
+                return
             self.remove_pod(info, pod.uid)
         info._add(pod)
         self._count_pod(info, pod, 1)
@@ -300,3 +371,17 @@ class ClusterState(Snapshot):
             self._count_pod(info, pod, -1)
             self.table.pods_changed(info)
         return pod
+
+    def _replace_pod(self, info: NodeInfo, counted: PodView, pod: PodView) -> None:
+        """``pod`` in the place of ``counted``, which counts alike: the numbers and counts stay;
+        a group's pod to match against (any of its pods would do) becomes ``pod`` where it was
+        ``counted``, so that the view replaced is not kept alive for that."""
+        _carry_parsed(counted, pod)
+        info._replace(counted, pod)
+        group = self.label_groups[pod.label_group]
+        if group.pod is counted:
+            group.pod = pod
+        if pod.has_pod_affinity:
+            group = self.affinity_groups[pod.affinity_group]
+            if group.pod is counted:
+                group.pod = pod

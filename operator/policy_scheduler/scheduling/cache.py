@@ -87,13 +87,17 @@ class SchedulerCache:
 
     def set_pod(self, pod: PodView) -> PodView | None:
         """An assigned pod as the API server has it; confirms an assumption about it. The pod as
-        it was counted before, if it was."""
+        it was counted before, if it was. On the node it is counted on already (an assumption
+        confirmed where it was made, a status update), the state replaces the view it holds,
+        which costs next to nothing when nothing it counts changed
+        (:meth:`~policy_scheduler.model.nodeinfo.ClusterState.add_pod`)."""
         before = self.pod(pod.uid)
         if pod.terminated or not pod.node_name:
             self.delete_pod(pod.uid)
             return before
         self._assumed.discard(pod.uid)
-        self._remove(pod.uid)
+        if self._placed.get(pod.uid) != pod.node_name:
+            self._remove(pod.uid)
         self._place(pod, pod.node_name)
         return before
 
