@@ -9,7 +9,8 @@ as a process of its own so that its CPU and memory are measured as the scheduler
 
 With ``--events`` it also posts, for every pod it bound, the one ``Scheduled`` event any
 scheduler posts: a core/v1 Event shaped as policy-scheduler's (operator/policy_scheduler/kube/
-events.py: the same fields, the same naming, the same message), from a pool of its own of
+events.py: the same fields, the same naming; the message in kube-scheduler's words, without
+policy-scheduler's policy-and-score suffix), from a pool of its own of
 ``--event-concurrency`` requests (policy-scheduler's POST_CONCURRENCY), so that, as there, events
 never hold a bind's slot. That is the limit a scheduler can really reach: every scheduler owes
 the API server a bind and an event per pod.
