@@ -1,7 +1,10 @@
 """policy-scheduler against kube-scheduler and the raw bind limits, on the same local control plane.
 
 For each node count, four runs one after another, each on a fresh control plane
-(``hack/controlplane/down`` + ``up``, so every run starts from identical, empty state):
+(``hack/controlplane/down`` + ``up``, so every run starts from identical, empty state; in
+``--dir``'s ``run-0`` and ``run-1`` by turns, so that one run's teardown, seconds of waiting for
+watches to end and processes to stop, goes on while the next one's control plane starts; the
+next scheduler starts only once it is over):
 
 - ``policy-scheduler``: ``policy-scheduler run`` with examples/policies/default-profile.yaml,
   under the operator's service account and deploy/rbac.yaml; pods say ``schedulerName:
@@ -270,8 +273,9 @@ class ControlPlane:
 
 
 def prepare(plane: ControlPlane, scheduler: str) -> None:
-    """The objects a scheduler needs before it starts: the operator's RBAC (which the raw binder
-    uses too: it binds as the operator's service account) and, for ours, the CRD and the policy."""
+    """The objects a scheduler needs before it starts: the operator's RBAC (which the raw binders
+    use too: they bind and post events as the operator's service account) and, for ours, the CRD
+    and the policy."""
     plane.kubectl("create", "namespace", NAMESPACE)
     if scheduler == "kube-scheduler":
         return  # the API server's bootstrap RBAC already grants system:kube-scheduler all it needs

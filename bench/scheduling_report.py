@@ -146,7 +146,7 @@ def phase_ratios(cases: list[Case], phase: str) -> list[dict[str, Any]]:
             row[f"throughput_vs_{key}"] = _ratio(
                 _get(ours, phase, "throughput"), _get(case, limit, "throughput")
             )
-        # A latency limit only where the raw binder had the same pods to bind.
+        # A latency limit only where the raw binders had the same pods to bind.
         row["p99_vs_raw_events"] = _ratio(
             _get(ours, phase, "latency_ms", "p99"), _get(events, phase, "latency_ms", "p99")
         )
