@@ -80,7 +80,7 @@ def test_unschedulable_waits_for_a_cluster_change() -> None:
     assert popped(queue, 60) == ["a"]
 
 
-def test_a_change_right_after_failing_still_serves_the_backoff() -> None:
+def test_a_change_right_after_failing_still_serves_the_backoff_while_others_are_active() -> None:
     queue = SchedulingQueue()
     queue.add(pod("a"), 0)
     popped(queue, 0)
@@ -89,6 +89,30 @@ def test_a_change_right_after_failing_still_serves_the_backoff() -> None:
     entry = queue.get("a")
     assert entry is not None
     assert entry.where is Where.BACKOFF
+    queue.add(pod("b"), 0.5)
+    first = queue.pop(0.5)
+    assert first is not None and first.pod.name == "b"
+    assert entry.where is Where.BACKOFF
+    assert queue.next_wakeup(0.5) == 1.0
+
+
+def test_with_nothing_active_a_moved_pod_is_decided_before_its_backoff_ends() -> None:
+    # kube-scheduler v1.34's SchedulerPopFromBackoffQ: the pod whose backoff ends first.
+    queue = SchedulingQueue()
+    for name in ("a", "b"):
+        queue.add(pod(name), 0)
+    popped(queue, 0)
+    queue.unschedulable("b", "no", 0)
+    queue.unschedulable("a", "no", 0.2)
+    queue.move(0.5)
+    assert popped(queue, 0.5) == ["b", "a"]
+
+
+def test_a_pod_whose_bind_failed_serves_its_backoff_even_with_nothing_active() -> None:
+    queue = SchedulingQueue()
+    queue.add(pod("a"), 0)
+    popped(queue, 0)
+    queue.retry_later("a", 0)
     assert popped(queue, 0.5) == []
     assert popped(queue, 1.0) == ["a"]
 

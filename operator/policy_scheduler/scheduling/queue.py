@@ -2,7 +2,10 @@
 
 - **active**: ready to be decided, highest priority first, then oldest;
 - **backoff**: tried and failed (bind error, or unschedulable and then moved back), waiting
-  1 s, 2 s, 4 s ... up to 10 s by attempt before they are active again;
+  1 s, 2 s, 4 s ... up to 10 s by attempt before they are active again. As in kube-scheduler
+  v1.34 (SchedulerPopFromBackoffQ, on by default), a pod moved back from unschedulable does not
+  wait out its backoff when no pod is active: the one whose backoff ends first is decided at
+  once. A pod whose bind failed (kube-scheduler's error backoff) always waits;
 - **unschedulable**: no node fit; they wait until a cluster change that could help them (the
   loop decides which, from the filters that rejected each pod: :meth:`SchedulingQueue.move`) or
   at most five minutes. They are kept in groups of pods that any event helps alike (same
@@ -73,7 +76,9 @@ class SchedulingQueue:
         # Heaps and the parked dict may hold stale entries (a pod that moved on); each entry's
         # ``where`` is the truth, checked when an item comes out.
         self._active: list[tuple[tuple[int, str, str], int, str]] = []
+        # Backing off after being moved back from unschedulable, and after an error.
         self._backoff: list[tuple[float, int, str]] = []
+        self._error_backoff: list[tuple[float, int, str]] = []
         # Exactly the unschedulable uids: oldest first, and by group (QueuedPod.alike).
         self._parked: dict[str, None] = {}
         self._groups: dict[Hashable, dict[str, None]] = {}
@@ -135,16 +140,33 @@ class SchedulingQueue:
             self._leave_parked(entry)
 
     def pop(self, now: float) -> QueuedPod | None:
-        """The next pod to decide, or None when no pod is ready now; it is then in flight."""
+        """The next pod to decide, or None when no pod is ready now; it is then in flight. With
+        no pod active, a pod backing off after a move (not after an error) is ready."""
         self._flush(now)
         while self._active:
             _, _, uid = heapq.heappop(self._active)
             entry = self._pods.get(uid)
             if entry is not None and entry.where is Where.ACTIVE:
-                entry.where = Where.IN_FLIGHT
-                entry.attempts += 1
-                return entry
+                return self._take(entry)
+        while self._backoff:
+            entry = self._backing_off(heapq.heappop(self._backoff))
+            if entry is not None:
+                return self._take(entry)
         return None
+
+    def _backing_off(self, item: tuple[float, int, str]) -> QueuedPod | None:
+        """The pod of a backoff heap's item, if the item is not stale (the pod moved on)."""
+        ready_at, _, uid = item
+        entry = self._pods.get(uid)
+        if entry is not None and entry.where is Where.BACKOFF and entry.ready_at == ready_at:
+            return entry
+        return None
+
+    @staticmethod
+    def _take(entry: QueuedPod) -> QueuedPod:
+        entry.where = Where.IN_FLIGHT
+        entry.attempts += 1
+        return entry
 
     def unschedulable(
         self, uid: str, message: str, now: float, rejected_by: frozenset[str] = frozenset()
@@ -165,7 +187,7 @@ class SchedulingQueue:
         """The popped pod's bind failed: try again after its backoff."""
         entry = self._pods.get(uid)
         if entry is not None:
-            self._back_off(entry, now + backoff_duration(entry.attempts))
+            self._back_off(entry, now + backoff_duration(entry.attempts), self._error_backoff)
 
     def move(self, now: float, helps: Callable[[QueuedPod], bool] | None = None) -> int:
         """Something happened that might let parked pods fit: move back those that ``helps``
@@ -183,7 +205,7 @@ class SchedulingQueue:
     def next_wakeup(self, now: float) -> float | None:
         """When a waiting pod becomes ready by itself; None when nothing waits on time."""
         self._flush(now)
-        times = [self._backoff[0][0]] if self._backoff else []
+        times = [heap[0][0] for heap in (self._backoff, self._error_backoff) if heap]
         oldest = next(iter(self._parked), None)
         if oldest is not None:
             times.append(self._pods[oldest].parked_at + UNSCHEDULABLE_TIMEOUT)
@@ -197,11 +219,13 @@ class SchedulingQueue:
         self._sequence += 1
         heapq.heappush(self._active, (entry.pod.scheduling_order, self._sequence, entry.pod.uid))
 
-    def _back_off(self, entry: QueuedPod, ready_at: float) -> None:
+    def _back_off(
+        self, entry: QueuedPod, ready_at: float, heap: list[tuple[float, int, str]]
+    ) -> None:
         entry.where = Where.BACKOFF
         entry.ready_at = ready_at
         self._sequence += 1
-        heapq.heappush(self._backoff, (ready_at, self._sequence, entry.pod.uid))
+        heapq.heappush(heap, (ready_at, self._sequence, entry.pod.uid))
 
     def _leave_parked(self, entry: QueuedPod) -> None:
         """Whatever the entry's next place, it is no longer parked (if it was)."""
@@ -221,16 +245,16 @@ class SchedulingQueue:
         # A pod that failed a moment ago still serves its backoff, as in kube-scheduler.
         ready_at = entry.parked_at + backoff_duration(entry.attempts)
         if now < ready_at:
-            self._back_off(entry, ready_at)
+            self._back_off(entry, ready_at, self._backoff)
         else:
             self._push(entry)
 
     def _flush(self, now: float) -> None:
-        while self._backoff and self._backoff[0][0] <= now:
-            ready_at, _, uid = heapq.heappop(self._backoff)
-            entry = self._pods.get(uid)
-            if entry is not None and entry.where is Where.BACKOFF and entry.ready_at == ready_at:
-                self._push(entry)
+        for heap in (self._backoff, self._error_backoff):
+            while heap and heap[0][0] <= now:
+                entry = self._backing_off(heapq.heappop(heap))
+                if entry is not None:
+                    self._push(entry)
         while self._parked:
             entry = self._pods[next(iter(self._parked))]
             if entry.parked_at + UNSCHEDULABLE_TIMEOUT > now:
