@@ -250,6 +250,7 @@ class NodeSelectorTerm:
 
     _labels: tuple[_LabelMatch, ...]
     _fields: tuple[_FieldMatch, ...]
+    _keys: frozenset[str] = frozenset()
 
     @classmethod
     def parse_lenient(
@@ -276,14 +277,24 @@ class NodeSelectorTerm:
         ]
         if errors:
             return None, tuple(errors)
+        # Validated above: every expression is an object with a key.
+        keys = frozenset(str(e["key"]) for e in raw.get("matchExpressions") or ())
         return cls(
-            tuple(m for m in labels if m is not None), tuple(m for m in fields if m is not None)
+            tuple(m for m in labels if m is not None),
+            tuple(m for m in fields if m is not None),
+            keys,
         ), ()
 
     def matches(self, node_name: str, labels: Labels) -> bool:
         return all(match(labels) for match in self._labels) and all(
             match(node_name) for match in self._fields
         )
+
+    @property
+    def label_keys(self) -> frozenset[str] | None:
+        """The labels the term reads: nodes with equal values of them match it alike. None
+        when it also reads the node's name (``matchFields``)."""
+        return None if self._fields else self._keys
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,6 +64,7 @@ from policy_scheduler.plugins.base import (
     filter_alike,
     filter_each,
     normalize_to_max,
+    score_alike,
     unknown_fields,
 )
 
@@ -259,6 +260,15 @@ class _AffinityScorer(Scorer[Weighted]):
             if term.matches(name, labels):
                 total += weight
         return total
+
+    def score_nodes(self, state: Weighted, pod: PodView, nodes: NodeBlock) -> Scores:
+        keys = [term.label_keys for term, _ in state]
+        # Terms on labels only: nodes with the same values of those labels score alike.
+        if all(k is not None for k in keys):
+            kinds = nodes.label_kinds(set().union(*(k for k in keys if k is not None)))
+            if kinds is not None:
+                return score_alike(self, state, pod, nodes, kinds)
+        return super().score_nodes(state, pod, nodes)
 
     def normalize(self, state: Weighted, scores: Scores) -> None:
         normalize_to_max(scores)

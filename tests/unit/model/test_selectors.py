@@ -9,6 +9,7 @@ import pytest
 from policy_scheduler.model.selectors import (
     LabelSelector,
     NodeSelector,
+    NodeSelectorTerm,
     RequiredNodeAffinity,
     SelectorError,
     label_key_problem,
@@ -473,3 +474,38 @@ def test_required_node_affinity(
 ) -> None:
     affinity = RequiredNodeAffinity.parse(node_selector, required, "r")
     assert affinity.matches(node_name, labels) is matches
+
+
+@pytest.mark.parametrize(
+    ("raw", "keys"),
+    [
+        pytest.param(
+            {"matchExpressions": [{"key": "zone", "operator": "Exists"}]},
+            frozenset({"zone"}),
+            id="one expression",
+        ),
+        pytest.param(
+            {
+                "matchExpressions": [
+                    {"key": "zone", "operator": "In", "values": ["a"]},
+                    {"key": "cores", "operator": "Gt", "values": ["8"]},
+                    {"key": "zone", "operator": "NotIn", "values": ["b"]},
+                ]
+            },
+            frozenset({"zone", "cores"}),
+            id="every key once",
+        ),
+        pytest.param(
+            {
+                "matchExpressions": [{"key": "zone", "operator": "Exists"}],
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
+            },
+            None,
+            id="fields read the name too",
+        ),
+    ],
+)
+def test_the_labels_a_node_selector_term_reads(raw: Any, keys: frozenset[str] | None) -> None:
+    term, errors = NodeSelectorTerm.parse_lenient(raw, "term")
+    assert not errors and term is not None
+    assert term.label_keys == keys

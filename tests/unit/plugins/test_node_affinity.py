@@ -543,6 +543,25 @@ ZONES = [node("n1", zone="a", disk="ssd"), node("n2", zone="a"), node("n3", zone
         pytest.param(
             pod(
                 preferred=[
+                    preference(3, expr("zone", "NotIn", "b")),
+                    preference(4, expr("cores", "Gt", "8"), expr("zone", "Exists")),
+                ]
+            ),
+            [
+                node("n1", zone="a", cores="16", disk="ssd"),
+                node("n2", zone="a", cores="16"),
+                node("n3", zone="a", cores="4"),
+                node("n4", cores="16"),
+                node("n5", zone="b", cores="16"),
+                node("n6"),
+            ],
+            [7, 7, 3, 3, 4, 3],
+            [100, 100, 42, 42, 57, 42],
+            id="nodes alike in the preferred labels score alike, a missing label too",
+        ),
+        pytest.param(
+            pod(
+                preferred=[
                     preference(7, expr("cores", "Gt", "x")),
                     preference(3, expr("zone", "In", "a")),
                 ]
