@@ -16,7 +16,7 @@ nothing (an invalid term costs the pod that term, not the whole selector).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 Labels = Mapping[str, str]
@@ -331,6 +331,11 @@ class NodeSelector:
     def matches(self, node_name: str, labels: Labels) -> bool:
         return any(term.matches(node_name, labels) for term in self.terms)
 
+    @property
+    def label_keys(self) -> frozenset[str] | None:
+        """The labels its terms read (see :attr:`NodeSelectorTerm.label_keys`)."""
+        return _union(term.label_keys for term in self.terms)
+
 
 @dataclass(frozen=True, slots=True)
 class RequiredNodeAffinity:
@@ -358,3 +363,22 @@ class RequiredNodeAffinity:
             if key not in labels or labels[key] != value:
                 return False
         return self.required is None or self.required.matches(node_name, labels)
+
+    @property
+    def label_keys(self) -> frozenset[str] | None:
+        """The labels the nodeSelector and the required terms read; None when a term reads
+        the node's name."""
+        selected = frozenset(key for key, _ in self.node_selector)
+        if self.required is None:
+            return selected
+        return _union([selected, self.required.label_keys])
+
+
+def _union(keys: Iterable[frozenset[str] | None]) -> frozenset[str] | None:
+    """All the keys; None if any part is None (reads more than labels)."""
+    every: set[str] = set()
+    for part in keys:
+        if part is None:
+            return None
+        every |= part
+    return frozenset(every)

@@ -227,9 +227,14 @@ class _AffinityFilter(Filter[FilterState]):
         return FITS if state.affinity.matches(name, labels) else _POD_REASONS
 
     def filter_nodes(self, state: FilterState, pod: PodView, nodes: NodeBlock) -> Rejections:
-        if state.affinity.required is None and self._added is None:
-            # Only the nodeSelector decides: nodes with the same values of its keys alike.
-            kinds = nodes.label_kinds(key for key, _ in state.affinity.node_selector)
+        # Without matchFields (the node's name) only labels decide: nodes with the same values
+        # of the labels the pod's and the enforced selectors read get the same verdict.
+        keys = state.affinity.label_keys
+        if keys is not None and self._added is not None:
+            added = self._added.label_keys
+            keys = None if added is None else keys | added
+        if keys is not None:
+            kinds = nodes.label_kinds(keys)
             if kinds is not None:
                 return filter_alike(self, state, pod, nodes, kinds)
         return filter_each(self, state, pod, nodes)

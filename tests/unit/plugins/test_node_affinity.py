@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import Change, filter_node, make_node, raw_and_normalized, wakes
+from plugin_harness import (
+    Change,
+    filter_node,
+    filter_nodes,
+    make_node,
+    raw_and_normalized,
+    wakes,
+)
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
@@ -309,6 +316,56 @@ def test_filter(p: PodView, info: NodeInfo, reasons: tuple[str, ...]) -> None:
 
 
 ADDED = {"addedAffinity": {REQUIRED: required(term(expr("pool", "In", "batch")))}}
+
+
+MANY = [
+    node("n1", zone="a", pool="batch", cores="16"),
+    node("n2", zone="a", pool="batch", cores="4"),
+    node("n3", zone="a", pool="web", cores="16"),
+    node("n4", zone="b", pool="batch", cores="16"),
+    node("n5", pool="batch"),
+    node("n6"),
+]
+
+
+@pytest.mark.parametrize(
+    ("p", "args", "fitting"),
+    [
+        pytest.param(
+            pod({"pool": "batch"}, required(term(expr("cores", "Gt", "8")))),
+            None,
+            ["n1", "n4"],
+            id="nodeSelector and a term on other labels",
+        ),
+        pytest.param(
+            pod(
+                required=required(term(expr("zone", "In", "a")), term(expr("zone", "DoesNotExist")))
+            ),
+            None,
+            ["n1", "n2", "n3", "n5", "n6"],
+            id="terms ORed, a missing label too",
+        ),
+        pytest.param(
+            pod(required=required(term(expr("zone", "In", "a"), fields=[name_field("In", "n2")]))),
+            None,
+            ["n2"],
+            id="a term that reads the name",
+        ),
+        pytest.param(
+            pod(required=required(term(expr("zone", "In", "a")))),
+            ADDED,
+            ["n1", "n2"],
+            id="the enforced selector's labels count too",
+        ),
+    ],
+)
+def test_filter_over_nodes_alike_and_unlike(
+    p: PodView, args: Raw | None, fitting: list[str]
+) -> None:
+    # The harness checks the block's verdicts against filter's, node by node.
+    plugin = node_affinity.new_filter(args or {}, PATH)
+    verdicts = filter_nodes(plugin, p, MANY)
+    assert [info.name for info, v in zip(MANY, verdicts, strict=True) if v == FITS] == fitting
 
 
 @pytest.mark.parametrize(
