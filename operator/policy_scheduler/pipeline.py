@@ -540,9 +540,9 @@ class Pipeline:
         """The policy's verdict on ``cycle.pod`` for one node of ``cycle.snapshot`` as it is
         now: the pre-filters run anew, then the filters on that node; FITS, or the first
         failing filter's reasons (a pre-filter's rejection, or its leaving the node out, gives
-        its reason). The rotating start index is left alone. Post-filters are also given a
-        :class:`~.plugins.base.WhatIf`, which runs the pre-filters once (see
-        :meth:`node_statuses`)."""
+        its reason). The rotating start index is left alone. Post-filters ask a
+        :class:`~.plugins.base.WhatIf` instead (:meth:`what_if`), which runs the pre-filters
+        once for many such questions."""
         return _WhatIf(self._pool, self.filters, cycle).verdict(node)
 
     def what_if(self, cycle: Cycle) -> WhatIf:
@@ -555,7 +555,7 @@ class Pipeline:
     ) -> NodeStatuses:
         """What the post-filters are told of a decision that found no node (decided with
         ``statuses``: otherwise no node counts as unresolvable but for a pre-filter's
-        rejection), with :meth:`refilter` and :meth:`what_if`."""
+        rejection), with :meth:`what_if`."""
         pre_filtered = None
         if decision.pre_filter_rejection:
             # kube-scheduler's pre-filters stop at the first that rejects the pod.
@@ -566,11 +566,10 @@ class Pipeline:
             decision.reasons,
             decision.total_nodes,
             decision.unresolvable or frozenset(),
-            self.refilter,
+            self.what_if,
             decision.pre_filter_rejection,
             while_filtering,
             pre_filtered,
-            self.what_if,
         )
 
     def _score(

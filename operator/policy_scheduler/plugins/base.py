@@ -370,11 +370,9 @@ class NodeStatuses:
     a pre-filter rejected the pod, whose reason is ``pre_filter_rejection``), every other node
     was rejected for a reason that evicting pods may lift.
 
-    ``refilter`` runs the policy's filters, pre-filters included, for the cycle's pod on one
-    node of the snapshot as it is at the call: the first failing filter's reasons, FITS when the
-    pod fits (a post-filter asks "and if these pods were gone?"); each call runs every
-    pre-filter. ``what_if``, when given, makes a :class:`WhatIf` that answers the same
-    questions with the pre-filters run once (see :meth:`start_what_if`). ``while_filtering``,
+    ``what_if`` makes a :class:`WhatIf` for the cycle's pod: the policy's filters on one node of
+    the snapshot as it is then, the pre-filters run once (a post-filter asks "and if these pods
+    were gone?"; see :meth:`start_what_if`). ``while_filtering``,
     entered once around all refiltering, counts what the cycle's filtering counted beside the
     snapshot (pods nominated to nodes). ``pre_filtered`` names the filters whose pre-filter
     kube-scheduler would have run: those up to the one that rejected the pod, in policy order
@@ -383,21 +381,19 @@ class NodeStatuses:
     reasons: Mapping[str, int]
     total_nodes: int
     unresolvable: frozenset[str]
-    refilter: Callable[[Cycle, NodeInfo], Sequence[str]]
+    what_if: Callable[[Cycle], WhatIf]
     pre_filter_rejection: str = ""
     while_filtering: AbstractContextManager[object] | None = None
     pre_filtered: frozenset[str] | None = None
-    what_if: Callable[[Cycle], WhatIf] | None = None
 
     def resolvable(self, node: str) -> bool:
         """Whether evicting pods might make ``node`` fit (kube's Unschedulable status)."""
         return not self.pre_filter_rejection and node not in self.unresolvable
 
     def start_what_if(self, cycle: Cycle) -> WhatIf:
-        """A :class:`WhatIf` for ``cycle``'s pod, made inside ``while_filtering`` and before any
-        pod is taken out of the snapshot: ``what_if``'s, or, without one, one that asks
-        ``refilter`` for each verdict."""
-        return _Refiltering(self.refilter, cycle) if self.what_if is None else self.what_if(cycle)
+        """A :class:`WhatIf` for ``cycle``'s pod, to be made inside ``while_filtering`` and
+        before any pod is taken out of the snapshot."""
+        return self.what_if(cycle)
 
 
 class WhatIf(ABC):
@@ -419,24 +415,6 @@ class WhatIf(ABC):
     @abstractmethod
     def verdict(self, node: NodeInfo) -> Sequence[str]:
         """The first failing filter's reasons on ``node``, FITS when the pod fits."""
-
-
-class _Refiltering(WhatIf):
-    """The what-if of a :class:`NodeStatuses` without one: ``refilter`` for each verdict."""
-
-    def __init__(self, refilter: Callable[[Cycle, NodeInfo], Sequence[str]], cycle: Cycle) -> None:
-        self.refilter = refilter
-        self.cycle = cycle
-
-    # ``refilter`` reads the snapshot anew at each verdict: nothing to keep up to date.
-    def removed(self, node: NodeInfo, pod: PodView) -> None:
-        pass
-
-    def added(self, node: NodeInfo, pod: PodView) -> None:
-        pass
-
-    def verdict(self, node: NodeInfo) -> Sequence[str]:
-        return self.refilter(self.cycle, node)
 
 
 class PostFilter(ABC, Generic[State]):

@@ -39,6 +39,7 @@ from policy_scheduler.plugins.base import (
     Filter,
     NodeStatuses,
     PostFilterResult,
+    WhatIf,
 )
 from policy_scheduler.plugins.default_preemption import (
     NO_VICTIMS,
@@ -272,7 +273,7 @@ def test_no_candidate(case: str, nodes: list[NodeInfo], preemptor: PodView, mess
 
 def test_a_pre_filter_rejection_makes_every_node_unhelpful() -> None:
     state = ClusterState([node("n1", 2, pod("a", 2)), node("n2", 2, pod("b", 2))])
-    statuses = NodeStatuses({"x": 2}, 2, frozenset(), pipeline().refilter, "x")
+    statuses = NodeStatuses({"x": 2}, 2, frozenset(), pipeline().what_if, "x")
     result = DefaultPreemption().post_filter(None, Cycle(pod("p", 2, HIGH), state), statuses)
     assert result.message == (
         "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
@@ -689,10 +690,17 @@ def test_the_what_if_restores_the_state_when_a_filter_fails() -> None:
     state = ClusterState([node("n1", 4, pod("a", 1, 1), pod("b", 1, HIGH), pod("c", 2, 2))])
     before = fingerprint(state)
 
-    def failing(cycle: Cycle, info: NodeInfo) -> Sequence[str]:
-        raise RuntimeError("a plugin's bug")
+    class Failing(WhatIf):
+        def removed(self, node: NodeInfo, pod: PodView) -> None:
+            pass
 
-    statuses = NodeStatuses({}, 1, frozenset(), failing)
+        def added(self, node: NodeInfo, pod: PodView) -> None:
+            pass
+
+        def verdict(self, node: NodeInfo) -> Sequence[str]:
+            raise RuntimeError("a plugin's bug")
+
+    statuses = NodeStatuses({}, 1, frozenset(), lambda cycle: Failing())
     with pytest.raises(RuntimeError):
         DefaultPreemption().post_filter(None, Cycle(pod("p", 2, HIGH), state), statuses)
     assert fingerprint(state) == before

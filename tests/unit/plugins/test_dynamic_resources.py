@@ -29,6 +29,7 @@ from policy_scheduler.plugins.base import (
     PostFilterResult,
     PreBind,
     PreFilterResult,
+    WhatIf,
 )
 from policy_scheduler.plugins.dynamic_resources import RESERVED_FOR_MAX_SIZE
 
@@ -405,10 +406,10 @@ def test_a_refused_reservation_fails_the_bind_in_kubes_words() -> None:
 
 
 def statuses(pre_filtered: frozenset[str] | None = None) -> NodeStatuses:
-    def refilter(cycle: Cycle, node: NodeInfo) -> tuple[str, ...]:
-        return ()
+    def what_if(cycle: Cycle) -> WhatIf:
+        raise AssertionError("DynamicResources' post-filter asks no what-if")
 
-    return NodeStatuses({}, len(NODES), frozenset(), refilter, pre_filtered=pre_filtered)
+    return NodeStatuses({}, len(NODES), frozenset(), what_if, pre_filtered=pre_filtered)
 
 
 @pytest.mark.parametrize(
