@@ -1062,3 +1062,33 @@ def test_topology_spread_policies(cluster: Cluster, namespace: str, prefix: str)
         ],
     )
     run(cluster, namespace, prefix, scenario)
+
+
+def test_a_nominated_node_is_tried_first(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """A pod whose status names a node (``nominatedNodeName``, as an earlier preemption leaves
+    it) goes there when that node fits it, though another scores higher; when it does not fit,
+    every node is filtered and the best one wins (kube's evaluateNominatedNode)."""
+
+    def nominate(name: str, suffix: str) -> Callable[[Cluster, str], None]:
+        def prepare(cluster: Cluster, namespace: str) -> None:
+            status = {"nominatedNodeName": f"{prefix}-{suffix}"}
+            write_status(
+                cluster, namespace, {"kind": "Pod", "metadata": {"name": name}, "status": status}
+            )
+
+        return prepare
+
+    scenario = Scenario(
+        nodes=[
+            make_node("roomy", cpu="8", memory="16Gi"),
+            make_node("small"),
+            make_node("tiny", cpu="1"),
+        ],
+        steps=[
+            # LeastAllocated prefers roomy; small, nominated, fits.
+            Step(make_pod("to-small", cpu="2"), "small", nominate("to-small", "small")),
+            # tiny, nominated, has no room for 2 cpu: roomy, the best of all.
+            Step(make_pod("to-tiny", cpu="2"), "roomy", nominate("to-tiny", "tiny")),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)

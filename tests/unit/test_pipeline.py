@@ -214,6 +214,47 @@ def test_rotation_decides_among_the_nodes_visited() -> None:
     assert (second.node, second.score) == ("n150", 100)
 
 
+# --- A pod nominated to a node (kube-scheduler's evaluateNominatedNode) ---------------------
+
+
+def nominated(node_name: str, cpu: str = "1") -> PodView:
+    raw = pod(cpu).raw
+    return PodView({**raw, "status": {"nominatedNodeName": node_name}})
+
+
+@pytest.mark.parametrize(
+    ("nominated_to", "chosen", "feasible"),
+    [
+        pytest.param("b", "b", 1, id="the nominated node fits: it is taken, the better one unseen"),
+        pytest.param("c", "a", 2, id="the nominated node is full: every node is filtered"),
+        pytest.param("gone", "a", 2, id="the nominated node left the cluster"),
+    ],
+)
+def test_a_nominated_node_that_fits_is_taken_first(
+    nominated_to: str, chosen: str, feasible: int
+) -> None:
+    # a scores best (zone-a preferred); c has no room for the pod.
+    nodes = [
+        node("a", "4", {ZONE: "zone-a"}),
+        node("b", "4", {ZONE: "zone-b"}),
+        node("c", "500m", {ZONE: "zone-a"}),
+    ]
+    p = pipeline(["NodeResourcesFit"], [PREFER_ZONE_A])
+    decision = p.decide(nominated(nominated_to), Snapshot(nodes), random.Random(0))
+    assert (decision.node, decision.feasible_nodes) == (chosen, feasible)
+
+
+def test_a_nominated_node_leaves_the_rotation_where_it_was() -> None:
+    # 200 nodes, 50% -> 100 feasible wanted; 100..149 are cordoned. A walk from n000 meets
+    # none of them; one from where a walk over the nominated node's n150 would stop (n100)
+    # meets them all.
+    nodes = [node(f"n{i:03}", spec=CORDONED if 100 <= i < 150 else None) for i in range(200)]
+    p = pipeline(["NodeUnschedulable"], percentage_of_nodes_to_score=50)
+    snapshot = Snapshot(nodes)
+    assert p.decide(nominated("n150"), snapshot, random.Random(0)).node == "n150"
+    assert p.decide(pod(), snapshot, random.Random(0)).reasons == {}
+
+
 # --- Weighted totals, normalized by the sum of weights -------------------------------------
 
 ZONE = "topology.kubernetes.io/zone"
