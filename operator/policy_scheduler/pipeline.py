@@ -10,6 +10,9 @@ profile places pods as it does:
   "node(s) didn't satisfy plugin(s) [<the filters that named nodes>]", whatever the filters would
   have said of it; a pre-filter that rejects the pod leaves every node unfiltered, and the
   FailedScheduling message gives its reason without a count, as kube-scheduler's does;
+- a pod nominated to a node by an earlier preemption (``status.nominatedNodeName``) is tried
+  there first, as kube-scheduler's evaluateNominatedNode does: when every filter passes that
+  node it is the only feasible node, and no other is filtered;
 - on large clusters only enough feasible nodes are looked for (``percentageOfNodesToScore``, with
   kube-scheduler's adaptive default, of the nodes left to filter), starting where the previous
   decision stopped so that every node gets its turn;
@@ -315,6 +318,21 @@ def _count_reasons(reasons: dict[str, int], rejected: Rejected) -> None:
             reasons[reason] = reasons.get(reason, 0) + len(indices)
 
 
+def _nominated_node(states: FilterStates, cycle: Cycle) -> NodeBlock | None:
+    """The pod's nominated node (``status.nominatedNodeName``, set by an earlier preemption) as
+    the only feasible node when every filter passes it, as kube-scheduler's
+    evaluateNominatedNode tries it before any other node: there its room was made. None when
+    the pod has none, the node left, or a filter rejects it; what it said then is forgotten,
+    as the walk over all the nodes visits it again."""
+    name = cycle.pod.nominated_node_name
+    info = cycle.snapshot.get(name) if name else None
+    if info is None:
+        return None
+    table = cycle.snapshot.table
+    block = table.block(np.array([table.position(info)], np.intp))
+    return None if _filter_node(states, cycle.pod, block) else block
+
+
 def _filter_node(states: FilterStates, pod: PodView, node: NodeBlock) -> tuple[str, ...]:
     """What :func:`_filter_block` says of a block of one node, ``node``: the first failing
     filter's reasons, or FITS; each filter asked as cheaply as it answers for one node
@@ -489,6 +507,9 @@ class Pipeline:
             if unresolvable is not None:
                 unresolvable.extend(info.name for info in table.infos)
             return table.block(np.arange(0)), outcome.rejection
+        nominated = _nominated_node(states, cycle)
+        if nominated is not None:
+            return nominated, ""
         to_filter = np.arange(count) if outcome.positions is None else outcome.positions
         left = len(to_filter)
         if left < count:
