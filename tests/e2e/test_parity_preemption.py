@@ -29,6 +29,10 @@ victims' priorities each offset by 2^31, the fewest victims, the latest start ti
 highest-priority victims; on a node, the pods whose eviction would break a budget are added back
 first, then the others, most important first) and the exact FailedScheduling message it posts,
 which checks that the scenario exercises what it claims to.
+
+The last test, on the same two sides, is about the queue rather than preemption: a pod parked
+after failed attempts and moved back by a node that fits is retried at once, not once its backoff
+ends (kube-scheduler v1.34's SchedulerPopFromBackoffQ), as a preemptor is when its victims leave.
 """
 
 from __future__ import annotations
@@ -774,3 +778,68 @@ def test_nothing_helps(sides: Sides) -> None:
         )
 
     run(sides, build)
+
+
+# --- the queue: a parked pod is retried when an event may help, not when its backoff ends -------
+
+INSUFFICIENT_CPU = re.compile(r"\b(\d+) Insufficient cpu\b")
+FAILED_ATTEMPTS = 5
+"""Failed attempts before the node that fits arrives: their backoff (1, 2, 4, 8 s, doubling)
+then reaches the 10 s both schedulers cap it at."""
+
+
+def get_pod(cluster: Cluster, side: Side, name: str) -> dict[str, Any]:
+    pod: dict[str, Any] = json.loads(
+        cluster.kubectl("get", "pod", name, "-n", side.namespace, "-o", "json").stdout
+    )
+    return pod
+
+
+def seconds_to_bind_after_backoff(cluster: Cluster, side: Side) -> float:
+    """Fail a pod on this side FAILED_ATTEMPTS times, each attempt brought by a node added that
+    NodeAffinity's hint lets through but that is too small; then add a node that fits, and
+    return how long the pod took to be bound there."""
+    # A node off the side fails NodeAffinity: that plugin's hint then lets each small node on
+    # the side through (NodeResourcesFit's alone would skip a node too small even when empty).
+    elsewhere = node(side.node_name("elsewhere"), cpu="4", labels={TEST_LABEL: side.prefix})
+    cluster.apply(elsewhere, side.node("small-0", cpu="1"))
+    cluster.apply(side.pod("waiting", "least", cpu="2"), namespace=side.namespace)
+    for attempt in range(1, FAILED_ATTEMPTS + 1):
+        if attempt > 1:
+            cluster.apply(side.node(f"small-{attempt - 1}", cpu="1"))
+        wait_for_attempts(cluster, side, attempt)
+    started = time.monotonic()
+    cluster.apply(side.node("roomy", cpu="4"))
+
+    deadline = started + TIMEOUT
+    while (node_name := get_pod(cluster, side, "waiting")["spec"].get("nodeName")) is None:
+        assert time.monotonic() < deadline, f"{side.name}: the pod was never bound"
+        time.sleep(0.05)
+    assert node_name == side.node_name("roomy"), f"{side.name}: bound to {node_name}"
+    return time.monotonic() - started
+
+
+def wait_for_attempts(cluster: Cluster, side: Side, attempts: int) -> None:
+    """Until the pod's PodScheduled=False message counts ``attempts`` too-small nodes: each
+    small node added has one more attempt count them all."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        conditions = get_pod(cluster, side, "waiting").get("status", {}).get("conditions", ())
+        message = next(
+            (c.get("message", "") for c in conditions if c["type"] == "PodScheduled"), ""
+        )
+        found = INSUFFICIENT_CPU.search(message)
+        if found and int(found.group(1)) >= attempts:
+            return
+        assert time.monotonic() < deadline, f"{side.name}: attempt {attempts} never came: {message}"
+        time.sleep(0.1)
+
+
+def test_a_parked_pod_an_event_helps_does_not_wait_out_its_backoff(sides: Sides) -> None:
+    """kube-scheduler v1.34's SchedulerPopFromBackoffQ (on by default): with nothing else to
+    schedule, a pod moved back by an event is taken from the backoff queue at once, not when its
+    backoff ends. After five failed attempts that backoff is 10 s; both schedulers bind the pod
+    within half of it once a node that fits is added (a scheduler that waited would take the
+    full remaining backoff, about 9 s)."""
+    took = {side.name: seconds_to_bind_after_backoff(sides.cluster, side) for side in sides.both()}
+    assert all(seconds < 5.0 for seconds in took.values()), took
