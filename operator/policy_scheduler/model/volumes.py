@@ -17,7 +17,7 @@ object shadows the informer's until the informer brings a newer version of it (a
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, TypeVar
 
@@ -38,6 +38,8 @@ WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
 IMMEDIATE = "Immediate"
 NO_PROVISIONER = "kubernetes.io/no-provisioner"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
+BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
+"""The deprecated annotation naming a claim's or a PV's class, which wins over the field."""
 STORAGE = "storage"
 
 # The fields each kind's plugins read; the rest of an object is dropped by slim().
@@ -123,6 +125,12 @@ def _storage(raw: object) -> int | None:
         return None
 
 
+def _class_name(annotations: Mapping[str, str], field: str) -> str:
+    if BETA_STORAGE_CLASS in annotations:
+        return str(annotations[BETA_STORAGE_CLASS])
+    return field
+
+
 class ClaimView(StorageObject):
     """A PersistentVolumeClaim."""
 
@@ -138,6 +146,11 @@ class ClaimView(StorageObject):
         """``spec.storageClassName``; empty for none (and for a claim that names no class: the
         default class is the admission plugin's business, kube-scheduler reads the field)."""
         return str(self.spec.get("storageClassName") or "")
+
+    @property
+    def class_name(self) -> str:
+        """kube's GetPersistentVolumeClaimClass: :data:`BETA_STORAGE_CLASS`, else the field."""
+        return _class_name(self.annotations, self.storage_class)
 
     @property
     def phase(self) -> str:
@@ -206,6 +219,11 @@ class VolumeView(StorageObject):
     @property
     def storage_class(self) -> str:
         return str(self.spec.get("storageClassName") or "")
+
+    @property
+    def class_name(self) -> str:
+        """kube's GetPersistentVolumeClass: :data:`BETA_STORAGE_CLASS`, else the field."""
+        return _class_name(self.annotations, self.storage_class)
 
     @property
     def phase(self) -> str:
@@ -337,6 +355,12 @@ class Volumes:
         self._assumed: dict[str, dict[str, tuple[StorageObject, str]]] = {
             kind: {} for kind in KINDS
         }
+        # The PVs' names as VolumeBinding looks them up (kube's assume cache indexes them by
+        # class): those without a claimRef by class, the others by the claim they name; each
+        # as it reads now, assumed or not. A cluster holds thousands of PVs bound to other
+        # claims, which no pod's claim can match.
+        self._unclaimed: dict[str, set[str]] = {}
+        self._claimed: dict[str, set[str]] = {}
 
     def __repr__(self) -> str:
         return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"
@@ -345,28 +369,60 @@ class Volumes:
         """An object was added or changed (from a watch); the view now kept. A newer version of
         an assumed object replaces the assumption."""
         view = _VIEWS[kind](raw)
+        before = self._get(kind, view.key)
         self._objects[kind][view.key] = view
         assumed = self._assumed[kind].get(view.key)
         if assumed is not None and assumed[1] != view.resource_version:
             del self._assumed[kind][view.key]
+        self._reindex(kind, view.key, before)
         return view
 
     def delete(self, kind: str, raw: Raw) -> StorageObject | None:
         """An object was deleted; the view it had, if known."""
         key = _VIEWS[kind](raw).key
+        before = self._get(kind, key)
         self._assumed[kind].pop(key, None)
-        return self._objects[kind].pop(key, None)
+        gone = self._objects[kind].pop(key, None)
+        self._reindex(kind, key, before)
+        return gone
 
     def assume(self, view: V) -> None:
         """Take ``view`` (a changed copy of a known object) as the object until the informer
         brings a newer version, or :meth:`restore` is called."""
         known = self._objects[view.kind].get(view.key)
         version = known.resource_version if known is not None else ""
+        before = self._get(view.kind, view.key)
         self._assumed[view.kind][view.key] = (view, version)
+        self._reindex(view.kind, view.key, before)
 
     def restore(self, kind: str, key: str) -> None:
         """Drop the assumption about the object ``key`` of ``kind``: back to the informer's."""
+        before = self._get(kind, key)
         self._assumed[kind].pop(key, None)
+        self._reindex(kind, key, before)
+
+    def _reindex(self, kind: str, key: str, before: StorageObject | None) -> None:
+        """Index the PV ``key`` as it reads now, no longer as ``before`` read."""
+        if kind != PV:
+            return
+        after = self._get(kind, key)
+        if after is before:
+            return
+        for view, adding in ((before, False), (after, True)):
+            if not isinstance(view, VolumeView):
+                continue
+            index, value = (
+                (self._unclaimed, view.class_name)
+                if view.claim_ref is None
+                else (self._claimed, view.claimed_by)
+            )
+            names = index.setdefault(value, set())
+            if adding:
+                names.add(key)
+            else:
+                names.discard(key)
+                if not names:
+                    del index[value]
 
     def is_assumed(self, kind: str, key: str) -> bool:
         return key in self._assumed[kind]
@@ -392,6 +448,16 @@ class Volumes:
     def volumes(self) -> Iterator[VolumeView]:
         """Every PV, assumed ones as assumed, in no particular order."""
         return (v for v in self._all(PV) if isinstance(v, VolumeView))
+
+    def matchable_volumes(self, class_name: str, claims: Iterable[str]) -> list[VolumeView]:
+        """The PVs of the class (:attr:`VolumeView.class_name`) that no claim holds, or whose
+        claimRef names one of ``claims`` (``namespace/name``): those VolumeBinding may match
+        a claim of that class with. Found through the index, without walking every PV."""
+        names = set(self._unclaimed.get(class_name, ()))
+        for claim in claims:
+            names.update(self._claimed.get(claim, ()))
+        found = (self._get(PV, name) for name in names)
+        return [v for v in found if isinstance(v, VolumeView) and v.class_name == class_name]
 
     def storage_class(self, name: str) -> StorageClassView | None:
         view = self._get(STORAGE_CLASS, name)

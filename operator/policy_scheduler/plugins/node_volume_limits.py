@@ -56,7 +56,6 @@ from policy_scheduler.plugins.base import (
 NAME = "NodeVolumeLimits"
 
 EXCEEDED = "node(s) exceed max volume count"
-BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
 EBS = "kubernetes.io/aws-ebs"
 GCE_PD = "kubernetes.io/gce-pd"
@@ -110,16 +109,9 @@ def _error(text: str, in_tree: str = "") -> Attachment:
     return Attachment("", "", in_tree=in_tree, error=text)
 
 
-def _claim_class(claim: ClaimView) -> str:
-    # kube's GetPersistentVolumeClaimClass: the deprecated annotation wins over the field.
-    if BETA_STORAGE_CLASS in claim.annotations:
-        return str(claim.annotations[BETA_STORAGE_CLASS])
-    return claim.storage_class
-
-
 def _from_class(claim: ClaimView, volumes: Volumes) -> Attachment | None:
     """kube's getCSIDriverInfoFromSC: the claim as one volume of its class's provisioner."""
-    class_name = _claim_class(claim)
+    class_name = claim.class_name
     storage_class = volumes.storage_class(class_name) if class_name else None
     if storage_class is None:
         return None

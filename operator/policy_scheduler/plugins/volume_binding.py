@@ -80,7 +80,6 @@ UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
-BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 _AVAILABLE = "Available"
 _LOST = "Lost"
 _PRE_BIND_FAILED = f'running PreBind plugin "{NAME}": '
@@ -91,20 +90,6 @@ Clock = Callable[[], float]
 
 
 # --- what kube's storage helpers read of claims and volumes ---------------------------------
-
-
-def _claim_class(claim: ClaimView) -> str:
-    """The claim's class: the beta annotation, when present, wins over the field (kube's
-    GetPersistentVolumeClaimClass)."""
-    if BETA_STORAGE_CLASS in claim.annotations:
-        return str(claim.annotations[BETA_STORAGE_CLASS])
-    return claim.storage_class
-
-
-def _volume_class(volume: VolumeView) -> str:
-    if BETA_STORAGE_CLASS in volume.annotations:
-        return str(volume.annotations[BETA_STORAGE_CLASS])
-    return volume.storage_class
 
 
 def _deleting(raw: Raw) -> bool:
@@ -248,7 +233,7 @@ def _read_claims(pod: PodView, volumes: Volumes, snapshot: Snapshot) -> _PodClai
             state.rejection = UNBOUND_IMMEDIATE
             return state
     for claim in state.delayed:
-        name = _claim_class(claim)
+        name = claim.class_name
         if name not in state.candidates:
             # Only the PVs that may match on some node: unclaimed, or pre-bound to one of the
             # pod's claims. A PV bound to another claim matches nowhere, and clusters hold
@@ -257,9 +242,8 @@ def _read_claims(pod: PodView, volumes: Volumes, snapshot: Snapshot) -> _PodClai
             state.candidates[name] = sorted(
                 (
                     v
-                    for v in volumes.volumes()
-                    if _volume_class(v) == name
-                    and (v.claim_ref is None or any(_bound_to(v, c) for c in state.delayed))
+                    for v in volumes.matchable_volumes(name, (c.key for c in state.delayed))
+                    if v.claim_ref is None or any(_bound_to(v, c) for c in state.delayed)
                 ),
                 key=lambda v: v.name,
             )
@@ -269,7 +253,7 @@ def _read_claims(pod: PodView, volumes: Volumes, snapshot: Snapshot) -> _PodClai
 def _delays_binding(claim: ClaimView, volumes: Volumes) -> bool:
     """kube's IsDelayBindingMode: a claim without a class, or whose class is unknown, binds
     immediately."""
-    name = _claim_class(claim)
+    name = claim.class_name
     if not name:
         return False
     storage_class = volumes.storage_class(name)
@@ -312,7 +296,7 @@ def _matching_volume(
             continue
         if claim.selector is not None and not claim.selector.matches(volume.labels):
             continue
-        if _volume_class(volume) != _claim_class(claim) or not reaches:
+        if volume.class_name != claim.class_name or not reaches:
             continue
         if not claim.access_modes <= volume.access_modes:
             continue
@@ -324,7 +308,7 @@ def _matching_volume(
 def _provisionable(claim: ClaimView, volumes: Volumes, labels: Mapping[str, str]) -> bool:
     """Whether the claim's class can provision a volume for this node. (A delayed claim's
     class was found by PreFilter; were it gone since, kube errs, and no node fits here.)"""
-    storage_class = volumes.storage_class(_claim_class(claim))
+    storage_class = volumes.storage_class(claim.class_name)
     if storage_class is None or storage_class.provisioner in ("", NO_PROVISIONER):
         return False
     return _topology_admits(storage_class.allowed_topologies, labels)
@@ -357,9 +341,7 @@ def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
             break
     taken: set[str] = set()
     for claim in sorted(to_match, key=lambda c: c.requested_storage):
-        volume = _matching_volume(
-            claim, state.candidates.get(_claim_class(claim), ()), labels, taken
-        )
+        volume = _matching_volume(claim, state.candidates.get(claim.class_name, ()), labels, taken)
         if volume is None:
             to_provision.append(claim)
             bind_conflict = True

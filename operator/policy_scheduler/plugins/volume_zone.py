@@ -60,7 +60,6 @@ BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 # In kube's order: a volume's topologies are checked in it.
 TOPOLOGY_LABELS = (BETA_ZONE, BETA_REGION, ZONE, REGION)
 _GA = {BETA_ZONE: ZONE, BETA_REGION: REGION}
-BETA_STORAGE_CLASS = "volume.beta.kubernetes.io/storage-class"
 _MULTI_ZONE_DELIMITER = "__"
 
 
@@ -79,13 +78,6 @@ def volume_topologies(volume: VolumeView) -> tuple[tuple[str, frozenset[str]], .
             if zones is not None:
                 topologies.append((key, zones))
     return tuple(topologies)
-
-
-def claim_class(claim: ClaimView) -> str:
-    """kube's ``GetPersistentVolumeClaimClass``: the deprecated annotation wins over the field."""
-    if BETA_STORAGE_CLASS in claim.annotations:
-        return str(claim.annotations[BETA_STORAGE_CLASS])
-    return claim.storage_class
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +105,7 @@ def _topologies(pod: PodView, snapshot: Snapshot) -> _State:
         if claim is None:
             return _State(rejection=f'persistentvolumeclaim "{name}" not found')
         if not claim.volume_name:
-            class_name = claim_class(claim)
+            class_name = claim.class_name
             if not class_name:
                 return _State(
                     rejection="PersistentVolumeClaim had no pv name and storageClass name"

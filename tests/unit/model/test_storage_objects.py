@@ -293,11 +293,75 @@ def test_the_assume_cache(case: AssumeCase) -> None:
         else:
             assert raw is not None
             catalog.delete(volumes.PV, raw)
+        assert_index_follows(catalog)
     volume = catalog.volume("pv-1")
     assert (volume.claimed_by if volume else None) == case.claimed_by
     assert catalog.is_assumed(volumes.PV, "pv-1") == case.assumed
     if case.listed:
         assert [v.claimed_by for v in catalog.volumes()] == case.listed
+
+
+def assert_index_follows(catalog: Volumes) -> None:
+    """matchable_volumes finds what walking every PV finds, for every class and claim."""
+    every = list(catalog.volumes())
+    for class_name in {v.class_name for v in every} | {""}:
+        for claims in ([], ["ns/a"], ["ns/a", "ns/b"]):
+            walked = [
+                v.name
+                for v in every
+                if v.class_name == class_name and (v.claim_ref is None or v.claimed_by in claims)
+            ]
+            found = catalog.matchable_volumes(class_name, claims)
+            assert sorted(v.name for v in found) == sorted(walked), (class_name, claims)
+
+
+def classed_pv(name: str, field: str, beta: str | None = None, claim: str | None = None) -> Raw:
+    raw: Raw = {"metadata": {"name": name}, "spec": {"storageClassName": field}}
+    if beta is not None:
+        raw["metadata"]["annotations"] = {volumes.BETA_STORAGE_CLASS: beta}
+    if claim is not None:
+        raw["spec"]["claimRef"] = {"namespace": "ns", "name": claim}
+    return raw
+
+
+MATCHABLE_CASES = {
+    "an unclaimed PV of the class": ([classed_pv("a", "fast")], "fast", [], ["a"]),
+    "a PV of another class": ([classed_pv("a", "slow")], "fast", [], []),
+    "the beta annotation wins over the field": (
+        [classed_pv("a", "slow", beta="fast"), classed_pv("b", "fast", beta="slow")],
+        "fast",
+        [],
+        ["a"],
+    ),
+    "a PV claimed by another claim": ([classed_pv("a", "fast", claim="x")], "fast", ["ns/y"], []),
+    "a PV claimed by one of the claims": (
+        [classed_pv("a", "fast", claim="x")],
+        "fast",
+        ["ns/y", "ns/x"],
+        ["a"],
+    ),
+    "a PV claimed by one of the claims, of another class": (
+        [classed_pv("a", "slow", claim="x")],
+        "fast",
+        ["ns/x"],
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("pvs", "class_name", "claims", "names"),
+    MATCHABLE_CASES.values(),
+    ids=MATCHABLE_CASES.keys(),
+)
+def test_matchable_volumes(
+    pvs: list[Raw], class_name: str, claims: list[str], names: list[str]
+) -> None:
+    catalog = Volumes()
+    for raw in pvs:
+        catalog.set(volumes.PV, raw)
+    assert sorted(v.name for v in catalog.matchable_volumes(class_name, claims)) == names
+    assert_index_follows(catalog)
 
 
 def test_the_catalog_finds_each_kind_by_its_key() -> None:
