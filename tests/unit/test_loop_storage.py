@@ -10,6 +10,7 @@ events move a pod says what the loop does, not what a volume plugin decides.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -21,9 +22,18 @@ from policy_scheduler.model import volumes
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import ClaimView
-from policy_scheduler.plugins.base import ClusterEvent, Cycle, EventKind, Filter
+from policy_scheduler.plugins.base import (
+    ClusterEvent,
+    Cycle,
+    EventKind,
+    ExtensionPoints,
+    Filter,
+    ObjectWriter,
+    PreBind,
+)
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.scheduling import policies
+from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 from policy_scheduler.scheduling.queue import Where
 
 Raw = dict[str, Any]
@@ -217,3 +227,63 @@ def test_a_rejection_names_the_filter() -> None:
     the filter's, not the claim's."""
     run = run_steps(parked())
     assert run.memory.binds == [("ns/a", "n1")]
+
+
+class HoldsSlowPods(PreBind[None]):
+    """A PreBind that, as VolumeBinding waiting for the PV controller, holds the binding cycle
+    of every pod named ``slow-*`` until released; makes no API request."""
+
+    name = "HoldsSlowPods"
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def pre_bind(
+        self, state: None, pod: PodView, node: str, objects: ObjectWriter
+    ) -> str | None:
+        if pod.name.startswith("slow-"):
+            await self.release.wait()
+        return None
+
+
+async def settle_binds(run: Run) -> None:
+    """Decide every pod ready, and let the binding cycles run as far as they can."""
+    while run.scheduler.schedule_next():
+        await asyncio.sleep(0)
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+def test_binding_cycles_waiting_in_pre_bind_do_not_hold_back_other_binds(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """As kube-scheduler's, whose binding cycles each run on their own: pods whose PreBind waits
+    (for their volumes) hold no slot that a bind request of another pod needs."""
+    holds = HoldsSlowPods()
+
+    def with_plugin(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        extensions = ExtensionPoints.of([*compiled.extensions.pre_bind, holds])
+        return dataclasses.replace(compiled, extensions=extensions)
+
+    monkeypatch.setattr(policies, "compile_policy", with_plugin)
+    run = Run()
+    roomy = {
+        "metadata": {"name": "n1", "labels": {}},
+        "status": {"allocatable": {"cpu": "100", "memory": "64Gi", "pods": "500"}},
+    }
+
+    async def scenario() -> None:
+        run.scheduler.node_changed(roomy)
+        run.scheduler.policy_changed(policy())
+        for i in range(BIND_CONCURRENCY):
+            run.scheduler.pod_changed(pod(f"slow-{i}", "10m"))
+        await settle_binds(run)
+        run.scheduler.pod_changed(pod("fast", "10m"))
+        await settle_binds(run)
+        assert run.memory.binds == [("ns/fast", "n1")]
+        holds.release.set()
+        await run.scheduler.run_until_idle()
+        assert len(run.memory.binds) == BIND_CONCURRENCY + 1
+
+    asyncio.run(scenario())
