@@ -43,8 +43,8 @@ Not exported, because we do not measure the same thing:
 
 Ours:
 
-- ``policy_scheduler_binds_in_flight`` gauge: binds started and not finished (waiting for one of
-  the concurrent bind slots, or calling the API server).
+- ``policy_scheduler_binds_in_flight`` gauge: binding cycles started and not finished (in
+  PreBind, waiting for one of the concurrent bind slots, or calling the API server).
 - ``policy_scheduler_bind_duration_seconds{result}`` histogram: one ``pods/binding`` call, by
   outcome: ``bound``, ``taken`` (409: already bound), ``gone`` (404: deleted), ``failed``.
 - ``policy_scheduler_status_writes_total{result}`` counter: policy status PATCHes, ``success``,

@@ -76,7 +76,9 @@ from policy_scheduler.scheduling.status import StatusWriter
 logger = logging.getLogger(__name__)
 
 BIND_CONCURRENCY = 64
-"""Binding cycles in flight at once: each holds one API request."""
+"""Bind requests in flight at once. A binding cycle holds a slot only for its bind request: one
+waiting in PreBind (VolumeBinding polling for its PVs) holds none, as kube-scheduler runs each
+binding cycle on its own."""
 
 STORAGE_EVENT_KINDS = {
     volumes.PVC: EventKind.PVC_CHANGED,
@@ -764,14 +766,14 @@ class Scheduler:
         """The binding cycle: pre-bind, bind, post-bind, and report; ``attempts`` and
         ``started`` (the attempt's start) are for metrics."""
         node = str(decision.node)
+        for plugin in policy.extensions.pre_bind:
+            refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
+            if refusal is not None:
+                self._undo(pod, policy, states, node)
+                self._failed(pod, policy, started, refusal, "Binding")
+                self._wake.set()
+                return
         async with self._bind_slots:
-            for plugin in policy.extensions.pre_bind:
-                refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
-                if refusal is not None:
-                    self._undo(pod, policy, states, node)
-                    self._failed(pod, policy, started, refusal, "Binding")
-                    self._wake.set()
-                    return
             called = self.clock.monotonic()
             result = await self._binder.bind(pod, node)
             self.metrics.bind(result.outcome.value, self.clock.monotonic() - called)
