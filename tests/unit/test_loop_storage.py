@@ -4,7 +4,8 @@ feed it: the snapshot has them from the next decision on, and a pod parked by a 
 registered for that kind of object (and whose hint does not rule the object out) is tried again.
 
 The filter is the test's own, :class:`ClaimBound`, registered for claims only, so that which
-events move a pod says what the loop does, not what a volume plugin decides.
+events move a pod says what the loop does, not what a volume plugin decides. The last test holds
+binding cycles in a PreBind of its own, as VolumeBinding holds them while it waits for the PVs.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from policy_scheduler.plugins.base import (
     ClusterEvent,
     Cycle,
     EventKind,
-    ExtensionPoints,
     Filter,
     ObjectWriter,
     PreBind,
@@ -263,7 +263,8 @@ def test_binding_cycles_waiting_in_pre_bind_do_not_hold_back_other_binds(
 
     def with_plugin(obj: Any) -> CompiledPolicy:
         compiled = compile_policy(obj)
-        extensions = ExtensionPoints.of([*compiled.extensions.pre_bind, holds])
+        pre_bind = (*compiled.extensions.pre_bind, holds)
+        extensions = dataclasses.replace(compiled.extensions, pre_bind=pre_bind)
         return dataclasses.replace(compiled, extensions=extensions)
 
     monkeypatch.setattr(policies, "compile_policy", with_plugin)
