@@ -245,9 +245,9 @@ def test_a_nominated_node_that_fits_is_taken_first(
 
 
 def test_a_nominated_node_leaves_the_rotation_where_it_was() -> None:
-    # 200 nodes, 50% -> 100 feasible wanted; 100..149 are cordoned. A walk from n000 meets
-    # none of them; one from where a walk over the nominated node's n150 would stop (n100)
-    # meets them all.
+    # 200 nodes, 50% -> 100 feasible wanted; n100..n149 are cordoned. Had the first decision
+    # walked the nodes, it would have stopped after n099, and the second, starting at n100,
+    # would meet the cordoned ones; it took n150 alone, so the second starts at n000.
     nodes = [node(f"n{i:03}", spec=CORDONED if 100 <= i < 150 else None) for i in range(200)]
     p = pipeline(["NodeUnschedulable"], percentage_of_nodes_to_score=50)
     snapshot = Snapshot(nodes)
