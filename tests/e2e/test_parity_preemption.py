@@ -843,3 +843,65 @@ def test_a_parked_pod_an_event_helps_does_not_wait_out_its_backoff(sides: Sides)
     full remaining backoff, about 9 s)."""
     took = {side.name: seconds_to_bind_after_backoff(sides.cluster, side) for side in sides.both()}
     assert all(seconds < 5.0 for seconds in took.values()), took
+
+
+def failed_scheduling(cluster: Cluster, side: Side, name: str) -> list[str]:
+    """The messages of the pod's FailedScheduling events, oldest first, in the side's normal
+    form."""
+    events = sorted(
+        items(cluster, "events", "-n", side.namespace),
+        key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "",
+    )
+    return [
+        side.normal(e["message"])
+        for e in events
+        if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == name
+    ]
+
+
+def test_a_preemptor_waits_parked_while_its_victims_terminate(sides: Sides) -> None:
+    """kube-scheduler lets a preemptor through its DefaultPreemption PreEnqueue once its
+    evictions are sent, but moves it only on an event that may help it: while its victims are
+    terminating nothing does, and it is not tried again (it would fail, "not eligible due to a
+    terminating pod on the nominated node"). Both schedulers post one FailedScheduling while the
+    victims stay terminating (no kubelet finishes them), then bind the preemptor once they are
+    deleted."""
+    cluster = sides.cluster
+    for side in sides.both():
+        set_up(
+            cluster,
+            side,
+            Scenario(
+                nodes=[side.node("a")],
+                existing=[side.pod("low-1", "low", on="a"), side.pod("low-2", "low", on="a")],
+                preemptors=[],
+                expect={},
+            ),
+        )
+    time.sleep(1.0)  # the schedulers' caches catch up with the bound pods, as in run()
+    for side in sides.both():
+        cluster.apply(side.pod("preemptor", "high", cpu="2"), namespace=side.namespace)
+    deadline = time.monotonic() + TIMEOUT
+    for side in sides.both():
+        while len(
+            [p for p in items(cluster, "pods", "-n", side.namespace)
+             if p["metadata"].get("deletionTimestamp")]
+        ) < 2:  # fmt: skip
+            assert time.monotonic() < deadline, f"{side.name}: the victims were never evicted"
+            time.sleep(0.1)
+    # A preemptor tried again while its victims terminate is tried at once: ours, before the
+    # fix, within milliseconds of the watch showing them terminating.
+    time.sleep(SETTLE)
+    told = {side.name: failed_scheduling(cluster, side, "preemptor") for side in sides.both()}
+    assert len(told["kube"]) == 1, told
+    assert told["ours"] == told["kube"], told
+
+    for side in sides.both():
+        cluster.kubectl(
+            "delete", "pods", "low-1", "low-2", "-n", side.namespace,
+            "--grace-period=0", "--force",
+        )  # fmt: skip
+    for side in sides.both():
+        while get_pod(cluster, side, "preemptor")["spec"].get("nodeName") != side.node_name("a"):
+            assert time.monotonic() < deadline + TIMEOUT, f"{side.name}: never bound on a"
+            time.sleep(0.1)

@@ -298,16 +298,46 @@ def test_a_preemptor_waits_for_its_evictions_before_it_is_decided_again(
         assert len(slow.preemptions) == 2, "the same victims evicted again"
         assert run.reasons("high") == ["FailedScheduling", "Preempting"]
         assert run.where("high") is Where.GATED
-        # The evictions are over and the watch shows the victims terminating: high is
-        # decided again (DefaultPreemption then finds it not eligible: a terminating pod on its
-        # nominated node; the stand-in here knows nothing of that).
         slow.done.set()
         settle()(run)
         assert run.where("high") is Where.GATED
+        # The evictions are over and the watch shows the victims terminating: high waits
+        # parked, as kube-scheduler's preemptor (its DefaultPreemption PreEnqueue lets it
+        # through, no event moves it), until a deletion may have made room.
         feed(terminating(LOW_A), terminating(LOW_B))(run)
+        later(20)(run)
         settle()(run)
         entry = run.scheduler.queue.get("high")
-        assert entry is not None and entry.attempts == 2
+        assert entry is not None and (entry.where, entry.attempts) == (Where.UNSCHEDULABLE, 1)
+        delete_pod(LOW_A)(run)
+        settle()(run)
+        assert entry.attempts == 2
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+
+
+def test_a_preemptor_whose_victims_left_before_its_evictions_ended_is_decided_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The victims' deletions came while it was held: none is left to move it, so it is
+    decided again once its evictions are over."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        slow = SlowEvictions()
+        run = Run(memory=slow)
+        with_post_filter(monkeypatch, Preempting([LOW_A, LOW_B]))
+        feed(node("n1"), policy(), LOW_A, LOW_B, HIGH)(run)
+        decide_ready(run)
+        delete_pod(LOW_A)(run)
+        delete_pod(LOW_B)(run)
+        assert run.where("high") is Where.GATED
+        slow.done.set()
+        settle()(run)  # the evictions end
+        later(20)(run)
+        settle()(run)
+        assert run.memory.binds == [("ns/high", "n1")]
     finally:
         loop.close()
         asyncio.set_event_loop(None)
