@@ -15,7 +15,8 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
    nominated no more, and the pod nominated to the node, where it then holds the room against
    pods of lower priority. It waits gated (kube-scheduler's asynchronous preemption) until
    its victims are evicted and the watch shows them terminating or gone, so that no retry
-   chooses them twice; then it is decided again, and binds once their room is free;
+   chooses them twice; then it waits parked, as kube-scheduler's preemptor does, until an
+   event may help it (a victim's deletion), and binds once their room is free;
 4. **reserve** (the cache assumes the pod on its node; then the Reserve plugins) and **permit**;
 
 and then, in a task of its own so that the next cycle starts at once, the binding cycle:
@@ -33,7 +34,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from policy_scheduler.model import volumes
@@ -201,7 +202,8 @@ class Scheduler:
         # Preemptors, by uid, with their victims that the watch has not shown terminating or
         # gone yet; those whose evictions are under way; the tasks evicting. Such a pod waits
         # gated until its evictions are over and shown, so that a retry meanwhile does not
-        # choose its victims again; an eviction that failed lets it go at once.
+        # choose its victims again; then parked until an event helps it. An eviction that
+        # failed lets it go at once.
         self._preempting: dict[str, set[str]] = {}
         self._evicting: set[str] = set()
         self._evictions: set[asyncio.Task[None]] = set()
@@ -704,11 +706,12 @@ class Scheduler:
         )
 
     async def _evict(
-        self, pod: PodView, victims: Iterable[PodView], node: str, condition: str
+        self, pod: PodView, victims: Sequence[PodView], node: str, condition: str
     ) -> None:
         """Evict the victims at once; ``pod``, which waits gated meanwhile, is let go once each
-        is evicted and the watch shows it terminating or gone, or at once when an eviction
-        failed (the pod may then choose again)."""
+        is evicted and the watch shows it terminating or gone (see :meth:`_release`), and is
+        decided again at once when an eviction failed (it may then choose again) or a victim
+        left while it was held (the deletion moved nothing then)."""
         evicted = False
         try:
             evicted = all(
@@ -720,7 +723,8 @@ class Scheduler:
             self._evicting.discard(pod.uid)
             if not evicted:
                 self._preempting[pod.uid] = set()
-            self._release(pod.uid)
+            left = any(self.cache.node_of(victim.uid) is None for victim in victims)
+            self._release(pod.uid, again=not evicted or left)
 
     def _victim_gone(self, uid: str) -> None:
         """The watch shows the pod ``uid`` terminating or deleted: no preemptor waits for it."""
@@ -729,14 +733,24 @@ class Scheduler:
                 victims.discard(uid)
                 self._release(preemptor)
 
-    def _release(self, preemptor: str) -> None:
-        """Let the preemptor be decided again once its evictions are over and shown."""
+    def _release(self, preemptor: str, *, again: bool = False) -> None:
+        """Let the preemptor go once its evictions are over and shown. It waits parked, with
+        the filters that rejected it, until an event may help it, as kube-scheduler's: its
+        DefaultPreemption PreEnqueue lets the pod through then, but moves nothing, and tried
+        now the pod would only find its victims terminating. With ``again`` it is decided
+        again as soon as it is its turn."""
         if preemptor in self._evicting or self._preempting.get(preemptor):
             return
         self._preempting.pop(preemptor, None)
         entry = self.queue.get(preemptor)
-        if entry is not None and entry.where is Where.GATED:
+        if entry is None or entry.where is not Where.GATED:
+            return
+        if again:
             self._enqueue(entry.pod)
+        else:
+            self.queue.unschedulable(
+                preemptor, entry.last_failure, self.clock.monotonic(), entry.rejected_by
+            )
 
     def _tell_preemption(
         self, pod: PodView, policy: CompiledPolicy, preemption: Preemption
