@@ -381,6 +381,13 @@ class _WhatIf(WhatIf):
             self._states[i] = (plugin, plugin.add_pod(state, self._cycle, pod, node))
             self._changed = True
 
+    def rejects_with(self, node: NodeInfo, pod: PodView) -> bool:
+        """Whether a filter would surely reject the cycle's pod with ``pod`` also on ``node``:
+        any filter's own answer, the pre-filters' states being those of the snapshot now."""
+        return any(
+            plugin.rejects_with(state, self._cycle.pod, node, pod) for plugin, state in self._states
+        )
+
     def verdict(self, node: NodeInfo) -> tuple[str, ...]:
         """FITS, or the first failing filter's reasons (a pre-filter's rejection, or its
         leaving the node out, gives its reason)."""

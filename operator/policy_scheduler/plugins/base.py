@@ -235,6 +235,13 @@ class Filter(ABC, Generic[State]):
         out of ``node``."""
         return state
 
+    def rejects_with(self, state: State, pod: PodView, node: NodeInfo, added: PodView) -> bool:
+        """Whether ``filter`` would surely reject ``pod`` on ``node`` were ``added`` counted
+        there too, told without counting it (a preemption's reprieve asks before it puts a
+        victim back, which costs more than the question). False when unsure, as the default
+        always is; True only where ``filter`` would then say so."""
+        return False
+
     def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
         """Whether rejecting ``node`` for ``reasons`` is UnschedulableAndUnresolvable, as
         kube-scheduler's filter would say: by default, when any of them is not one of
@@ -415,6 +422,12 @@ class WhatIf(ABC):
     @abstractmethod
     def verdict(self, node: NodeInfo) -> Sequence[str]:
         """The first failing filter's reasons on ``node``, FITS when the pod fits."""
+
+    def rejects_with(self, node: NodeInfo, pod: PodView) -> bool:
+        """Whether the verdict on ``node`` would surely not be FITS were ``pod`` put back
+        there, told without putting it back (:meth:`Filter.rejects_with`). False when unsure,
+        as the default always is."""
+        return False
 
 
 class PostFilter(ABC, Generic[State]):

@@ -346,6 +346,10 @@ class DefaultPreemption(PostFilter[None]):
             violations = 0
 
             def reprieve(other: PodView) -> bool:
+                # Asked first: putting a victim back and taking it out again costs more.
+                if what_if.rejects_with(info, other):
+                    victims.append(other)
+                    return False
                 victims_out.add(other)
                 if not what_if.verdict(info):
                     return True

@@ -145,6 +145,23 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
             reason for reason, fails in zip(_reasons(state), failing, strict=True) if fails
         )
 
+    def rejects_with(
+        self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo, added: PodView
+    ) -> bool:
+        if added.uid in node.pods:
+            return False  # adding it would replace the view counted: unsure
+        # The node's numbers with ``added`` counted, as adding it would make them.
+        allocatable, requested, extra = node.node.allocatable, node.requested, added.requests
+        return any(
+            _failing(
+                state,
+                len(node.pods) + 1,
+                lambda name: allocatable.get(name, 0),
+                lambda name: requested.get(name, 0) + extra.get(name, 0),
+                operator.add,
+            )
+        )
+
     def filter_nodes(self, state: tuple[_Check, ...], pod: PodView, nodes: NodeBlock) -> Rejections:
         failing = _failing(state, nodes.pod_count(), nodes.allocatable, nodes.requested, plus)
         return group_failures(failing, _reasons(state))

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
-from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_resources_fit
-from policy_scheduler.plugins.base import FITS, Args, ArgsError, EventKind
+from policy_scheduler.plugins.base import FITS, SKIP, Args, ArgsError, Cycle, EventKind
 
 GPU = "example.com/gpu"
 
@@ -160,6 +160,55 @@ BUSY = pod(container(cpu="1500m", memory="3Gi"), name="busy")
 )
 def test_filter(the_pod: PodView, info: NodeInfo, reasons: Sequence[str]) -> None:
     assert run(the_pod, info) == reasons
+
+
+BACK_CPU = pod(container(cpu="1"), name="back")
+"""A pod a preemption's reprieve would put back on the node."""
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "info", "added", "rejects"),
+    [
+        pytest.param(pod(container(cpu="1")), node(SMALL), BACK_CPU, False, id="both fit"),
+        pytest.param(
+            pod(container(cpu="1")),
+            node(SMALL, BUSY),
+            BACK_CPU,
+            True,
+            id="the pod put back takes the room",
+        ),
+        pytest.param(
+            pod(container(memory="1Gi")),
+            node(SMALL, BUSY),
+            BACK_CPU,
+            False,
+            id="a resource the pod does not ask for is not checked",
+        ),
+        pytest.param(
+            pod(container(memory="1Gi")),
+            node({**SMALL, "pods": 2}, BUSY),
+            BACK_CPU,
+            True,
+            id="too many pods once it is back",
+        ),
+        pytest.param(
+            pod(container(cpu="1")),
+            node(SMALL, BUSY),
+            BUSY,
+            False,
+            id="a pod counted already: unsure, though the filter rejects",
+        ),
+    ],
+)
+def test_rejects_with(the_pod: PodView, info: NodeInfo, added: PodView, rejects: bool) -> None:
+    fit = node_resources_fit.new_filter({}, "spec.predicates[0].args")
+    state = fit.pre_filter(Cycle(the_pod, ClusterState([info])))
+    assert state is not SKIP
+    assert fit.rejects_with(state, the_pod, info, added) is rejects
+    if added.uid not in info.pods:
+        # Exact: what the filter says with the pod put back.
+        back = node(info.node.raw["status"]["allocatable"], *info.pods.values(), added)
+        assert (run(the_pod, back) != FITS) is rejects
 
 
 @pytest.mark.parametrize(
