@@ -502,13 +502,15 @@ class Scheduler:
         policy = route.policy
         started = self.clock.monotonic()
         states = CycleState()
+        # Once for the cycle: it does not yield, so no watch event changes them meanwhile.
+        nominated = self._nominated_against(pod)
         try:
             decision = policy.pipeline.decide(
                 pod,
                 self.cache.snapshot,
                 self._rng,
                 states,
-                self.cache.nominated(self._nominated_against(pod)),
+                self.cache.nominated(nominated),
                 statuses=bool(policy.extensions.post_filter),
             )
         except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
@@ -525,9 +527,8 @@ class Scheduler:
             preemption: Preemption | None = None
             said: list[str] = []
             for plugin in policy.extensions.post_filter:
-                # Fresh each time: the nominated pods count while the post-filter refilters.
-                nominated = self.cache.nominated(self._nominated_against(pod))
-                statuses = policy.pipeline.node_statuses(decision, nominated)
+                # A context of its own for each: the nominated pods count while it refilters.
+                statuses = policy.pipeline.node_statuses(decision, self.cache.nominated(nominated))
                 result = plugin.post_filter(states.read(plugin), cycle, statuses)
                 if result.final:
                     said = [result.message] if result.message else []
