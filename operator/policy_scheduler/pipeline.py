@@ -296,17 +296,14 @@ def _unresolvable(
     states: FilterStates, pod: PodView, block: NodeBlock, rejected: Rejected
 ) -> list[str]:
     """The names of the nodes of ``block`` that their filter rejected for a reason no
-    preemption can help; asked once per group of reasons unless the filter reads the node."""
+    preemption can help; asked once per group of reasons."""
     plugins = {plugin.name: plugin for plugin, _ in states}
     names: list[str] = []
     for name, reasons, indices in rejected:
-        plugin = plugins[name]
         nodes = block.take(indices)
-        if not plugin.unresolvable_reads_node:
-            if plugin.unresolvable(pod, nodes[0], reasons):
-                names.extend(node.name for node in nodes)
-        else:
-            names.extend(node.name for node in nodes if plugin.unresolvable(pod, node, reasons))
+        names.extend(
+            node.name for node in nodes.take(plugins[name].unresolvable(pod, nodes, reasons))
+        )
     return names
 
 

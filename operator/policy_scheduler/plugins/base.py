@@ -209,10 +209,6 @@ class Filter(ABC, Generic[State]):
     reason being unresolvable (the empty set: none can). None: :attr:`unresolvable_reasons`
     decides."""
 
-    unresolvable_reads_node: ClassVar[bool] = False
-    """Whether :meth:`unresolvable` reads the node, not only the reasons: the pipeline then
-    asks it about each rejected node rather than once per group of reasons."""
-
     pre_filter_counts_pods: ClassVar[bool] = False
     """Whether :meth:`pre_filter`'s state counts the pods of the snapshot (beyond the pod being
     scheduled and the cluster's other objects), and :meth:`add_pod` and :meth:`remove_pod`
@@ -242,13 +238,18 @@ class Filter(ABC, Generic[State]):
         always is; True only where ``filter`` would then say so."""
         return False
 
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        """Whether rejecting ``node`` for ``reasons`` is UnschedulableAndUnresolvable, as
-        kube-scheduler's filter would say: by default, when any of them is not one of
-        :attr:`resolvable_reasons`, or, without those, is one of :attr:`unresolvable_reasons`."""
+    def unresolvable(
+        self, pod: PodView, nodes: NodeBlock, reasons: Sequence[str]
+    ) -> npt.NDArray[np.bool_]:
+        """Which of ``nodes``, each rejected for ``reasons``, were rejected
+        UnschedulableAndUnresolvable, as kube-scheduler's filter would say. By default all or
+        none, by the reasons alone: when any of them is not one of :attr:`resolvable_reasons`,
+        or, without those, is one of :attr:`unresolvable_reasons`."""
         if self.resolvable_reasons is not None:
-            return not self.resolvable_reasons.issuperset(reasons)
-        return not self.unresolvable_reasons.isdisjoint(reasons)
+            verdict = not self.resolvable_reasons.issuperset(reasons)
+        else:
+            verdict = not self.unresolvable_reasons.isdisjoint(reasons)
+        return np.full(len(nodes), verdict)
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """Whether ``event``, one of ``wakes_on``, may let ``pod`` pass now (kube-scheduler's

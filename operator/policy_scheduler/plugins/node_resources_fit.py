@@ -30,6 +30,9 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock, plus
 from policy_scheduler.model.objects import PodView
@@ -118,17 +121,16 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
             or any(old.allocatable.get(name, 0) < allocatable.get(name, 0) for name, _, _ in checks)
         )
 
-    # kube-scheduler marks a resource unresolvable when the pod requests more of it than the
-    # node has at all (no eviction makes that room); "Too many pods" may be lifted.
-    unresolvable_reads_node = True
-
-    def unresolvable(self, pod: PodView, node: NodeInfo, reasons: Sequence[str]) -> bool:
-        allocatable = node.node.allocatable
-        return any(
-            amount > allocatable.get(name, 0)
-            for name, amount, reason in self._checks(pod)
-            if reason in reasons
-        )
+    def unresolvable(
+        self, pod: PodView, nodes: NodeBlock, reasons: Sequence[str]
+    ) -> npt.NDArray[np.bool_]:
+        # kube-scheduler marks a resource unresolvable when the pod requests more of it than
+        # the node has at all (no eviction makes that room); "Too many pods" may be lifted.
+        unresolvable = np.zeros(len(nodes), np.bool_)
+        for name, amount, reason in self._checks(pod):
+            if reason in reasons:
+                unresolvable |= amount > nodes.allocatable(name)
+        return unresolvable
 
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         # One node (a preemption's what-if asks thousands of times per pod): the rule on its own

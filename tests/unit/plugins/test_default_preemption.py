@@ -14,6 +14,7 @@ import pytest
 
 from policy_scheduler.model.disruption import DisruptionBudgets
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock, NodeTable
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.pipeline import Pipeline
@@ -827,7 +828,8 @@ def test_nodes_a_pre_filter_left_out_are_unresolvable() -> None:
 def test_which_reasons_are_unresolvable(
     case: str, plugin: Filter[Any], reasons: tuple[str, ...], unresolvable: bool
 ) -> None:
-    assert plugin.unresolvable(pod("p"), node("n1", 2), reasons) is unresolvable, case
+    verdicts = plugin.unresolvable(pod("p"), NodeBlock.of(node("n1", 2)), reasons)
+    assert verdicts.tolist() == [unresolvable], case
 
 
 @pytest.mark.parametrize(
@@ -842,5 +844,12 @@ def test_node_resources_fit_unresolvable_reads_the_node(
     case: str, cpu: int, reasons: tuple[str, ...], unresolvable: bool
 ) -> None:
     plugin = node_resources_fit.new_filter({}, "f")
-    assert plugin.unresolvable_reads_node
-    assert plugin.unresolvable(pod("p", cpu), node("n1", 2), reasons) is unresolvable, case
+    verdicts = plugin.unresolvable(pod("p", cpu), NodeBlock.of(node("n1", 2)), reasons)
+    assert verdicts.tolist() == [unresolvable], case
+
+
+def test_node_resources_fit_unresolvable_asks_each_node_of_a_block() -> None:
+    plugin = node_resources_fit.new_filter({}, "f")
+    nodes = NodeTable([node("small", 2), node("big", 4), node("smaller", 1)]).all()
+    verdicts = plugin.unresolvable(pod("p", 3), nodes, ("Insufficient cpu",))
+    assert verdicts.tolist() == [True, False, True]
