@@ -114,6 +114,7 @@ from bench_scheduling import (
     create_nodes,
     free_port,
     log,
+    metric,
     node_body,
     node_names,
     node_size,
@@ -122,7 +123,6 @@ from bench_scheduling import (
 )
 from bench_scheduling import parse_args as scheduling_args
 from kube_http import Api, ApiError, follow
-from prometheus_client.parser import text_string_to_metric_families
 
 POLICY = SCHEDULER_NAMES["policy-scheduler"]
 # Served by nobody: the churn pods are bound by their spec alone.
@@ -218,27 +218,6 @@ class Operator(SchedulerProcess):
                 command, stdout=log_file, stderr=subprocess.STDOUT, env=env
             )
         self._stdin_lock = threading.Lock()
-        self._session = requests.Session()
-        self._session.trust_env = False  # no proxy between us and 127.0.0.1
-
-    def scrape(self) -> str:
-        response = self._session.get(self.metrics_url, timeout=10)
-        response.raise_for_status()
-        return response.text
-
-    def stop(self) -> None:
-        super().stop()
-        self._session.close()
-
-
-def metric(text: str, sample: str, **labels: str) -> float:
-    """The sum of the values of ``sample`` whose labels include ``labels``."""
-    return sum(
-        s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-        if s.name == sample and labels.items() <= s.labels.items()
-    )
 
 
 def attempts(text: str, result: str = "unschedulable") -> float:

@@ -95,6 +95,11 @@ Definitions:
   and this harness, an admin, ``exempt``; so the count is the scheduler's requests and none of the
   harness's. The JSON also keeps apiserver_request_total's change by verb/resource/subresource
   (that one counts every client, the harness's pod creates and its watch included).
+- attempts/pod: the change of the scheduler's scheduler_schedule_attempts_total (every result)
+  over the phase, read from its /metrics as CPU is (kube-scheduler's is opened to reads without
+  credentials for this, ``--authorization-always-allow-paths``), per pod of the phase: 1 when
+  each pod was decided once; a preemptor takes at least 2 (it fails, evicts, then binds). The
+  raw binders decide nothing and have none.
 
 Every run ends by checking correctness: every pod has a node but the parked ones, no node's
 summed requests (cpu, memory, pod count) exceed its allocatable, and no pod has more than one
@@ -132,6 +137,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -140,11 +146,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import requests
 import yaml
 from kube_http import Api, ApiError, follow
 from kubernetes.utils import parse_quantity
+from prometheus_client.parser import text_string_to_metric_families
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
 from scheduling_report import write_reports
+from urllib3.exceptions import InsecureRequestWarning
 
 from policy_scheduler.kube.events import POST_CONCURRENCY
 from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
@@ -625,16 +634,23 @@ class SchedulerProcess:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         operator_kubeconfig = str(plane.dir / "operator.kubeconfig")
         stdin: int | None = None
+        # Where the scheduler's attempts are counted; a raw binder decides nothing.
+        self.metrics_url: str | None = None
         if kind == "policy-scheduler":
+            self.metrics_url = f"http://127.0.0.1:{free_port()}/metrics"
             command = [
                 str(Path(sys.executable).with_name("policy-scheduler")),
                 "run",
                 "--kubeconfig",
                 operator_kubeconfig,
                 "--leader-elect=false",
+                "--metrics",
+                self.metrics_url,
             ]
         elif kind == "kube-scheduler":
-            command = self._kube_scheduler(plane, config)
+            port = free_port()
+            self.metrics_url = f"https://127.0.0.1:{port}/metrics"
+            command = self._kube_scheduler(plane, config, port)
         else:
             command = [
                 sys.executable,
@@ -658,7 +674,7 @@ class SchedulerProcess:
         self._stdin_lock = threading.Lock()
 
     @staticmethod
-    def _kube_scheduler(plane: ControlPlane, config: Config) -> list[str]:
+    def _kube_scheduler(plane: ControlPlane, config: Config, port: int) -> list[str]:
         kubeconfig = str(plane.dir / "scheduler.kubeconfig")
         config_file = plane.dir / "kube-scheduler-config.yaml"
         # JSON is YAML: the configuration written without a YAML writer's quoting rules.
@@ -689,7 +705,9 @@ class SchedulerProcess:
             "--bind-address",
             "127.0.0.1",
             "--secure-port",
-            str(free_port()),
+            str(port),
+            # Its /metrics readable without credentials, as /healthz is: attempts are counted.
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
         ]
 
     def created(self, pod: str, uid: str = "") -> None:
@@ -711,6 +729,24 @@ class SchedulerProcess:
         # Fields after the command name, which is in parentheses and may hold spaces.
         fields = stat[stat.rindex(")") + 2 :].split()
         return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
+
+    def scrape(self) -> str:
+        """The scheduler's /metrics page."""
+        if self.metrics_url is None:
+            raise RuntimeError(f"{self.kind} serves no metrics")
+        with requests.Session() as session, warnings.catch_warnings():
+            session.trust_env = False  # no proxy between us and 127.0.0.1
+            # kube-scheduler serves with a certificate it made itself.
+            warnings.simplefilter("ignore", InsecureRequestWarning)
+            response = session.get(self.metrics_url, timeout=10, verify=False)
+        response.raise_for_status()
+        return response.text
+
+    def attempts(self) -> float | None:
+        """The scheduling attempts so far, of every result; None for a raw binder."""
+        if self.metrics_url is None:
+            return None
+        return metric(self.scrape(), "scheduler_schedule_attempts_total")
 
     def peak_rss_mib(self) -> float:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
@@ -880,6 +916,16 @@ class Kubelet:
         self._watch.listeners.remove(self._offer)
         self._pool.shutdown(wait=True)
         self.api.session.close()
+
+
+def metric(text: str, sample: str, **labels: str) -> float:
+    """The sum of the values of ``sample`` whose labels include ``labels``, on a /metrics page."""
+    return sum(
+        s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == sample and labels.items() <= s.labels.items()
+    )
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -1061,6 +1107,7 @@ def measure(
     admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
     flow_schema = FLOW_SCHEMAS[scheduler.kind]
     requests_before, kinds_before = api_counts(admin.metrics(), flow_schema)
+    attempts_before = scheduler.attempts()
     cpu_before = scheduler.cpu_seconds()
     creator = Creator(
         admin, config.create_threads, lambda _: None, claims or {}, on_uid=scheduler.created
@@ -1077,6 +1124,7 @@ def measure(
         )
     time.sleep(SETTLE_SECONDS)
     cpu = scheduler.cpu_seconds() - cpu_before
+    attempts_after = scheduler.attempts()
     requests_after, kinds_after = api_counts(admin.metrics(), flow_schema)
     kinds_after.subtract(kinds_before)
     latencies = [
@@ -1105,6 +1153,11 @@ def measure(
         "api_requests": round(requests_after - requests_before),
         "api_requests_per_pod": round((requests_after - requests_before) / len(names), 3),
         "api_requests_all_clients": {k: v for k, v in sorted(kinds_after.items()) if v > 0},
+        "attempts_per_pod": (
+            None
+            if attempts_before is None or attempts_after is None
+            else round((attempts_after - attempts_before) / len(names), 3)
+        ),
     }
     log(
         f"  {phase}: {result['bound']}/{len(names)} bound in {seconds:.1f} s, "

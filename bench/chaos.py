@@ -97,7 +97,6 @@ from typing import Any
 
 import requests
 import yaml
-from bench_parked import metric
 from bench_scheduling import (
     CONTROLPLANE,
     FLOW_SCHEMAS,
@@ -113,6 +112,7 @@ from bench_scheduling import (
     create_nodes,
     free_port,
     log,
+    metric,
     node_names,
     pod_body,
     prepare,
@@ -203,13 +203,6 @@ class Operator(SchedulerProcess):
         ]
         with self.log_path.open("wb") as log_file:
             self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-        self._session = requests.Session()
-        self._session.trust_env = False  # no proxy between us and 127.0.0.1
-
-    def scrape(self) -> str:
-        response = self._session.get(self.metrics_url, timeout=10)
-        response.raise_for_status()
-        return response.text
 
     def serves(self, policy: str) -> bool:
         """Whether it has taken ``policy`` in (every replica reports the policies it holds)."""
@@ -236,7 +229,6 @@ class Operator(SchedulerProcess):
     def stop(self) -> None:
         self.resume()  # a frozen process would keep SIGTERM pending
         super().stop()
-        self._session.close()
 
 
 # --- what is measured -------------------------------------------------------------------------

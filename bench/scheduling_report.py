@@ -45,6 +45,7 @@ PHASE_COLUMNS = (
     "p99 ms",
     "CPU ms/pod",
     "API requests/pod",
+    "attempts/pod",
 )
 
 
@@ -63,6 +64,7 @@ def _phase_cells(case: Mapping[str, Any], phase: str) -> list[Any]:
         latency["p99"],
         figures["cpu_ms_per_pod"],
         figures["api_requests_per_pod"],
+        figures.get("attempts_per_pod"),
     ]
 
 
@@ -88,6 +90,7 @@ def _versus_kube(phase: str, *extra: Figure) -> tuple[Figure, ...]:
         *extra,
         ("cpu_per_pod_vs_kube", "CPU/pod ÷ kube", (phase, "cpu_ms_per_pod")),
         ("requests_per_pod_vs_kube", "requests/pod ÷ kube", (phase, "api_requests_per_pod")),
+        ("attempts_per_pod_vs_kube", "attempts/pod ÷ kube", (phase, "attempts_per_pod")),
     )
 
 

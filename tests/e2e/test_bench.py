@@ -92,6 +92,10 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
             # Every pod needs at least its binding; the scheduler's own requests only.
             assert figures["api_requests_per_pod"] >= 1, (kind, phase)
             assert figures["api_requests_all_clients"]["POST pods/binding"] >= pods
+            # A scheduler decided each pod at least once (a preemptor: fail, evict, bind).
+            least = 2 if phase == "preemption" else 1
+            assert deciding is (figures["attempts_per_pod"] is not None), (kind, phase)
+            assert not deciding or figures["attempts_per_pod"] >= least, (kind, phase)
         assert case["cpu_seconds_total"] > 0
         assert case["peak_rss_mib"] > 0
         correctness = case["correctness"]
