@@ -21,8 +21,9 @@ SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
 - ``scheduler_scheduling_algorithm_duration_seconds`` histogram: the policy's filter and score
   pipeline alone, for every decision (DryRun ones too).
 - ``scheduler_pod_scheduling_attempts`` histogram: attempts a pod took, observed when it is bound.
-- ``scheduler_pending_pods{queue}`` gauge: pods waiting in the ``active``, ``backoff`` and
-  ``unschedulable`` queues (there is no ``gated`` queue: scheduling gates are not supported).
+- ``scheduler_pending_pods{queue}`` gauge: pods waiting in the ``active``, ``backoff``,
+  ``unschedulable`` and ``gated`` queues (``gated``: held by a pre-enqueue plugin, scheduling
+  gates among them, or a preemptor while its victims are evicted).
   Popped pods are not pending, as in kube-scheduler; those being bound are
   ``policy_scheduler_binds_in_flight``.
 - ``scheduler_cache_size{type}`` gauge: ``nodes`` and ``pods`` (assumed pods included) in the
@@ -31,15 +32,16 @@ SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
   0 while it stands by; absent without leader election.
 - ``process_*``: the process's CPU, memory, file descriptors and start time.
 
-Not exported, because we do not measure the same thing:
+Not exported:
 
 - ``scheduler_pod_scheduling_sli_duration_seconds``: it needs the time of a pod's first
   attempt, which the queue does not keep;
 - ``scheduler_framework_extension_point_duration_seconds``,
   ``scheduler_plugin_execution_duration_seconds``: the pipeline is timed as a whole;
 - ``scheduler_unschedulable_pods{plugin}``: failures are counted by message, not by plugin;
-- preemption metrics (there is no preemption), ``scheduler_queue_incoming_pods_total``,
-  ``scheduler_goroutines``.
+- preemption metrics (``scheduler_preemption_attempts_total``, ``scheduler_preemption_victims``):
+  not counted; each preemption is told by its events and the policy's status;
+- ``scheduler_queue_incoming_pods_total``, ``scheduler_goroutines``.
 
 Ours:
 
