@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -191,6 +193,22 @@ def test_validate(
         "".join(line.format_map(paths) + "\n" for line in lines),
         "",
     )
+
+
+# Bug: `policy-scheduler simulate ... | head` ended with a BrokenPipeError traceback once head
+# had gone, where kubectl stops quietly.
+def test_a_reader_gone_ends_the_command_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "p.yaml", POLICY % "a")
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    with os.fdopen(write_end, "w") as stream:
+        monkeypatch.setattr(sys, "stdout", stream)
+        assert main(["validate", str(path)]) == 1
+        # What is left to flush at exit goes nowhere, not to a closed pipe.
+        stream.write("more\n")
+        stream.flush()
 
 
 def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
