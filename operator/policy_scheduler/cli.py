@@ -8,7 +8,8 @@ be used (unreadable, not YAML, the wrong kinds, a broken quantity): one line per
 file and the object, never a traceback. ``convert`` exits as they do (1: the converted policy does
 not compile). ``explain`` exits 0 when it explained the pod, 1 when no valid SchedulingPolicy
 serves the pod, 2 when the cluster cannot be read (no such pod, no access, a bad kubeconfig).
-``run`` exits 0 when it is stopped, 1 at once when it has lost its Lease.
+``run`` exits 0 when it is stopped, 1 at once when it has lost its Lease. A command whose reader
+has gone (``| head``) stops quietly with 141, the status a shell gives kubectl killed by SIGPIPE.
 """
 
 # Kopf, aiohttp, pykube, the kubernetes client and prometheus_client take a second to import, which
@@ -54,6 +55,8 @@ EXIT_INVALID_POLICY = 1
 EXIT_BAD_FILE = 2
 EXIT_LOST_LEASE = 1
 """``run``: this replica lost its Lease (kube-scheduler's code too)."""
+EXIT_READER_GONE = 141
+"""Stdout's reader has gone: 128 + SIGPIPE, as a shell reports a process that signal ended."""
 
 
 class _Version(argparse.Action):
@@ -497,7 +500,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "explain": explain_command,
         "convert": convert_file,
     }
-    return commands[args.command](args)
+    try:
+        status = commands[args.command](args)
+        sys.stdout.flush()  # so that a reader gone shows here, not at the interpreter's exit
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as kubectl does, with what is left
+        # to flush at exit sent nowhere.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_READER_GONE
+    return status
 
 
 if __name__ == "__main__":

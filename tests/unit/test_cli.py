@@ -205,7 +205,7 @@ def test_a_reader_gone_ends_the_command_quietly(
     os.close(read_end)  # the reader is gone before anything is written
     with os.fdopen(write_end, "w") as stream:
         monkeypatch.setattr(sys, "stdout", stream)
-        assert main(["validate", str(path)]) == 1
+        assert main(["validate", str(path)]) == 141
         # What is left to flush at exit goes nowhere, not to a closed pipe.
         stream.write("more\n")
         stream.flush()
