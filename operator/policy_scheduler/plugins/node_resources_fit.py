@@ -135,14 +135,7 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
     def filter(self, state: tuple[_Check, ...], pod: PodView, node: NodeInfo) -> Sequence[str]:
         # One node (a preemption's what-if asks thousands of times per pod): the rule on its own
         # numbers, without a block of it.
-        allocatable, requested = node.node.allocatable, node.requested
-        failing = _failing(
-            state,
-            len(node.pods),
-            lambda name: allocatable.get(name, 0),
-            lambda name: requested.get(name, 0),
-            operator.add,
-        )
+        failing = _failing_on(state, node)
         return tuple(
             reason for reason, fails in zip(_reasons(state), failing, strict=True) if fails
         )
@@ -152,17 +145,7 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
     ) -> bool:
         if added.uid in node.pods:
             return False  # adding it would replace the view counted: unsure
-        # The node's numbers with ``added`` counted, as adding it would make them.
-        allocatable, requested, extra = node.node.allocatable, node.requested, added.requests
-        return any(
-            _failing(
-                state,
-                len(node.pods) + 1,
-                lambda name: allocatable.get(name, 0),
-                lambda name: requested.get(name, 0) + extra.get(name, 0),
-                operator.add,
-            )
-        )
+        return any(_failing_on(state, node, added))
 
     def filter_nodes(self, state: tuple[_Check, ...], pod: PodView, nodes: NodeBlock) -> Rejections:
         failing = _failing(state, nodes.pod_count(), nodes.allocatable, nodes.requested, plus)
@@ -183,6 +166,22 @@ def _failing(
         pods >= allocatable(PODS),
         *(add(requested(name), amount) > allocatable(name) for name, amount, _ in state),
     ]
+
+
+def _failing_on(
+    state: tuple[_Check, ...], node: NodeInfo, added: PodView | None = None
+) -> list[bool]:
+    """:func:`_failing` on one node's own numbers, with ``added`` counted there too if given,
+    as adding it would make them."""
+    allocatable, requested = node.node.allocatable, node.requested
+    extra = {} if added is None else added.requests
+    return _failing(
+        state,
+        len(node.pods) + (added is not None),
+        lambda name: allocatable.get(name, 0),
+        lambda name: requested.get(name, 0) + extra.get(name, 0),
+        operator.add,
+    )
 
 
 def _reasons(state: tuple[_Check, ...]) -> list[str]:
