@@ -344,23 +344,12 @@ class Watch:
         return told and self.outcome.scheduled is not None
 
     def read_events(self) -> None:
-        events = sorted(
-            items(self.cluster, "events", "-n", self.side.namespace),
-            key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "",
-        )
-        failed = [
-            e
-            for e in events
-            if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == self.preemptor
-        ]
-        self.outcome.failed = self.side.normal(failed[0]["message"]) if failed else None
-        scheduled = [
-            e
-            for e in events
-            if e["reason"] == "Scheduled" and e["involvedObject"]["name"] == self.preemptor
-        ]
+        events = side_events(self.cluster, self.side)
+        failed = messages(events, "FailedScheduling", self.preemptor)
+        self.outcome.failed = self.side.normal(failed[0]) if failed else None
+        scheduled = messages(events, "Scheduled", self.preemptor)
         # The operator adds which policy decided and its score, by design: left out.
-        told = scheduled[-1]["message"].partition(" (SchedulingPolicy ")[0] if scheduled else None
+        told = scheduled[-1].partition(" (SchedulingPolicy ")[0] if scheduled else None
         self.outcome.scheduled = self.side.normal(told) if told else None
         self.outcome.preempted = sorted(
             self.side.normal(
@@ -378,6 +367,21 @@ class Watch:
             for e in events
             if e["reason"] == "Preempted"
         )
+
+
+def side_events(cluster: Cluster, side: Side) -> list[dict[str, Any]]:
+    """The events of the side's namespace, oldest first."""
+    return sorted(
+        items(cluster, "events", "-n", side.namespace),
+        key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "",
+    )
+
+
+def messages(events: Sequence[dict[str, Any]], reason: str, pod: str) -> list[str]:
+    """The messages of the events of ``reason`` about the pod named ``pod``, in order."""
+    return [
+        e["message"] for e in events if e["reason"] == reason and e["involvedObject"]["name"] == pod
+    ]
 
 
 def run(sides: Sides, build: Build) -> None:
@@ -845,20 +849,6 @@ def test_a_parked_pod_an_event_helps_does_not_wait_out_its_backoff(sides: Sides)
     assert all(seconds < 5.0 for seconds in took.values()), took
 
 
-def failed_scheduling(cluster: Cluster, side: Side, name: str) -> list[str]:
-    """The messages of the pod's FailedScheduling events, oldest first, in the side's normal
-    form."""
-    events = sorted(
-        items(cluster, "events", "-n", side.namespace),
-        key=lambda e: e.get("eventTime") or e.get("firstTimestamp") or "",
-    )
-    return [
-        side.normal(e["message"])
-        for e in events
-        if e["reason"] == "FailedScheduling" and e["involvedObject"]["name"] == name
-    ]
-
-
 def test_a_preemptor_waits_parked_while_its_victims_terminate(sides: Sides) -> None:
     """kube-scheduler lets a preemptor through its DefaultPreemption PreEnqueue once its
     evictions are sent, but moves it only on an event that may help it: while its victims are
@@ -892,7 +882,13 @@ def test_a_preemptor_waits_parked_while_its_victims_terminate(sides: Sides) -> N
     # A preemptor tried again while its victims terminate is tried at once: ours, before the
     # fix, within milliseconds of the watch showing them terminating.
     time.sleep(SETTLE)
-    told = {side.name: failed_scheduling(cluster, side, "preemptor") for side in sides.both()}
+    told = {
+        side.name: [
+            side.normal(m)
+            for m in messages(side_events(cluster, side), "FailedScheduling", "preemptor")
+        ]
+        for side in sides.both()
+    }
     assert len(told["kube"]) == 1, told
     assert told["ours"] == told["kube"], told
 
