@@ -1,13 +1,19 @@
-"""The operator's API client, without a server: paths, credentials, and a refused connection."""
+"""The operator's API client: paths, credentials, and what it makes of a refused connection, an
+error status, an answer that is not JSON and a silent watch (against test_kube_transport.py's
+server of canned answers)."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from test_kube_transport import CannedServer, listening
 
+from policy_scheduler.kube import transport
 from policy_scheduler.kube.client import JSON, ApiError, Kube, path, pod_path
 
 
@@ -74,3 +80,71 @@ def test_an_unreachable_server_is_an_api_error_naming_the_request(tmp_path: Path
         assert raised.value.message.startswith("POST /api/v1/namespaces/ns/pods/web-0/binding: ")
 
     asyncio.run(scenario())
+
+
+def sized(status: str, body: bytes) -> bytes:
+    """An answer with ``body`` and its Content-Length."""
+    return f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+@pytest.mark.parametrize(
+    ("answer", "status", "message"),
+    [
+        pytest.param(
+            sized("404 Not Found", b'{"message": "pods \\"x\\" gone"}'),
+            404, 'pods "x" gone', id="an error status carries the server's message",
+        ),
+        pytest.param(
+            sized("404 Not Found", b"404 page not found"),
+            404, "404 Not Found", id="an error status without a Status body: the HTTP reason",
+        ),
+        pytest.param(
+            sized("200 OK", b"hello"),
+            0, "GET /api/v1/pods/x: Expecting value", id="a success that is not JSON",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{",
+            0, "GET /api/v1/pods/x: " + transport.CUT_OFF, id="an answer cut off",
+        ),
+    ],
+)  # fmt: skip
+def test_a_failed_request_is_an_api_error(
+    tmp_path: Path, answer: bytes, status: int, message: str
+) -> None:
+    async def scenario() -> None:
+        async with canned(tmp_path, CannedServer(answer, close=True)) as kube:
+            with pytest.raises(ApiError) as raised:
+                await kube.request("GET", "/api/v1/pods/x")
+        assert raised.value.status == status
+        assert raised.value.message.startswith(message)
+
+    asyncio.run(scenario())
+
+
+def test_a_watch_silent_past_its_read_timeout_is_an_api_error(tmp_path: Path) -> None:
+    # One object, in two chunks; then nothing, on a connection kept open.
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = head + b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in (b'{"type": ', b'"ADDED"}\n'))
+
+    async def scenario() -> None:
+        seen: list[str] = []
+        async with canned(tmp_path, CannedServer(answer)) as kube:
+            with pytest.raises(ApiError) as raised:
+                async for event in kube.stream("/api/v1/pods?watch=1", read_timeout=0.2):
+                    seen.append(event["type"])
+        assert seen == ["ADDED"]
+        assert raised.value.status == 0
+        assert raised.value.message == "GET /api/v1/pods?watch=1: TimeoutError"
+
+    asyncio.run(scenario())
+
+
+@asynccontextmanager
+async def canned(tmp_path: Path, server: CannedServer) -> AsyncIterator[Kube]:
+    """A client of a server that answers every request with the same bytes."""
+    async with listening(server) as url:
+        kube = Kube(kubeconfig(tmp_path, url), concurrency=1)
+        try:
+            yield kube
+        finally:
+            await kube.close()

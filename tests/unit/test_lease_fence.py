@@ -19,6 +19,7 @@ from aiohttp import web
 from test_kube_client import kubeconfig
 
 from policy_scheduler.cli import _election, build_parser
+from policy_scheduler.kube import transport
 from policy_scheduler.kube.client import ApiError, Kube, NotLeading, pod_path
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.timings import LeaseTimings
@@ -152,26 +153,33 @@ def test_the_fence_holds_back_writes_once_the_replica_does_not_lead(
     run(scenario())
 
 
-@pytest.mark.parametrize(
-    "answers",
-    [
-        pytest.param([False], id="closed before the request"),
-        pytest.param([True, False], id="closed as the body is about to be written"),
-    ],
-)
-def test_the_fence_is_asked_until_the_first_byte_is_written(
-    tmp_path: Path, answers: list[bool]
+def test_the_fence_is_asked_once_the_connection_is_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The fence closing between the request's start and its first byte (the replica frozen
-    while the connection opened, or between two turns of the event loop) still holds it back."""
+    """The fence closing while the connection opened (the replica frozen in the TCP or TLS
+    handshake) still holds the request back: it is asked after the opening, once, right before
+    the first byte would be written."""
+    opened: list[bool] = []
+    connection_made = transport._Connection.connection_made
+
+    def record(connection: transport._Connection, socket: asyncio.BaseTransport) -> None:
+        opened.append(True)
+        connection_made(connection, socket)
+
+    monkeypatch.setattr(transport._Connection, "connection_made", record)
 
     async def scenario() -> None:
         async with serving(tmp_path) as (server, kube):
-            asked = iter(answers)
-            kube.fence(lambda: next(asked), "sched/policy-scheduler")
+            asked: list[bool] = []
+
+            def leading() -> bool:
+                asked.append(bool(opened))
+                return not opened
+
+            kube.fence(leading, "sched/policy-scheduler")
             with pytest.raises(NotLeading):
                 await kube.request("POST", BIND, {"kind": "Binding"})
-            assert next(asked, None) is None, "the fence was not asked as often as expected"
+            assert asked == [True], "the fence was not asked once, after the opening"
             assert server.requests == []
 
     run(scenario())

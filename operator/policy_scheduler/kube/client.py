@@ -1,30 +1,32 @@
-"""The operator's API client: JSON over aiohttp, on Kopf's event loop.
+"""The operator's API client: JSON over HTTP/1.1, on Kopf's event loop.
 
 Every call the scheduler makes (binds, events, pod conditions, policy status, the Lease) is a
 plain REST request whose body is a dict, so the client is a thin one: ``kubernetes``' config
 loader supplies the server, the credentials and the CA (kubeconfig, exec plugins, in-cluster
-token rotation), and aiohttp sends the requests over a bounded pool of keep-alive connections.
+token rotation), and :class:`~policy_scheduler.kube.transport.Pool` sends the requests over a
+bounded pool of keep-alive connections.
 
 It replaced the generated synchronous client in a thread pool: under a burst, the profile of the
 operator showed a third of its CPU in those threads (model validation, urllib3, thread hand-offs)
 and the scheduling loop waiting for the GIL they held; on the loop, a request costs a few
-coroutine steps and no thread.
+coroutine steps and no thread. (The transport's docstring says why it is not aiohttp's.)
 
 With leader election, the client is fenced (:meth:`Kube.fence`): a write (POST, PUT, PATCH,
 DELETE) is sent only while this replica leads by its own clock, else it fails with
 :class:`NotLeading`. Binds, events, pod conditions and status all go through here, so a leader
 frozen past its renew deadline (SIGSTOP, a stalled VM) writes nothing when it resumes: a standby
 may hold the Lease by then, and a bind decided on the old leader's picture would overcommit the
-nodes the new leader fills. The fence is checked at the last moment aiohttp offers, its trace
-hooks (:func:`_fence_hooks`), with no wait between the check and the first byte: a check before
-the request would leave the connection's opening (TCP, TLS) and a turn of the event loop in
-between, and a leader frozen in there sent its bind on resuming (the e2e test of a frozen leader
-saw it). What a request meets once sent (the network) is what the Lease's margin over the renew
-deadline is for, as in client-go. Reads and watches are never fenced.
+nodes the new leader fills. The fence is checked at the last moment, on a connection already
+open, in the same step of the event loop as the write of the request's bytes: a check before
+the connection's opening (TCP, TLS) would leave a wait in between, and a leader frozen in there
+sent its bind on resuming (the e2e test of a frozen leader saw it). What a request meets once
+sent (the network) is what the Lease's margin over the renew deadline is for, as in client-go.
+Reads and watches are never fenced.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
@@ -32,12 +34,12 @@ import math
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
-import aiohttp
 from kubernetes import client, config
+
+from policy_scheduler.kube.transport import HttpError, Pool, Response
 
 GROUP = "policy-scheduler.dev"
 VERSION = "v1alpha1"
@@ -49,8 +51,7 @@ JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 REQUEST_TIMEOUT = 30.0
-"""Seconds one request may take, connection included."""
-_REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)
+"""Seconds one request may take, connection included; a watch, until its answer starts."""
 TOKEN_REFRESH = 60.0
 """Seconds a bearer token is used before the credentials are asked again."""
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -78,26 +79,6 @@ class NotLeading(ApiError):  # noqa: N818 (not a fault: a write held back on pur
             f"{method} {url_path}: not sent: the renew deadline of Lease {lease} has passed by "
             "this replica's clock, so it may no longer lead",
         )
-
-
-def _fence_hooks() -> aiohttp.TraceConfig:
-    """Hooks that call a request's ``trace_request_ctx``, when it has one (the fence's check,
-    which raises :class:`NotLeading`), right before its bytes are written: aiohttp holds the
-    headers back until the first chunk of the body, and calls the chunk hook, in the task that
-    writes the body, just before writing them; a request without a body goes out right after the
-    headers hook, in the same step. The chunk hook's error reaches the caller wrapped in a
-    connection error (:meth:`Kube._answer` unwraps it)."""
-
-    async def check(
-        _session: aiohttp.ClientSession, context: SimpleNamespace, _params: object
-    ) -> None:
-        if context.trace_request_ctx is not None:
-            context.trace_request_ctx()
-
-    hooks = aiohttp.TraceConfig()
-    hooks.on_request_headers_sent.append(check)
-    hooks.on_request_chunk_sent.append(check)
-    return hooks
 
 
 def path(*segments: str) -> str:
@@ -140,7 +121,7 @@ class Kube:
         self._server = configuration.host.rstrip("/")
         self._ssl = _ssl_context(configuration)
         self._concurrency = concurrency
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: Pool | None = None
         self._authorization: str | None = None
         self._authorization_at = -math.inf
         self._may_write: Callable[[], bool] | None = None
@@ -153,16 +134,11 @@ class Kube:
         self._may_write = may_write
         self._lease = lease
 
-    def _open(self) -> aiohttp.ClientSession:
-        # Made on first use: a session belongs to the event loop it was made on, Kopf's.
-        if self._session is None:
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(limit=self._concurrency, ssl=self._ssl),
-                # Nothing from the environment: no proxy between the operator and its API server.
-                trust_env=False,
-                trace_configs=[_fence_hooks()],
-            )
-        return self._session
+    def _open(self) -> Pool:
+        # Made on first use: its connections belong to the event loop they were opened on, Kopf's.
+        if self._pool is None:
+            self._pool = Pool(self._server, self._ssl, self._concurrency)
+        return self._pool
 
     def _headers(self, content_type: str) -> dict[str, str]:
         headers = {"Accept": JSON, "Content-Type": content_type}
@@ -185,37 +161,35 @@ class Kube:
         self,
         method: str,
         url_path: str,
-        timeout: aiohttp.ClientTimeout,
-        data: str | None = None,
+        data: bytes | None = None,
         content_type: str = JSON,
         *,
         fenced: bool = True,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
-        """The server's answer, once its status says success; else :class:`ApiError` (status 0
-        when no answer came, it broke off, or it was not JSON), or :class:`NotLeading` for a
-        ``fenced`` write the fence holds back."""
+    ) -> AsyncIterator[tuple[Response, asyncio.Timeout]]:
+        """The server's answer, once its status says success, with the deadline of the whole
+        exchange (:data:`REQUEST_TIMEOUT` from now, for the caller to move); else
+        :class:`ApiError` (status 0 when no answer came in time, it broke off, or it was not
+        JSON), or :class:`NotLeading` for a ``fenced`` write the fence holds back."""
         hold_back = None
         if fenced and method in WRITES and self._may_write is not None:
             hold_back = functools.partial(self._hold_back, self._may_write, method, url_path)
         try:
-            async with self._open().request(
-                method,
-                self._server + url_path,
-                data=data,
-                headers=self._headers(content_type),
-                timeout=timeout,
-                trace_request_ctx=hold_back,
-            ) as response:
+            async with (
+                asyncio.timeout(REQUEST_TIMEOUT) as deadline,
+                self._open().request(
+                    method, url_path, self._headers(content_type), data, before_send=hold_back
+                ) as response,
+            ):
                 if response.status >= 300:
                     payload = await response.read()
                     raise ApiError(
                         response.status, _message(response.status, response.reason, payload)
                     )
-                yield response
-        except (aiohttp.ClientError, TimeoutError, ValueError) as error:
-            if isinstance(error.__cause__, NotLeading):
-                raise error.__cause__ from None
-            raise ApiError(0, f"{method} {url_path}: {error or type(error).__name__}") from error
+                yield response, deadline
+        except (HttpError, OSError, TimeoutError, ValueError) as error:
+            # A timeout's text is empty: its kind says what happened.
+            reason = str(error) or type(error).__name__
+            raise ApiError(0, f"{method} {url_path}: {reason}") from error
 
     def _hold_back(self, may_write: Callable[[], bool], method: str, url_path: str) -> None:
         if not may_write():
@@ -233,28 +207,37 @@ class Kube:
         """Send one request (``body``: an object, or a JSON patch's operations); the decoded
         answer of a 2xx, else :class:`ApiError`. A write is held to the fence (:meth:`fence`)
         unless ``fenced`` is false: the Lease's own requests."""
-        data = None if body is None else json.dumps(body)
-        async with self._answer(
-            method, url_path, _REQUEST_TIMEOUT, data, content_type, fenced=fenced
-        ) as answer:
+        data = None if body is None else json.dumps(body).encode()
+        async with self._answer(method, url_path, data, content_type, fenced=fenced) as (
+            answer,
+            _deadline,
+        ):
             payload = await answer.read()
             decoded: dict[str, Any] = json.loads(payload) if payload else {}
         return decoded
 
     async def stream(self, url_path: str, read_timeout: float) -> AsyncIterator[dict[str, Any]]:
-        """The objects of a newline-delimited JSON answer to a GET (a watch), as they arrive."""
-        timeout = aiohttp.ClientTimeout(sock_connect=REQUEST_TIMEOUT, sock_read=read_timeout)
-        async with self._answer("GET", url_path, timeout) as answer:
-            # Lines are split here, not by aiohttp's line reader: it refuses lines longer than
-            # its buffer, and an object with large annotations is one long line.
+        """The objects of a newline-delimited JSON answer to a GET (a watch), as they arrive;
+        :class:`ApiError` once none has come for ``read_timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        async with self._answer("GET", url_path) as (answer, deadline):
             pending = b""
-            async for chunk in answer.content.iter_any():
+            pieces = answer.chunks()
+            while True:
+                # The wait for bytes is timed, not the reader's handling of an object.
+                deadline.reschedule(loop.time() + read_timeout)
+                chunk = await anext(pieces, None)
+                deadline.reschedule(None)
+                if chunk is None:
+                    break
+                # An object is one line, however long (large annotations), and may come in
+                # several chunks.
                 *lines, pending = (pending + chunk).split(b"\n")
                 for line in lines:
                     if line.strip():
                         yield json.loads(line)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None

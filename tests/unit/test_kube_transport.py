@@ -1,0 +1,250 @@
+"""The HTTP/1.1 transport, against a local server that answers every request with given bytes.
+
+The server is a plain TCP one, so each case says exactly what comes back on the wire: the
+answer's framing (length, chunks, until close), what breaks it off, and whether the server keeps
+the connection for the next request."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from policy_scheduler.kube import transport
+from policy_scheduler.kube.transport import HttpError, Pool
+
+
+class CannedServer:
+    """Answers each request with ``answer``; closes the connection after it if ``close``."""
+
+    def __init__(self, answer: bytes, close: bool = False) -> None:
+        self.answer = answer
+        self.close = close
+        self.connections = 0
+        self.requests: list[bytes] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while head := await reader.readuntil(b"\r\n\r\n"):
+                length = next(
+                    (
+                        int(line.split(b":")[1])
+                        for line in head.split(b"\r\n")
+                        if line.lower().startswith(b"content-length:")
+                    ),
+                    0,
+                )
+                self.requests.append(head + await reader.readexactly(length))
+                writer.write(self.answer)
+                await writer.drain()
+                if self.close:
+                    break
+        except asyncio.IncompleteReadError:
+            pass  # the client closed the connection
+        writer.close()
+
+
+@asynccontextmanager
+async def listening(server: CannedServer) -> AsyncIterator[str]:
+    """The server's URL, while it listens (test_kube_client.py uses it too)."""
+    listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
+    try:
+        yield f"http://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+    finally:
+        listener.close()
+
+
+@asynccontextmanager
+async def serving(server: CannedServer, limit: int = 2) -> AsyncIterator[Pool]:
+    async with listening(server) as url:
+        pool = Pool(f"{url}/base/", ssl.create_default_context(), limit)
+        try:
+            yield pool
+        finally:
+            pool.close()
+
+
+async def get(pool: Pool) -> tuple[int, bytes]:
+    async with pool.request("GET", "/x", {}) as response:
+        return response.status, await response.read()
+
+
+def run(scenario: Any) -> None:
+    asyncio.run(asyncio.wait_for(scenario, timeout=10))
+
+
+@pytest.mark.parametrize(
+    ("answer", "close", "status", "body", "connections"),
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello",
+            False, 200, b"hello", 1, id="a body of known length, on a kept connection",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3;note=x\r\nhel\r\n2\r\nlo\r\n0\r\nX-Trailer: 1\r\n\r\n",
+            False, 200, b"hello", 1, id="a chunked body with an extension and a trailer",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\n\r\nhello",
+            True, 200, b"hello", 2, id="a body that runs until the server closes",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            True, 200, b"hello", 2, id="the server asks to close",
+        ),
+        pytest.param(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\n{}",
+            False, 201, b"{}", 1, id="an interim 100 Continue is skipped",
+        ),
+        pytest.param(
+            b"HTTP/1.1 204 No Content\r\n\r\n",
+            False, 204, b"", 1, id="no body for 204",
+        ),
+        pytest.param(
+            b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\n{}",
+            False, 404, b"{}", 1, id="header names in any case",
+        ),
+    ],
+)  # fmt: skip
+def test_an_answer_is_read_by_its_framing(
+    answer: bytes, close: bool, status: int, body: bytes, connections: int
+) -> None:
+    """Two requests in a row: both get the answer, on one connection if the server kept it."""
+
+    async def scenario() -> None:
+        server = CannedServer(answer, close)
+        async with serving(server) as pool:
+            assert await get(pool) == (status, body)
+            assert await get(pool) == (status, body)
+        assert server.connections == connections
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello",
+            transport.CUT_OFF, id="cut off in the body",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-",
+            transport.CUT_OFF, id="cut off in the headers",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhel\r\n",
+            transport.CUT_OFF, id="cut off between chunks",
+        ),
+        pytest.param(
+            b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+            "not an HTTP/1.1 status line: 'SSH-2.0-OpenSSH_9.6'", id="not HTTP",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+            "not an HTTP header: 'no colon here'", id="a header without a colon",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+            "a chunk's size is not hexadecimal: b'zz\\r\\n'", id="a chunk size that is not hex",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhelXX",
+            "a chunk did not end with CRLF", id="a chunk longer than its size",
+        ),
+    ],
+)  # fmt: skip
+def test_a_broken_answer_is_an_http_error(answer: bytes, error: str) -> None:
+    async def scenario() -> None:
+        async with serving(CannedServer(answer, close=True)) as pool:
+            with pytest.raises(HttpError, match=re.escape(error)):
+                await get(pool)
+
+    run(scenario())
+
+
+def test_the_request_carries_its_headers_length_and_body_under_the_servers_path() -> None:
+    async def scenario() -> None:
+        server = CannedServer(b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+        async with (
+            serving(server) as pool,
+            pool.request("POST", "/api/v1/x?y=1", {"Accept": "a/b"}, b"{}") as answer,
+        ):
+            assert await answer.read() == b""
+        host = server.requests[0].split(b"\r\n")[1].decode()
+        assert server.requests == [
+            b"POST /base/api/v1/x?y=1 HTTP/1.1\r\n"
+            + f"{host}\r\n".encode()
+            + b"Accept: a/b\r\nContent-Length: 2\r\n\r\n{}"
+        ]
+        assert host.startswith("Host: 127.0.0.1:")
+
+    run(scenario())
+
+
+def test_a_connection_idle_past_the_keepalive_is_not_used_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(transport, "KEEPALIVE", 0.0)
+
+    async def scenario() -> None:
+        server = CannedServer(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+        async with serving(server) as pool:
+            await get(pool)
+            await get(pool)
+        assert server.connections == 2
+
+    run(scenario())
+
+
+def test_requests_beyond_the_limit_wait_for_a_connection() -> None:
+    async def scenario() -> None:
+        server = CannedServer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        async with serving(server, limit=1) as pool:
+            assert await asyncio.gather(*(get(pool) for _ in range(5))) == [(200, b"ok")] * 5
+        assert server.connections == 1
+
+    run(scenario())
+
+
+def test_a_body_larger_than_the_read_buffer_arrives_whole() -> None:
+    """The connection stops reading past HIGH_WATER bytes and resumes as they are read."""
+    size = 3 * transport.HIGH_WATER + 7
+    body = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+
+    async def scenario() -> None:
+        answer = f"HTTP/1.1 200 OK\r\nContent-Length: {size}\r\n\r\n".encode() + body
+        async with serving(CannedServer(answer)) as pool:
+            assert await get(pool) == (200, body)
+
+    run(scenario())
+
+
+def test_a_check_that_raises_sends_nothing_and_keeps_the_connection() -> None:
+    async def scenario() -> None:
+        server = CannedServer(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+
+        def refuse() -> None:
+            raise PermissionError("held back")
+
+        async with serving(server) as pool:
+            with pytest.raises(PermissionError):
+                async with pool.request("POST", "/x", {}, b"{}", before_send=refuse):
+                    pass
+            await get(pool)
+        assert len(server.requests) == 1
+        assert server.connections == 1
+
+    run(scenario())
+
+
+def test_a_server_url_must_be_http_or_https() -> None:
+    with pytest.raises(ValueError, match="server 'ftp://h': not an http:// or https:// URL"):
+        Pool("ftp://h", ssl.create_default_context(), 1)
