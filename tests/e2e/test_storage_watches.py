@@ -106,10 +106,11 @@ NO_FINALIZERS = '{"metadata": {"finalizers": null}}'
 
 
 def test_the_scheduler_watches_every_storage_kind(
-    cluster: Cluster, namespace: str, created: str
+    cluster: Cluster, crd: None, namespace: str, created: str
 ) -> None:
     """With the admin's kubeconfig: test_deploy runs the operator under deploy/'s RBAC, which
-    grants these watches."""
+    grants these watches. The CRD too: the scheduler's watches include the policies', and it
+    is not confirmed until they are served."""
 
     async def run() -> None:
         # A connection per watch (13) and room for the listings.
