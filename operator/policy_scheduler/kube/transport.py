@@ -110,17 +110,12 @@ class _Connection(asyncio.Protocol):
                 raise HttpError(f"no {separator!r} within {limit} bytes")
             searched = max(0, len(self._received) - len(separator) + 1)
             await self._more()
-        end += len(separator)
-        taken = bytes(self._received[:end])
-        del self._received[:end]
-        return taken
+        return self._take(end + len(separator))
 
     async def read_exactly(self, size: int) -> bytes:
         while len(self._received) < size:
             await self._more()
-        taken = bytes(self._received[:size])
-        del self._received[:size]
-        return taken
+        return self._take(size)
 
     async def read_some(self) -> bytes:
         """What has come (waiting for at least a byte), or ``b""`` once the server has closed."""
@@ -128,8 +123,12 @@ class _Connection(asyncio.Protocol):
             if self._ended:
                 return b""
             await self._more()
-        taken = bytes(self._received)
-        self._received.clear()
+        return self._take(len(self._received))
+
+    def _take(self, size: int) -> bytes:
+        """The first ``size`` bytes received, no longer kept."""
+        taken = bytes(self._received[:size])
+        del self._received[:size]
         return taken
 
 
