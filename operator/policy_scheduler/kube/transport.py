@@ -135,7 +135,14 @@ class _Connection(asyncio.Protocol):
 class Response:
     """An answer's status and headers; its body is read with :meth:`read` or :meth:`chunks`."""
 
-    def __init__(self, connection: _Connection, status: int, reason: str, headers: dict[str, str]):
+    def __init__(
+        self,
+        connection: _Connection,
+        method: str,
+        status: int,
+        reason: str,
+        headers: dict[str, str],
+    ) -> None:
         self.status = status
         self.reason = reason
         self.headers = headers
@@ -143,7 +150,11 @@ class Response:
         self._connection = connection
         self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
         length = headers.get("content-length")
-        self._remaining: int | None = None if length is None or self._chunked else int(length)
+        self._remaining: int | None
+        if method == "HEAD" or status in (204, 304):
+            self._remaining = 0  # no body, whatever the headers say
+        else:
+            self._remaining = None if length is None or self._chunked else int(length)
         self.complete = False
         """The whole body has been read."""
 
@@ -217,10 +228,7 @@ async def _answer(connection: _Connection, method: str) -> Response:
         status = int(code)
         if not 100 <= status < 200:
             break
-    response = Response(connection, status, reason, headers)
-    if method == "HEAD" or status in (204, 304):
-        response._remaining = 0
-    return response
+    return Response(connection, method, status, reason, headers)
 
 
 class Pool:
