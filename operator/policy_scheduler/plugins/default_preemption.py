@@ -117,6 +117,15 @@ def terminating_by_preemption(pod: PodView) -> bool:
     return False
 
 
+def victims_terminating(pod: PodView, info: NodeInfo) -> bool:
+    """Whether a pod of lower priority than ``pod`` is terminating by preemption on ``info``:
+    on its nominated node, what keeps ``pod`` from preempting again."""
+    return any(
+        other.priority < pod.priority and terminating_by_preemption(other)
+        for other in info.pods.values()
+    )
+
+
 def fit_error(total_nodes: int, statuses: Mapping[str, Sequence[str]]) -> str:
     """kube-scheduler's FitError text for a preemption that found no candidate: each reason of
     the nodes tried, the other nodes counted as "Preemption is not helpful for scheduling", the
@@ -251,7 +260,8 @@ class DefaultPreemption(PostFilter[None]):
     def post_filter(self, state: None, cycle: Cycle, statuses: NodeStatuses) -> PostFilterResult:
         refusal = self.ineligible(cycle, statuses)
         if refusal:
-            return PostFilterResult(PREFIX + refusal)
+            waits_on = cycle.pod.nominated_node_name if refusal == TERMINATING else ""
+            return PostFilterResult(PREFIX + refusal, waits_on=waits_on)
         snapshot = cycle.snapshot
         if not isinstance(snapshot, ClusterState):
             raise TypeError("DefaultPreemption needs the live ClusterState as the snapshot")
@@ -283,10 +293,8 @@ class DefaultPreemption(PostFilter[None]):
         nominated = pod.nominated_node_name
         info = cycle.snapshot.get(nominated) if nominated else None
         # A nominated node the filters found hopeless this time may be given up for another.
-        if info is not None and statuses.resolvable(nominated):
-            for other in info.pods.values():
-                if other.priority < pod.priority and terminating_by_preemption(other):
-                    return TERMINATING
+        if info is not None and statuses.resolvable(nominated) and victims_terminating(pod, info):
+            return TERMINATING
         return ""
 
     def dry_run(

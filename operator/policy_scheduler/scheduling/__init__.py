@@ -8,6 +8,7 @@ kube-scheduler's ``scheduleOne``, and the state it keeps. No module here talks t
   the API, :mod:`policy_scheduler.simulate` and the unit tests in memory;
 - :mod:`.cache`: the live cluster state with assumed pods, and the snapshot a cycle decides on;
 - :mod:`.queue`: pending pods (active, backoff, unschedulable, gated);
+- :mod:`.waiting`: which deletions cannot help a preemptor waiting for its victims;
 - :mod:`.policies`: which SchedulingPolicy serves which scheduler name, and its conditions;
 - :mod:`.status`: each policy's status, kept in memory and written coalesced.
 """

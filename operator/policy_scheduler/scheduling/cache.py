@@ -150,6 +150,19 @@ class SchedulerCache:
         self._assumed.discard(uid)
         return self._remove(uid)
 
+    def holding_room(self, pod: PodView, nominated: Iterable[PodView]) -> list[tuple[str, PodView]]:
+        """Of ``nominated`` (pending pods a preemption nominated to a node), those that hold
+        their node's room against ``pod``, each with its node: those of at least its priority,
+        as kube-scheduler counts them when it filters. One this cache counts already (assumed
+        by this scheduler) is left out: it counts where it was assumed."""
+        return [
+            (other.nominated_node_name, other)
+            for other in nominated
+            if other.uid != pod.uid
+            and other.priority >= pod.priority
+            and other.uid not in self._placed
+        ]
+
     @contextmanager
     def nominated(self, pods: Iterable[tuple[str, PodView]]) -> Iterator[None]:
         """Count each (node, pod) while the block runs: pods nominated to a node, for the

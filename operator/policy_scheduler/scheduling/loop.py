@@ -16,7 +16,9 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
    pods of lower priority. It waits gated (kube-scheduler's asynchronous preemption) until
    its victims are evicted and the watch shows them terminating or gone, so that no retry
    chooses them twice; then it waits parked, as kube-scheduler's preemptor does, until an
-   event may help it (a victim's deletion), and binds once their room is free;
+   event may help it: the deletion of its last victim, or of a pod whose node then fits it
+   (:mod:`~.waiting`: no other deletion moves it while its victims terminate), and binds once
+   their room is free;
 4. **reserve** (the cache assumes the pod on its node; then the Reserve plugins) and **permit**;
 
 and then, in a task of its own so that the next cycle starts at once, the binding cycle:
@@ -73,6 +75,7 @@ from policy_scheduler.scheduling.ports import (
 )
 from policy_scheduler.scheduling.queue import QueuedPod, SchedulingQueue, Where
 from policy_scheduler.scheduling.status import StatusWriter
+from policy_scheduler.scheduling.waiting import Waiting
 
 logger = logging.getLogger(__name__)
 
@@ -403,12 +406,18 @@ class Scheduler:
         registered for it and whose hint does not rule it out."""
         # One lookup per scheduler name, not per parked pod: an event comes with every bind.
         serving: dict[str, CompiledPolicy | None] = {}
+        waiting = None
+        if event.kind == EventKind.POD_DELETED:
+            waiting = Waiting(self.cache, self._nominated, self._rng, event)
 
         def helps(entry: QueuedPod) -> bool:
             name = entry.pod.scheduler_name
             if name not in serving:
                 serving[name] = self.policies.route(name).policy
-            return self._helps(entry, serving[name], event)
+            policy = serving[name]
+            if waiting is not None and policy is not None and waiting.still(entry, policy):
+                return False
+            return self._helps(entry, policy, event)
 
         if self.queue.move(self.clock.monotonic(), helps):
             self._wake.set()
@@ -503,7 +512,7 @@ class Scheduler:
         started = self.clock.monotonic()
         states = CycleState()
         # Once for the cycle: it does not yield, so no watch event changes them meanwhile.
-        nominated = self._nominated_against(pod)
+        nominated = self.cache.holding_room(pod, self._nominated.values())
         try:
             decision = policy.pipeline.decide(
                 pod,
@@ -526,10 +535,12 @@ class Scheduler:
             cycle = Cycle(pod, self.cache.snapshot, self._rng)
             preemption: Preemption | None = None
             said: list[str] = []
+            waits_on = ""
             for plugin in policy.extensions.post_filter:
                 # A context of its own for each: the nominated pods count while it refilters.
                 statuses = policy.pipeline.node_statuses(decision, self.cache.nominated(nominated))
                 result = plugin.post_filter(states.read(plugin), cycle, statuses)
+                waits_on = waits_on or result.waits_on
                 if result.final:
                     said = [result.message] if result.message else []
                     break
@@ -544,7 +555,13 @@ class Scheduler:
             if said:
                 message = f"{message} {', '.join(said)}"
             self._wait(
-                entry, message, now, "FailedScheduling", (policy, decision), preemption=preemption
+                entry,
+                message,
+                now,
+                "FailedScheduling",
+                (policy, decision),
+                preemption=preemption,
+                waits_on=waits_on,
             )
             self.metrics.attempt(UNSCHEDULABLE, policy.name, self.clock.monotonic() - started)
         elif policy.mode is Mode.DRY_RUN:
@@ -561,18 +578,6 @@ class Scheduler:
             )
         else:
             self._reserve(entry, policy, decision, states, started)
-
-    def _nominated_against(self, pod: PodView) -> list[tuple[str, PodView]]:
-        """The pods nominated to a node that hold its room against ``pod``: those of at least
-        its priority, as kube-scheduler counts them when it filters. A nominated pod this
-        scheduler has assumed already counts where it was assumed."""
-        return [
-            (other.nominated_node_name, other)
-            for other in self._nominated.values()
-            if other.uid != pod.uid
-            and other.priority >= pod.priority
-            and self.cache.node_of(other.uid) is None
-        ]
 
     def _reserve(
         self,
@@ -634,17 +639,20 @@ class Scheduler:
         decision: tuple[CompiledPolicy, Decision] | None,
         *,
         preemption: Preemption | None = None,
+        waits_on: str = "",
     ) -> None:
         """Park an unschedulable pod; tell its story once per distinct message, and act on
         every preemption a post-filter found for it (a DryRun one, which changes nothing and so
-        comes back at each try, is told once while it stays the same)."""
+        comes back at each try, is told once while it stays the same). A pod that preempts, or
+        may not while its victims on ``waits_on`` terminate, waits for them (:meth:`_waiting`)."""
         dry_run = decision is not None and decision[0].mode is Mode.DRY_RUN
         story = message
         if preemption is not None:
             story += f"\n{preemption.node}: {_victims(preemption)}"
+            waits_on = "" if dry_run else preemption.node
         repeated = entry.last_failure == story and (preemption is None or dry_run)
         rejected_by = decision[1].rejected_by if decision is not None else frozenset()
-        self.queue.unschedulable(entry.pod.uid, story, now, rejected_by)
+        self.queue.unschedulable(entry.pod.uid, story, now, rejected_by, waits_on)
         if repeated:
             return
         self.events.event(entry.pod, WARNING, reason, message, "Scheduling")
@@ -750,7 +758,11 @@ class Scheduler:
             self._enqueue(entry.pod)
         else:
             self.queue.unschedulable(
-                preemptor, entry.last_failure, self.clock.monotonic(), entry.rejected_by
+                preemptor,
+                entry.last_failure,
+                self.clock.monotonic(),
+                entry.rejected_by,
+                entry.waits_on,
             )
 
     def _tell_preemption(

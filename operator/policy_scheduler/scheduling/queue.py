@@ -56,11 +56,15 @@ class QueuedPod:
     last_failure: str = field(default="")  # the last FailedScheduling message, not to repeat it
     # Unschedulable: the filters that rejected it, whose events may help it.
     rejected_by: frozenset[str] = frozenset()
+    # Unschedulable: the node where its preemption's victims terminate, while it waits for them.
+    waits_on: str = ""
 
     @property
     def alike(self) -> Hashable:
-        """What makes parked pods equal to an event: the key of its group."""
-        return (self.pod.scheduler_name, self.rejected_by, self.pod.hint_signature)
+        """What makes parked pods equal to an event: the key of its group. A pod waiting for
+        its victims is asked about with those of its priority waiting on the same node."""
+        waiting = (self.waits_on, self.pod.priority) if self.waits_on else None
+        return (self.pod.scheduler_name, self.rejected_by, self.pod.hint_signature, waiting)
 
 
 def backoff_duration(attempts: int) -> float:
@@ -169,10 +173,15 @@ class SchedulingQueue:
         return entry
 
     def unschedulable(
-        self, uid: str, message: str, now: float, rejected_by: frozenset[str] = frozenset()
+        self,
+        uid: str,
+        message: str,
+        now: float,
+        rejected_by: frozenset[str] = frozenset(),
+        waits_on: str = "",
     ) -> None:
         """The popped pod fit no node (``rejected_by`` said no): park it until something that
-        could help it happens."""
+        could help it happens; ``waits_on`` names the node where its victims terminate."""
         entry = self._pods.get(uid)
         if entry is not None:
             self._leave_parked(entry)
@@ -180,6 +189,7 @@ class SchedulingQueue:
             entry.parked_at = now
             entry.last_failure = message
             entry.rejected_by = rejected_by
+            entry.waits_on = waits_on
             self._parked[uid] = None
             self._groups.setdefault(entry.alike, {})[uid] = None
 

@@ -1,0 +1,86 @@
+"""Whether an assigned pod's deletion can help a preemptor that waits for its victims.
+
+A pod that preempted waits parked while its victims terminate on its nominated node. kube-
+scheduler's NodeResourcesFit hint takes the deletion of any assigned pod, on any node, for one
+that may help the pods it rejected; and with no other pod ready, the queue tries a pod moved back
+at once, its backoff notwithstanding. So every waiting preemptor is tried again at every deletion
+in the cluster, and each try fails the same way: no node has room, and DefaultPreemption does not
+let it preempt again while a pod of lower priority is terminating by preemption on its nominated
+node. Where victims take long to go (a kubelet with thousands to stop), that is a full scheduling
+cycle per waiting preemptor per deletion, which takes the cores the victims' deletions need.
+
+The deletion of a pod on node X changed X and nothing else. A preemptor's try after it can only
+end differently from its last if X now fits it, or if it may preempt again. :class:`Waiting`
+answers for one such event that neither is so, and the pod stays parked, when:
+
+- its last try preempted, or was refused preemption for its victims terminating, on the node
+  ``waits_on`` that its view still names as nominated (kube's eligibility reads the view);
+- a pod of lower priority is still terminating by preemption there (the deleted one was not the
+  last);
+- its policy's NodeResourcesFit still finds no room for it on X, counting the pods nominated to X
+  that hold room against it, as a cycle's filters would.
+
+Otherwise the filters' own hints decide, as for any parked pod. The outcome of every try is
+unchanged; the tries that could only fail are not made.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Hashable, Mapping
+
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins import node_resources_fit
+from policy_scheduler.plugins.base import ClusterEvent, Cycle, Filter
+from policy_scheduler.plugins.default_preemption import victims_terminating
+from policy_scheduler.policy.compiler import CompiledPolicy
+from policy_scheduler.scheduling.cache import SchedulerCache
+from policy_scheduler.scheduling.queue import QueuedPod
+
+
+class Waiting:
+    """One assigned pod's deletion, asked about the parked pods that wait for their victims
+    (see the module's docstring). Built per event; it reads the cache as the event left it."""
+
+    def __init__(
+        self,
+        cache: SchedulerCache,
+        nominated: Mapping[str, PodView],
+        rng: random.Random,
+        event: ClusterEvent,
+    ) -> None:
+        self._cache = cache
+        self._rng = rng
+        self._node = None if event.node is None else cache.snapshot.get(event.node.name)
+        self._nominated_here = (
+            []
+            if self._node is None
+            else [p for p in nominated.values() if p.nominated_node_name == self._node.name]
+        )
+        # Whether X fits a pod, by what that depends on, for the pods nominated elsewhere.
+        self._fits: dict[Hashable, bool] = {}
+
+    def still(self, entry: QueuedPod, policy: CompiledPolicy) -> bool:
+        """Whether ``entry`` still waits for its victims after the event, so that a try now
+        could only fail as its last did."""
+        pod, node = entry.pod, self._node
+        if not entry.waits_on or node is None or pod.nominated_node_name != entry.waits_on:
+            return False
+        fit = policy.pipeline.filter_named(node_resources_fit.NAME)
+        waited = self._cache.snapshot.get(entry.waits_on)
+        if fit is None or waited is None or not victims_terminating(pod, waited):
+            return False
+        if waited is node:
+            return not self._fit(fit, pod, node)
+        # The pod's own nomination is elsewhere: pods alike get the same answer here.
+        key = (fit, pod.priority, pod.hint_signature[0])
+        fits = self._fits.get(key)
+        if fits is None:
+            fits = self._fits[key] = self._fit(fit, pod, node)
+        return not fits
+
+    def _fit(self, fit: Filter[object], pod: PodView, node: NodeInfo) -> bool:
+        snapshot = self._cache.snapshot
+        with self._cache.nominated(self._cache.holding_room(pod, self._nominated_here)):
+            return not fit.filter(fit.pre_filter(Cycle(pod, snapshot, self._rng)), pod, node)
