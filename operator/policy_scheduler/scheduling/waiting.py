@@ -51,13 +51,11 @@ class Waiting:
         event: ClusterEvent,
     ) -> None:
         self._cache = cache
+        self._nominated = nominated
         self._rng = rng
         self._node = None if event.node is None else cache.snapshot.get(event.node.name)
-        self._nominated_here = (
-            []
-            if self._node is None
-            else [p for p in nominated.values() if p.nominated_node_name == self._node.name]
-        )
+        # The pods nominated to X, once a pod asks (most deletions find none waiting).
+        self._nominated_here: list[PodView] | None = None
         # Whether X fits a pod, by what that depends on, for the pods nominated elsewhere.
         self._fits: dict[Hashable, bool] = {}
 
@@ -81,6 +79,12 @@ class Waiting:
         return not fits
 
     def _fit(self, fit: Filter[object], pod: PodView, node: NodeInfo) -> bool:
+        if self._nominated_here is None:
+            self._nominated_here = [
+                other
+                for other in self._nominated.values()
+                if other.nominated_node_name == node.name
+            ]
         snapshot = self._cache.snapshot
         with self._cache.nominated(self._cache.holding_room(pod, self._nominated_here)):
             return not fit.filter(fit.pre_filter(Cycle(pod, snapshot, self._rng)), pod, node)
