@@ -29,6 +29,7 @@ KEEP_2 = pod("keep-2", on="n2", priority=100)
 
 def preempting_policy() -> Raw:
     raw = policy()
+    raw["spec"]["predicates"].append({"name": "InterPodAffinity"})
     raw["spec"]["postFilters"] = [{"name": "DefaultPreemption"}]
     return raw
 
@@ -44,30 +45,41 @@ def terminating_by_preemption(raw: Raw) -> Raw:
     return changed({**raw, "status": status}, metadata__deletionTimestamp="2026-01-01T00:00:09Z")
 
 
+def waiting(run: Run, high: Raw, *others: Raw) -> None:
+    """``high`` preempts ``low-a`` and ``low-b`` on n1, beside n2 and ``others``, and waits."""
+    feed(node("n1"), node("n2"), preempting_policy(), LOW_A, LOW_B, KEEP_1, KEEP_2, *others)(run)
+    feed(high)(run)
+    settle()(run)
+    assert [victim for victim, *_ in run.memory.preemptions] == ["ns/low-a", "ns/low-b"]
+    # The watch shows the victims terminating and high's nomination.
+    feed(
+        terminating_by_preemption(LOW_A),
+        terminating_by_preemption(LOW_B),
+        changed(high, status__nominatedNodeName="n1"),
+    )(run)
+    later(20)(run)
+    settle()(run)
+    entry = run.scheduler.queue.get("high")
+    assert entry is not None
+    assert (entry.where, entry.attempts, entry.waits_on) == (Where.UNSCHEDULABLE, 1, "n1")
+
+
 @pytest.fixture
-def run() -> Iterator[Run]:
+def loop() -> Iterator[None]:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     try:
-        run = Run()
-        feed(node("n1"), node("n2"), preempting_policy(), LOW_A, LOW_B, KEEP_1, KEEP_2, HIGH)(run)
-        settle()(run)
-        assert [victim for victim, *_ in run.memory.preemptions] == ["ns/low-a", "ns/low-b"]
-        # The watch shows the victims terminating and high's nomination.
-        feed(
-            terminating_by_preemption(LOW_A),
-            terminating_by_preemption(LOW_B),
-            changed(HIGH, status__nominatedNodeName="n1"),
-        )(run)
-        later(20)(run)
-        settle()(run)
-        entry = run.scheduler.queue.get("high")
-        assert entry is not None
-        assert (entry.where, entry.attempts, entry.waits_on) == (Where.UNSCHEDULABLE, 1, "n1")
-        yield run
+        yield
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def run(loop: None) -> Run:
+    run = Run()
+    waiting(run, HIGH)
+    return run
 
 
 @dataclass(frozen=True)
@@ -146,3 +158,32 @@ def test_refused_preemption_for_its_terminating_victims_it_still_waits(run: Run)
     delete_pod(LOW_A)(run)
     settle()(run)
     assert entry.attempts == 2
+
+
+def test_rejected_by_a_filter_that_counts_pods_across_nodes_it_is_moved(loop: None) -> None:
+    """The pod of its zone that high's anti-affinity kept it from goes: n4, in that zone, now
+    fits high, though the node the pod left (n3) is still too full for it."""
+    high = changed(HIGH)
+    high["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "x"}}}
+            ]
+        }
+    }
+    x = pod("x", on="n3", priority=100, labels={"app": "x"})
+    run = Run()
+    waiting(
+        run,
+        high,
+        node("n3", labels={"zone": "c"}),
+        node("n4", labels={"zone": "c"}),
+        x,
+        pod("keep-3", on="n3", priority=100),
+    )
+    entry = run.scheduler.queue.get("high")
+    assert entry is not None and "InterPodAffinity" in entry.rejected_by
+    delete_pod(x)(run)
+    later(20)(run)
+    settle()(run)
+    assert run.memory.binds == [("ns/high", "n4")]
