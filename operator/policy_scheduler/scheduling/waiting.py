@@ -9,10 +9,15 @@ let it preempt again while a pod of lower priority is terminating by preemption 
 node. Where victims take long to go (a kubelet with thousands to stop), that is a full scheduling
 cycle per waiting preemptor per deletion, which takes the cores the victims' deletions need.
 
-The deletion of a pod on node X changed X and nothing else. A preemptor's try after it can only
-end differently from its last if X now fits it, or if it may preempt again. :class:`Waiting`
-answers for one such event that neither is so, and the pod stays parked, when:
+The deletion of a pod on node X changed X and nothing else, for the filters whose verdict on a
+node reads only that node's pods (not InterPodAffinity, PodTopologySpread or VolumeRestrictions,
+which count pods across a topology or the cluster: a deletion on X may change their verdict on
+other nodes). A preemptor that only such filters rejected can, after it, only end its try
+differently from its last if X now fits it, or if it may preempt again. :class:`Waiting` answers
+for one such event that neither is so, and the pod stays parked, when:
 
+- no filter that rejected it at its last try counts pods beyond a node
+  (``Filter.pre_filter_counts_pods``);
 - its last try preempted, or was refused preemption for its victims terminating, on the node
   ``waits_on`` that its view still names as nominated (kube's eligibility reads the view);
 - a pod of lower priority is still terminating by preemption there (the deleted one was not the
@@ -65,6 +70,10 @@ class Waiting:
         pod, node = entry.pod, self._node
         if not entry.waits_on or node is None or pod.nominated_node_name != entry.waits_on:
             return False
+        for name in entry.rejected_by:
+            rejecting = policy.pipeline.filter_named(name)
+            if rejecting is None or rejecting.pre_filter_counts_pods:
+                return False
         fit = policy.pipeline.filter_named(node_resources_fit.NAME)
         waited = self._cache.snapshot.get(entry.waits_on)
         if fit is None or waited is None or not victims_terminating(pod, waited):
