@@ -644,7 +644,7 @@ class Scheduler:
         """Park an unschedulable pod; tell its story once per distinct message, and act on
         every preemption a post-filter found for it (a DryRun one, which changes nothing and so
         comes back at each try, is told once while it stays the same). A pod that preempts, or
-        may not while its victims on ``waits_on`` terminate, waits for them (:meth:`_waiting`)."""
+        may not while its victims on ``waits_on`` terminate, waits for them (:mod:`~.waiting`)."""
         dry_run = decision is not None and decision[0].mode is Mode.DRY_RUN
         story = message
         if preemption is not None:

@@ -88,6 +88,8 @@ class Waiting:
         return not fits
 
     def _fit(self, fit: Filter[object], pod: PodView, node: NodeInfo) -> bool:
+        """Whether ``fit`` (NodeResourcesFit) passes ``pod`` on ``node``, the event's node, with
+        the pods nominated there that hold room against it counted."""
         if self._nominated_here is None:
             self._nominated_here = [
                 other
