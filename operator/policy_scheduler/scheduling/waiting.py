@@ -63,6 +63,8 @@ class Waiting:
         self._nominated_here: list[PodView] | None = None
         # Whether X fits a pod, by what that depends on, for the pods nominated elsewhere.
         self._fits: dict[Hashable, bool] = {}
+        # _fit_filter's answers, by scheduler name (one policy each) and rejecting filters.
+        self._fit_filters: dict[tuple[str, frozenset[str]], Filter[object] | None] = {}
 
     def still(self, entry: QueuedPod, policy: CompiledPolicy) -> bool:
         """Whether ``entry`` still waits for its victims after the event, so that a try now
@@ -70,21 +72,21 @@ class Waiting:
         pod, node = entry.pod, self._node
         if not entry.waits_on or node is None or pod.nominated_node_name != entry.waits_on:
             return False
-        for name in entry.rejected_by:
-            rejecting = policy.pipeline.filter_named(name)
-            if rejecting is None or rejecting.pre_filter_counts_pods:
-                return False
-        fit = policy.pipeline.filter_named(node_resources_fit.NAME)
+        key = (pod.scheduler_name, entry.rejected_by)
+        if key in self._fit_filters:
+            fit = self._fit_filters[key]
+        else:
+            fit = self._fit_filters[key] = _fit_filter(policy, entry.rejected_by)
         waited = self._cache.snapshot.get(entry.waits_on)
         if fit is None or waited is None or not victims_terminating(pod, waited):
             return False
         if waited is node:
             return not self._fit(fit, pod, node)
         # The pod's own nomination is elsewhere: pods alike get the same answer here.
-        key = (fit, pod.priority, pod.hint_signature[0])
-        fits = self._fits.get(key)
+        alike = (fit, pod.priority, pod.hint_signature[0])
+        fits = self._fits.get(alike)
         if fits is None:
-            fits = self._fits[key] = self._fit(fit, pod, node)
+            fits = self._fits[alike] = self._fit(fit, pod, node)
         return not fits
 
     def _fit(self, fit: Filter[object], pod: PodView, node: NodeInfo) -> bool:
@@ -99,3 +101,13 @@ class Waiting:
         snapshot = self._cache.snapshot
         with self._cache.nominated(self._cache.holding_room(pod, self._nominated_here)):
             return not fit.filter(fit.pre_filter(Cycle(pod, snapshot, self._rng)), pod, node)
+
+
+def _fit_filter(policy: CompiledPolicy, rejected_by: frozenset[str]) -> Filter[object] | None:
+    """The policy's NodeResourcesFit, unless it has none or a filter of ``rejected_by`` is not
+    the policy's or counts pods beyond a node: then a deletion may help on other nodes."""
+    for name in rejected_by:
+        rejecting = policy.pipeline.filter_named(name)
+        if rejecting is None or rejecting.pre_filter_counts_pods:
+            return None
+    return policy.pipeline.filter_named(node_resources_fit.NAME)
