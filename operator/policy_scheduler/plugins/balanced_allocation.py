@@ -33,15 +33,23 @@ _Floats = npt.NDArray[np.float64]
 def _balance(amounts: Sequence[Amount], size: int) -> Scores:
     # Per node, only the resources that count for it have a fraction; the float operations are
     # Go's, in its order (plain left-to-right additions, not a compensated sum).
+    if len(amounts) == 2:
+        # The default (cpu and memory): a node where both count has |f1 - f2| / 2, any other
+        # none. The same as below, in a quarter of the array operations.
+        first_amount, second_amount = amounts
+        std = np.where(
+            first_amount.counts & second_amount.counts,
+            np.abs((_fraction(first_amount) - _fraction(second_amount)) / 2),
+            0.0,
+        )
+        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
     counted = np.zeros(size, np.int64)
     first: _Floats = np.zeros(size)
     second: _Floats = np.zeros(size)
     total: _Floats = np.zeros(size)
     fractions = []
     for amount in amounts:
-        fraction = np.minimum(
-            amount.requested.astype(np.float64) / amount.allocatable.astype(np.float64), 1.0
-        )
+        fraction = _fraction(amount)
         fractions.append((fraction, amount.counts))
         first = np.where(amount.counts & (counted == 0), fraction, first)
         second = np.where(amount.counts & (counted == 1), fraction, second)
@@ -58,6 +66,13 @@ def _balance(amounts: Sequence[Amount], size: int) -> Scores:
         np.where(counted > 2, np.sqrt(squares / divisor), 0.0),
     )
     return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+
+def _fraction(amount: Amount) -> _Floats:
+    """``requested / allocatable`` per node, capped at 1."""
+    return np.minimum(
+        amount.requested.astype(np.float64) / amount.allocatable.astype(np.float64), 1.0
+    )
 
 
 def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:

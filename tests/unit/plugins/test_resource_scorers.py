@@ -292,6 +292,22 @@ LEAST_LIKE = {"shape": shape((0, 10), (100, 0))}
             68,
             id="balanced: three resources",
         ),
+        pytest.param(
+            BALANCED,
+            {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]},
+            pod(container(cpu="1", memory="6Gi", **{GPU: "1"})),
+            node(BIG),
+            75,
+            id="balanced: three resources, two of which the node has",
+        ),
+        pytest.param(
+            BALANCED,
+            {"resources": [{"name": "cpu"}]},
+            pod(container(cpu="1", memory="6Gi")),
+            node(BIG),
+            100,
+            id="balanced: one resource",
+        ),
     ],
 )
 def test_score(
