@@ -100,7 +100,8 @@ def sized(status: str, body: bytes) -> bytes:
         ),
         pytest.param(
             sized("200 OK", b"hello"),
-            0, "GET /api/v1/pods/x: Expecting value", id="a success that is not JSON",
+            0, "GET /api/v1/pods/x: unexpected character, expected a JSON value",
+            id="a success that is not JSON",
         ),
         pytest.param(
             b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{",

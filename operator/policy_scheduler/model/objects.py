@@ -9,11 +9,12 @@ and the plugins read, and nothing else.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
+
+import orjson
 
 from policy_scheduler.model.quantity import CPU, MEMORY, PODS, QuantityError, to_int
 from policy_scheduler.model.selectors import RequiredNodeAffinity
@@ -77,6 +78,12 @@ _POD_SPEC_DROPPED = ("ephemeralContainers",)
 _NODE_METADATA = ("name", "uid", "resourceVersion", "labels")
 _NODE_SPEC = ("unschedulable", "taints")
 _NODE_STATUS = ("allocatable", "images")
+
+
+def _canonical(value: object) -> str:
+    """``value`` as JSON with sorted keys: equal for equal values, whatever their keys' order.
+    Anything JSON has no type for is written as its ``str``."""
+    return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS).decode()
 
 
 def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
@@ -203,7 +210,7 @@ class PodView:
             self.volumes,
             self.resource_claims,
         ]
-        text = json.dumps(placement, sort_keys=True, default=str)
+        text = _canonical(placement)
         return frozenset(self.requests.items()), self.host_ports, text
 
     @cached_property
@@ -369,7 +376,7 @@ class PodView:
         ``matchLabelKeys``), so pods of one group have the same terms and the snapshot counts
         them per group. Only meaningful for pods with ``has_pod_affinity``."""
         terms = {kind: self.affinity.get(kind) for kind in ("podAffinity", "podAntiAffinity")}
-        raw = json.dumps(terms, sort_keys=True, default=str)
+        raw = _canonical(terms)
         return (self.namespace, frozenset(self.labels.items()), raw)
 
     @cached_property

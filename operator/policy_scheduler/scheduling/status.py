@@ -258,7 +258,8 @@ class StatusWriter:
         if entry.last_decision is not None:
             status["lastDecision"] = entry.last_decision
         body = {"status": status}
-        # Sized as the client serializes it (json.dumps' defaults); 2 for the ", " before each.
+        # Sized by json.dumps' defaults, 2 for the ", " before each: a little over the client's
+        # compact JSON, so what is sent is never over the budget.
         room = STATUS_BUDGET - len(json.dumps(body))
         for record in entry.decisions:
             room -= len(json.dumps(record)) + 2
