@@ -561,17 +561,17 @@ def filter_where(
     return {reasons: candidates[indices] for reasons, indices in rejections.items()}
 
 
-def _kinds(kinds: npt.NDArray[Any]) -> tuple[Indices, Indices, Indices]:
-    """For :func:`filter_alike` and :func:`score_alike`: the nodes of a kind other than -1, the
-    index among the first nodes of each kind of each of them, and those first nodes."""
-    candidates = np.flatnonzero(kinds != -1)
+def _kinds(kinds: npt.NDArray[Any], candidates: Indices) -> tuple[Indices, Indices]:
+    """For :func:`filter_alike` and :func:`score_alike`, given the nodes of a kind other than -1
+    (at least one): the index among the first nodes of each kind of each of them, and those
+    first nodes."""
     present = kinds[candidates]
     distinct, first = np.unique(present, return_index=True)
     # The kinds in the order their first nodes come, as the node-by-node walk meets them.
     order = np.argsort(first, kind="stable")
-    rank = np.zeros(int(kinds.max(initial=0)) + 1, np.intp)
+    rank = np.zeros(int(distinct[-1]) + 1, np.intp)
     rank[distinct[order]] = np.arange(len(order))
-    return candidates, rank[present], candidates[first[order]]
+    return rank[present], candidates[first[order]]
 
 
 def filter_alike(
@@ -579,7 +579,11 @@ def filter_alike(
 ) -> Rejections:
     """``filter`` asked once per kind of node: the nodes with equal ``kinds`` get the same
     verdict (that of the first of them); nodes of kind -1 pass without being asked."""
-    candidates, kind, firsts = _kinds(kinds)
+    candidates = np.flatnonzero(kinds != -1)
+    if not len(candidates):
+        # No node of a kind to ask about (for TaintToleration: a cluster without taints).
+        return {}
+    kind, firsts = _kinds(kinds, candidates)
     verdicts = filter_each(plugin, state, pod, nodes.take(firsts))
     rejected: Rejections = {}
     for reasons, alike in verdicts.items():
@@ -594,10 +598,12 @@ def score_alike(
 ) -> Scores:
     """``score`` asked once per kind of node: the nodes with equal ``kinds`` score the same
     (as the first of them); nodes of kind -1 score 0 without being asked."""
-    candidates, kind, firsts = _kinds(kinds)
-    alike = [plugin.score(state, pod, node) for node in nodes.take(firsts)]
     scores: Scores = np.zeros(len(nodes), np.int64)
-    scores[candidates] = np.array(alike, np.int64)[kind]
+    candidates = np.flatnonzero(kinds != -1)
+    if len(candidates):
+        kind, firsts = _kinds(kinds, candidates)
+        alike = [plugin.score(state, pod, node) for node in nodes.take(firsts)]
+        scores[candidates] = np.array(alike, np.int64)[kind]
     return scores
 
 
