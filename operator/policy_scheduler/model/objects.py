@@ -191,7 +191,7 @@ class PodView:
     def phase(self) -> str:
         return str(_mapping(self.raw.get("status")).get("phase") or "Pending")
 
-    @property
+    @cached_property
     def nominated_node_name(self) -> str:
         """The node a preemption reserved for this pending pod (``status.nominatedNodeName``)."""
         return str(_mapping(self.raw.get("status")).get("nominatedNodeName") or "")
