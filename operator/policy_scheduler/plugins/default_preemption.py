@@ -120,10 +120,11 @@ def terminating_by_preemption(pod: PodView) -> bool:
 def victims_terminating(pod: PodView, info: NodeInfo) -> bool:
     """Whether a pod of lower priority than ``pod`` is terminating by preemption on ``info``:
     on its nominated node, what keeps ``pod`` from preempting again."""
-    return any(
-        other.priority < pod.priority and terminating_by_preemption(other)
-        for other in info.pods.values()
-    )
+    for other in info.pods.values():
+        # Most pods are not being deleted: that is read before the conditions are.
+        if other.deleting and other.priority < pod.priority and terminating_by_preemption(other):
+            return True
+    return False
 
 
 def fit_error(total_nodes: int, statuses: Mapping[str, Sequence[str]]) -> str:
