@@ -320,6 +320,7 @@ BASE: dict[str, Any] = {"containers": [container("100m")], "tolerations": [{"key
             False,
             id="spread constraints",
         ),
+        pytest.param({**BASE, "affinity": {1: {}}}, False, id="a key that is not a string"),
     ],
 )
 def test_hint_signature_holds_what_queueing_hints_read(other: dict[str, Any], alike: bool) -> None:
