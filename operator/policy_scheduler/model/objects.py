@@ -82,8 +82,10 @@ _NODE_STATUS = ("allocatable", "images")
 
 def _canonical(value: object) -> str:
     """``value`` as JSON with sorted keys: equal for equal values, whatever their keys' order.
-    Anything JSON has no type for is written as its ``str``."""
-    return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS).decode()
+    Anything JSON has no type for is written as its ``str``, a key that is not a string (from a
+    hand-written YAML file) as its text."""
+    option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+    return orjson.dumps(value, default=str, option=option).decode()
 
 
 def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
