@@ -321,6 +321,9 @@ BASE: dict[str, Any] = {"containers": [container("100m")], "tolerations": [{"key
             id="spread constraints",
         ),
         pytest.param({**BASE, "affinity": {1: {}}}, False, id="a key that is not a string"),
+        pytest.param(
+            {**BASE, "affinity": {"podAffinity": {"x": 2**70}}}, False, id="beyond 64 bits"
+        ),
     ],
 )
 def test_hint_signature_holds_what_queueing_hints_read(other: dict[str, Any], alike: bool) -> None:
