@@ -9,6 +9,7 @@ and the plugins read, and nothing else.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -85,7 +86,12 @@ def _canonical(value: object) -> str:
     Anything JSON has no type for is written as its ``str``, a key that is not a string (from a
     hand-written YAML file) as its text."""
     option = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
-    return orjson.dumps(value, default=str, option=option).decode()
+    try:
+        return orjson.dumps(value, default=str, option=option).decode()
+    except TypeError:
+        # An integer beyond 64 bits, which orjson does not write (the API server refuses them
+        # too, so only a hand-written file has one): the standard library does.
+        return json.dumps(value, sort_keys=True, default=str)
 
 
 def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
