@@ -107,6 +107,7 @@ class NodeInfo:
         "node",
         "nonzero_requested",
         "pods",
+        "preempted",
         "requested",
         "used_ports",
     )
@@ -121,6 +122,10 @@ class NodeInfo:
         # The pods per PodView.label_group, as [one of them, how many]: selectors are matched
         # once per group instead of once per pod (a node's pods mostly share a few label sets).
         self.label_groups: dict[LabelGroup, list[Any]] = {}
+        # The priorities of its pods terminating by preemption, by uid: what DefaultPreemption
+        # asks of a preemptor's nominated node, and the loop at every deletion for each
+        # preemptor waiting for its victims.
+        self.preempted: dict[str, int] = {}
         for pod in pods:
             self._add(pod)
 
@@ -145,11 +150,13 @@ class NodeInfo:
             self.label_groups[pod.label_group] = [pod, 1]
         else:
             group[1] += 1
+        self._note_preempted(pod)
 
     def _remove(self, uid: str) -> PodView | None:
         pod = self.pods.pop(uid, None)
         if pod is None:
             return None
+        self.preempted.pop(uid, None)
         _subtract(self.requested, pod.requests)
         nonzero = pod.nonzero_requests
         self.nonzero_requested[CPU] -= nonzero.get(CPU, 0)
@@ -174,6 +181,13 @@ class NodeInfo:
         group = self.label_groups[pod.label_group]
         if group[0] is counted:
             group[0] = pod
+        # Its status may differ: the DisruptionTarget condition comes by an update of it.
+        self.preempted.pop(pod.uid, None)
+        self._note_preempted(pod)
+
+    def _note_preempted(self, pod: PodView) -> None:
+        if pod.deleting and pod.terminating_by_preemption:
+            self.preempted[pod.uid] = pod.priority
 
 
 class PodGroup:

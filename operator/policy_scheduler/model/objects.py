@@ -200,6 +200,21 @@ class PodView:
         return str(_mapping(self.raw.get("status")).get("phase") or "Pending")
 
     @cached_property
+    def terminating_by_preemption(self) -> bool:
+        """Being deleted, with a ``DisruptionTarget`` condition that a scheduler's preemption set
+        (kube's podTerminatingByPreemption: only the first such condition counts)."""
+        if not self.deleting:
+            return False
+        conditions = _mapping(self.raw.get("status")).get("conditions")
+        for condition in conditions if isinstance(conditions, list) else ():
+            if isinstance(condition, Mapping) and condition.get("type") == "DisruptionTarget":
+                return bool(
+                    condition.get("status") == "True"
+                    and condition.get("reason") == "PreemptionByScheduler"
+                )
+        return False
+
+    @cached_property
     def nominated_node_name(self) -> str:
         """The node a preemption reserved for this pending pod (``status.nominatedNodeName``)."""
         return str(_mapping(self.raw.get("status")).get("nominatedNodeName") or "")

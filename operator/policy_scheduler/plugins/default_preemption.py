@@ -72,8 +72,6 @@ NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 NO_NODES = "no nodes available"
 
-_DISRUPTION_TARGET = "DisruptionTarget"
-_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 _PRIORITY_OFFSET = 2**31  # kube adds math.MaxInt32+1 to each priority before summing
 
 
@@ -101,30 +99,10 @@ def importance(pod: PodView) -> tuple[int, float]:
     return (-pod.priority, _start(pod))
 
 
-def terminating_by_preemption(pod: PodView) -> bool:
-    """Being deleted, with a ``DisruptionTarget`` condition that a scheduler's preemption set
-    (kube's podTerminatingByPreemption: only the first such condition counts)."""
-    if not pod.deleting:
-        return False
-    status = pod.raw.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    for condition in conditions if isinstance(conditions, list) else ():
-        if isinstance(condition, Mapping) and condition.get("type") == _DISRUPTION_TARGET:
-            return bool(
-                condition.get("status") == "True"
-                and condition.get("reason") == _PREEMPTION_BY_SCHEDULER
-            )
-    return False
-
-
 def victims_terminating(pod: PodView, info: NodeInfo) -> bool:
     """Whether a pod of lower priority than ``pod`` is terminating by preemption on ``info``:
     on its nominated node, what keeps ``pod`` from preempting again."""
-    for other in info.pods.values():
-        # Most pods are not being deleted: that is read before the conditions are.
-        if other.deleting and other.priority < pod.priority and terminating_by_preemption(other):
-            return True
-    return False
+    return any(priority < pod.priority for priority in info.preempted.values())
 
 
 def fit_error(total_nodes: int, statuses: Mapping[str, Sequence[str]]) -> str:

@@ -124,6 +124,7 @@ def everything(state: ClusterState) -> dict[str, Any]:
                 "label groups' pods": all(
                     pod.label_group == key for key, (pod, _) in info.label_groups.items()
                 ),
+                "preempted": info.preempted,
                 "table": {
                     "position": state.table.position(info),
                     "requested": {name: int(block.requested(name)[i]) for name in resources},
@@ -256,6 +257,46 @@ def test_a_confirmed_pod_leaves_the_state_as_counted_afresh(
     )
     assert all(pod is not assumed for pod, _ in info.label_groups.values())
     assert everything(state) == everything(afresh(state))
+
+
+DELETING = {"metadata.deletionTimestamp": "2026-01-01T00:01:00Z"}
+
+
+def disruption(reason: str) -> dict[str, Any]:
+    """The status of a victim whose DisruptionTarget condition gives ``reason``."""
+    condition = {"type": "DisruptionTarget", "status": "True", "reason": reason}
+    return {"status.conditions": [{"type": "Ready", "status": "True"}, condition]}
+
+
+BY_PREEMPTION = disruption("PreemptionByScheduler")
+
+# A bound pod's views as the watch brings them, and after each, the pods its node holds as
+# terminating by preemption (with their priority).
+VICTIMS: dict[str, tuple[list[dict[str, Any]], list[dict[str, int]]]] = {
+    "the condition, then the deletion": (
+        [BY_PREEMPTION, {**BY_PREEMPTION, **DELETING}],
+        [{}, {"v": 0}],
+    ),
+    "the deletion, then the condition": ([DELETING, {**DELETING, **BY_PREEMPTION}], [{}, {"v": 0}]),
+    "deleted for another reason": ([{**DELETING, **disruption("DeletionByTaintManager")}], [{}]),
+    "of a priority": ([{**DELETING, **BY_PREEMPTION, "spec.priority": 7}], [{"v": 7}]),
+}
+
+
+@pytest.mark.parametrize("case", VICTIMS.values(), ids=VICTIMS.keys())
+def test_a_node_holds_its_pods_terminating_by_preemption(
+    case: tuple[list[dict[str, Any]], list[dict[str, int]]],
+) -> None:
+    cache = cluster()
+    raw = raw_pod("v")
+    cache.set_pod(bound(raw, "n1"))
+    state = live(cache)
+    for changes, preempted in zip(*case, strict=True):
+        cache.set_pod(bound(raw, "n1", **changes))
+        assert state.nodes["n1"].preempted == preempted
+        assert everything(state) == everything(afresh(state))
+    cache.delete_pod("v")
+    assert state.nodes["n1"].preempted == {}
 
 
 def test_a_view_that_takes_the_place_of_another_keeps_what_was_parsed() -> None:
