@@ -186,6 +186,7 @@ class NodeInfo:
         self._note_preempted(pod)
 
     def _note_preempted(self, pod: PodView) -> None:
+        # ``deleting`` first: most pods are not, and need not have their conditions read.
         if pod.deleting and pod.terminating_by_preemption:
             self.preempted[pod.uid] = pod.priority
 
