@@ -24,7 +24,11 @@ from policy_scheduler.kube.client import (
 )
 from policy_scheduler.kube.events import RETRY_SECONDS, Recorder, now_rfc3339
 from policy_scheduler.kube.retry import retrying
-from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.objects import (
+    DISRUPTION_TARGET,
+    PREEMPTION_BY_SCHEDULER,
+    PodView,
+)
 from policy_scheduler.scheduling.ports import (
     NORMAL,
     BindResult,
@@ -183,9 +187,9 @@ class KubeEvictor:
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str
     ) -> bool:
         condition = {
-            "type": "DisruptionTarget",
+            "type": DISRUPTION_TARGET,
             "status": "True",
-            "reason": "PreemptionByScheduler",
+            "reason": PREEMPTION_BY_SCHEDULER,
             "message": condition_message,
             "lastProbeTime": None,
             "lastTransitionTime": now_rfc3339(),

@@ -81,6 +81,11 @@ _NODE_SPEC = ("unschedulable", "taints")
 _NODE_STATUS = ("allocatable", "images")
 
 
+DISRUPTION_TARGET = "DisruptionTarget"
+"""The pod condition a scheduler's preemption sets on its victims, with this reason:"""
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+
 def _canonical(value: object) -> str:
     """``value`` as JSON with sorted keys: equal for equal values, whatever their keys' order.
     Anything JSON has no type for is written as its ``str``, a key that is not a string (from a
@@ -207,10 +212,10 @@ class PodView:
             return False
         conditions = _mapping(self.raw.get("status")).get("conditions")
         for condition in conditions if isinstance(conditions, list) else ():
-            if isinstance(condition, Mapping) and condition.get("type") == "DisruptionTarget":
+            if isinstance(condition, Mapping) and condition.get("type") == DISRUPTION_TARGET:
                 return bool(
                     condition.get("status") == "True"
-                    and condition.get("reason") == "PreemptionByScheduler"
+                    and condition.get("reason") == PREEMPTION_BY_SCHEDULER
                 )
         return False
 
