@@ -100,6 +100,13 @@ Definitions:
   credentials for this, ``--authorization-always-allow-paths``), per pod of the phase: 1 when
   each pod was decided once; a preemptor takes at least 2 (it fails, evicts, then binds). The
   raw binders decide nothing and have none.
+- where the latency goes, per phase (p50/p99 of each part alone; the parts' percentiles do not
+  add up): the create call, from the pod's POST sent to its answer (the API server's alone: no
+  scheduler can see the pod before it is stored); and the scheduler's attempts that bound a
+  pod, from its scheduler_scheduling_attempt_duration_seconds{result="scheduled"} over the phase
+  (both schedulers time an attempt from the pod popped off their queue to its bind answered,
+  with the same buckets, so the figures are bucket bounds). What neither holds is the pod's way
+  to the scheduler's watch, its wait in the scheduler's queue, and the bound pod's way to ours.
 
 Every run ends by checking correctness: every pod has a node but the parked ones, no node's
 summed requests (cpu, memory, pod count) exceed its allocatable, and no pod has more than one
@@ -204,6 +211,9 @@ VICTIMS_PER_NODE = 10
 KUBELET_WORKERS = 16
 # After the last bind: the Scheduled events and status writes that follow it are the phase's.
 SETTLE_SECONDS = 1.0
+# The metrics both deciding schedulers serve, with kube-scheduler's names and buckets.
+ATTEMPTS = "scheduler_schedule_attempts_total"
+ATTEMPT_DURATION = "scheduler_scheduling_attempt_duration_seconds"
 PROGRESS_SECONDS = 2.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -742,11 +752,10 @@ class SchedulerProcess:
         response.raise_for_status()
         return response.text
 
-    def attempts(self) -> float | None:
-        """The scheduling attempts so far, of every result; None for a raw binder."""
-        if self.metrics_url is None:
-            return None
-        return metric(self.scrape(), "scheduler_schedule_attempts_total")
+    def metrics_page(self) -> str | None:
+        """The /metrics page of a scheduler that decides; None for a raw binder, which serves
+        none."""
+        return None if self.metrics_url is None else self.scrape()
 
     def peak_rss_mib(self) -> float:
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
@@ -934,6 +943,38 @@ def percentile(values: Sequence[float], p: float) -> float:
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
+def _buckets(text: str, histogram: str, labels: Mapping[str, str]) -> dict[float, float]:
+    """The cumulative bucket counts of ``histogram`` on a /metrics page, by upper bound, summed
+    over the samples whose labels include ``labels``."""
+    counts: dict[float, float] = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.name == f"{histogram}_bucket" and labels.items() <= s.labels.items():
+                bound = float(s.labels["le"])
+                counts[bound] = counts.get(bound, 0.0) + s.value
+    return counts
+
+
+def bucket_percentiles(
+    before: str, after: str, histogram: str, percentiles: Sequence[int], **labels: str
+) -> dict[str, float | None]:
+    """Per percentile ("p50": ...), the upper bound in ms of the bucket that holds it among the
+    observations of ``histogram`` made between two scrapes of one /metrics page: a latency no
+    greater than that. None where nothing was observed, or above the largest finite bound."""
+    start, end = _buckets(before, histogram, labels), _buckets(after, histogram, labels)
+    bounds = sorted(end)
+    counts = [end[bound] - start.get(bound, 0.0) for bound in bounds]
+    total = counts[-1] if counts else 0.0
+    result: dict[str, float | None] = {}
+    for p in percentiles:
+        rank = math.ceil(p / 100 * total)
+        bound = next(
+            (b for b, count in zip(bounds, counts, strict=True) if count >= rank), math.inf
+        )
+        result[f"p{p}"] = bound * 1000 if total and bound != math.inf else None
+    return result
+
+
 _SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+)$")
 _LABEL = re.compile(r'(\w+)="([^"]*)"')
 
@@ -968,6 +1009,9 @@ class Creator:
     # Pod name -> the body of its claim, POSTed just before the pod.
     claims: Mapping[str, bytes] = field(default_factory=dict)
     created: dict[str, float] = field(default_factory=dict)
+    # Pod name -> when the API server answered its POST: the pod is stored, and on its way to
+    # every watch.
+    answered: dict[str, float] = field(default_factory=dict)
     done: float = 0.0
     # Told each pod created with its uid, after ``on_created`` (the raw binders: their events
     # name the uid, as every scheduler's do).
@@ -984,6 +1028,7 @@ class Creator:
                 )
             pods = f"/api/v1/namespaces/{NAMESPACE}/pods"
             response = self.api.request("POST", pods, body, ok=frozenset({409}))
+            answered = time.monotonic()
             uid = ""
             if self.on_uid is not None:
                 # A create retried after a lost answer finds its own pod (409): its uid read back.
@@ -998,6 +1043,7 @@ class Creator:
             log(f"  creating {name} failed: {error}")
             return
         self.created[name] = sent
+        self.answered[name] = answered
         self.on_created(name)
         if self.on_uid is not None:
             self.on_uid(name, uid)
@@ -1107,7 +1153,7 @@ def measure(
     admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
     flow_schema = FLOW_SCHEMAS[scheduler.kind]
     requests_before, kinds_before = api_counts(admin.metrics(), flow_schema)
-    attempts_before = scheduler.attempts()
+    page_before = scheduler.metrics_page()
     cpu_before = scheduler.cpu_seconds()
     creator = Creator(
         admin, config.create_threads, lambda _: None, claims or {}, on_uid=scheduler.created
@@ -1124,7 +1170,7 @@ def measure(
         )
     time.sleep(SETTLE_SECONDS)
     cpu = scheduler.cpu_seconds() - cpu_before
-    attempts_after = scheduler.attempts()
+    page_after = scheduler.metrics_page()
     requests_after, kinds_after = api_counts(admin.metrics(), flow_schema)
     kinds_after.subtract(kinds_before)
     latencies = [
@@ -1134,6 +1180,7 @@ def measure(
     ]
     if not creator.created:
         raise RuntimeError(f"{phase}: no pod could be created")
+    create_calls = [(creator.answered[n] - creator.created[n]) * 1000 for n in creator.created]
     first_created = min(creator.created.values())
     last_bound = max((watch.bound[n] for n in names if n in watch.bound), default=first_created)
     seconds = last_bound - first_created
@@ -1153,12 +1200,21 @@ def measure(
         "api_requests": round(requests_after - requests_before),
         "api_requests_per_pod": round((requests_after - requests_before) / len(names), 3),
         "api_requests_all_clients": {k: v for k, v in sorted(kinds_after.items()) if v > 0},
-        "attempts_per_pod": (
-            None
-            if attempts_before is None or attempts_after is None
-            else round((attempts_after - attempts_before) / len(names), 3)
-        ),
+        "attempts_per_pod": None,
+        # Where the latency goes: the create call (sent to answered: the API server's, before
+        # any scheduler can see the pod), and the scheduler's attempts that bound a pod (popped
+        # from its queue to bound, as both schedulers' histogram times them; bucket bounds).
+        # The rest is the pod's way to the scheduler's watch, its wait in the queue, and the
+        # bound pod's way to ours.
+        "create_ms": {f"p{p}": round(percentile(create_calls, p), 1) for p in (50, 99)},
+        "attempt_ms": None,
     }
+    if page_before is not None and page_after is not None:
+        attempts = metric(page_after, ATTEMPTS) - metric(page_before, ATTEMPTS)
+        result["attempts_per_pod"] = round(attempts / len(names), 3)
+        result["attempt_ms"] = bucket_percentiles(
+            page_before, page_after, ATTEMPT_DURATION, (50, 99), result="scheduled"
+        )
     log(
         f"  {phase}: {result['bound']}/{len(names)} bound in {seconds:.1f} s, "
         f"{result['throughput']} pods/s, p99 {result['latency_ms']['p99']} ms, "

@@ -46,7 +46,20 @@ PHASE_COLUMNS = (
     "CPU ms/pod",
     "API requests/pod",
     "attempts/pod",
+    "create call p50/p99 ms",
+    "bound attempt p50/p99 ms",
 )
+
+
+def _p50_p99(latency: Mapping[str, Any] | None, bound: str = "") -> str | None:
+    """A phase's "p50/p99" pair, each figure after ``bound`` (a bucket's bound, "≤"; "?" where
+    the histogram has none); None where the phase has no such figures (an older run, a raw
+    binder)."""
+    if latency is None:
+        return None
+    return "/".join(
+        "?" if latency[p] is None else bound + _cell(float(latency[p])) for p in ("p50", "p99")
+    )
 
 
 def _phase_cells(case: Mapping[str, Any], phase: str) -> list[Any]:
@@ -65,6 +78,8 @@ def _phase_cells(case: Mapping[str, Any], phase: str) -> list[Any]:
         figures["cpu_ms_per_pod"],
         figures["api_requests_per_pod"],
         figures.get("attempts_per_pod"),
+        _p50_p99(figures.get("create_ms")),
+        _p50_p99(figures.get("attempt_ms"), "≤"),
     ]
 
 

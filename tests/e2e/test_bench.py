@@ -96,6 +96,13 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
             least = 2 if phase == "preemption" else 1
             assert deciding is (figures["attempts_per_pod"] is not None), (kind, phase)
             assert not deciding or figures["attempts_per_pod"] >= least, (kind, phase)
+            # Where the latency went: the create calls, and the attempts that bound each pod
+            # (bucket bounds, from the scheduler's own histogram: a raw binder has none).
+            create = figures["create_ms"]
+            assert 0 < create["p50"] <= create["p99"], (kind, phase)
+            bound = figures["attempt_ms"]
+            assert deciding is (bound is not None), (kind, phase)
+            assert not deciding or 0 < bound["p50"] <= bound["p99"], (kind, phase)
         assert case["cpu_seconds_total"] > 0
         assert case["peak_rss_mib"] > 0
         correctness = case["correctness"]
@@ -178,6 +185,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
     for title in TITLES:
         assert title in table
     assert table.count("| pods/s ÷ raw+events |") == len(PHASES)
+    assert table.count("| create call p50/p99 ms | bound attempt p50/p99 ms |") == len(PHASES)
     for phase in PHASES:
         chart = out / f"scheduling-{phase}.png"
         assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), phase
