@@ -101,8 +101,9 @@ Definitions:
   each pod was decided once; a preemptor takes at least 2 (it fails, evicts, then binds). The
   raw binders decide nothing and have none.
 - where the latency goes, per phase (p50/p99 of each part alone; the parts' percentiles do not
-  add up): the create call, from the pod's POST sent to its answer (the API server's alone: no
-  scheduler can see the pod before it is stored); and the scheduler's attempts that bound a
+  add up): the create call, from the pod's POST sent to its answer (in the storage phase, from
+  its claim's POST sent: created, as above; the API server's alone: no scheduler can see the
+  pod before it is stored); and the scheduler's attempts that bound a
   pod, from its scheduler_scheduling_attempt_duration_seconds{result="scheduled"} over the phase
   (both schedulers time an attempt from the pod popped off their queue to its bind answered,
   with the same buckets, so the figures are bucket bounds). What neither holds is the pod's way
