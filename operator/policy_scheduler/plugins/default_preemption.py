@@ -35,11 +35,8 @@ Only pods that no node fits, of policies listing this post-filter, pay for any o
 from __future__ import annotations
 
 import contextlib
-import functools
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from policy_scheduler.model.disruption import DisruptionBudgets
@@ -75,34 +72,17 @@ NO_NODES = "no nodes available"
 _PRIORITY_OFFSET = 2**31  # kube adds math.MaxInt32+1 to each priority before summing
 
 
-def _start(pod: PodView) -> float:
-    """The pod's ``status.startTime`` as seconds; a pod not started yet counts as starting now,
-    later than any that started (kube's GetPodStartTime)."""
-    status = pod.raw.get("status")
-    text = status.get("startTime") if isinstance(status, Mapping) else None
-    if isinstance(text, str) and text:
-        with contextlib.suppress(ValueError):
-            return _timestamp(text)
-    return math.inf
-
-
-@functools.lru_cache(maxsize=4096)
-def _timestamp(text: str) -> float:
-    # Every dry run sorts each node's pods by start: pods started together share the text, and
-    # parsing it again cost more than the rest of the sorting.
-    return datetime.fromisoformat(text).timestamp()
-
-
 def importance(pod: PodView) -> tuple[int, float]:
     """Sort key putting the more important pod first, as kube's MoreImportantPod: higher
     priority, then the earlier start."""
-    return (-pod.priority, _start(pod))
+    return (-pod.priority, pod.start_time)
 
 
 def victims_terminating(pod: PodView, info: NodeInfo) -> bool:
     """Whether a pod of lower priority than ``pod`` is terminating by preemption on ``info``:
     on its nominated node, what keeps ``pod`` from preempting again."""
-    return any(priority < pod.priority for priority in info.preempted.values())
+    preempted = info.preempted
+    return bool(preempted) and min(preempted.values()) < pod.priority
 
 
 def fit_error(total_nodes: int, statuses: Mapping[str, Sequence[str]]) -> str:
@@ -149,7 +129,7 @@ def _latest_start(victims: Sequence[PodView]) -> float:
     """The earliest start among the victims of the highest priority (kube's
     GetEarliestPodStartTime): the later it is, the less work the victims lose."""
     top = max(v.priority for v in victims)
-    return min(_start(v) for v in victims if v.priority == top)
+    return min(v.start_time for v in victims if v.priority == top)
 
 
 def pick(candidates: Sequence[Candidate]) -> tuple[Candidate, str]:

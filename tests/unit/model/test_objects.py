@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -265,6 +266,20 @@ RS = {"kind": "ReplicaSet", "name": "rs", "uid": "rs-1", "controller": True}
 def test_controller_ref(owners: Any, controller: Any) -> None:
     raw = {"metadata": {"name": "p", "ownerReferences": owners}}
     assert PodView(raw).controller_ref == controller
+
+
+@pytest.mark.parametrize(
+    ("status", "start"),
+    [
+        pytest.param({"startTime": "2026-01-02T03:04:05Z"}, 1767323045.0, id="started"),
+        pytest.param({"phase": "Pending"}, math.inf, id="not started yet: as if now"),
+        pytest.param(None, math.inf, id="no status"),
+        pytest.param({"startTime": "yesterday"}, math.inf, id="a time that does not parse"),
+        pytest.param({"startTime": 5}, math.inf, id="a time that is not text"),
+    ],
+)
+def test_start_time(status: Any, start: float) -> None:
+    assert PodView({"metadata": {"name": "p"}, "status": status}).start_time == start
 
 
 @pytest.mark.parametrize(
