@@ -54,6 +54,7 @@ from harness import Cluster, Operator, items, node
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
 SIDE_LABEL = "preemption.policy-scheduler.dev/side"
 TEST_LABEL = "preemption.policy-scheduler.dev/test"
+ZONE_LABEL = "preemption.policy-scheduler.dev/zone"
 KUBE_SCHEDULER = "default-scheduler"
 PAUSE = "registry.k8s.io/pause:3.10"
 TIMEOUT = 90.0
@@ -901,3 +902,75 @@ def test_a_preemptor_waits_parked_while_its_victims_terminate(sides: Sides) -> N
         while get_pod(cluster, side, "preemptor")["spec"].get("nodeName") != side.node_name("a"):
             assert time.monotonic() < deadline + TIMEOUT, f"{side.name}: never bound on a"
             time.sleep(0.1)
+
+
+def test_a_pod_nominated_to_another_zone_does_not_count_in_the_spread(sides: Sides) -> None:
+    """kube-scheduler counts a pending pod nominated to a node only while it filters that node
+    (RunFilterPluginsWithNominatedPods: the pods nominated there, of at least the pod's
+    priority, added to a copy of the node and to the PreFilter state; the node must also pass
+    without them). Zone a holds one pod of the spread selector, zone b none; the preemptor,
+    which matches the selector, is nominated to b while its victim terminates. The spread pod
+    (maxSkew 1 over the zones, the preemptor's priority, preemptionPolicy Never) is rejected on
+    a (counts a=1, b=0: skew 2) and on b (the terminating victim and the preemptor's room leave
+    no cpu): it stays pending."""
+    cluster = sides.cluster
+    spread = {"app": "spread"}
+    for side in sides.both():
+        set_up(
+            cluster,
+            side,
+            Scenario(
+                nodes=[
+                    side.node("a", labels={ZONE_LABEL: "a"}),
+                    side.node("b", labels={ZONE_LABEL: "b"}),
+                ],
+                existing=[
+                    side.pod("in-a", "low", cpu="100m", labels=spread, on="a"),
+                    side.pod("low-1", "low", on="b"),
+                    side.pod("low-2", "low", on="b"),
+                ],
+                preemptors=[],
+                expect={},
+            ),
+        )
+    time.sleep(1.0)  # the schedulers' caches catch up with the bound pods, as in run()
+    for side in sides.both():
+        only_b = {"nodeSelector": {SIDE_LABEL: side.namespace, ZONE_LABEL: "b"}}
+        cluster.apply(
+            side.pod("preemptor", "high", labels=spread, spec=only_b), namespace=side.namespace
+        )
+    deadline = time.monotonic() + TIMEOUT
+    for side in sides.both():
+        # No kubelet finishes the victim: the preemptor stays nominated to b.
+        while get_pod(cluster, side, "preemptor").get("status", {}).get(
+            "nominatedNodeName"
+        ) != side.node_name("b"):
+            assert time.monotonic() < deadline, f"{side.name}: the preemptor was never nominated"
+            time.sleep(0.1)
+    constraint = {
+        "maxSkew": 1,
+        "topologyKey": ZONE_LABEL,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": spread},
+    }
+    for side in sides.both():
+        cluster.apply(
+            side.pod(
+                "spread",
+                "never",
+                cpu="100m",
+                labels=spread,
+                spec={"topologySpreadConstraints": [constraint]},
+            ),
+            namespace=side.namespace,
+        )
+    placed: dict[str, str | None] = {}
+    for side in sides.both():
+        while side.name not in placed:
+            node_name = get_pod(cluster, side, "spread")["spec"].get("nodeName")
+            if node_name or messages(side_events(cluster, side), "FailedScheduling", "spread"):
+                placed[side.name] = side.normal(node_name) if node_name else None
+            assert time.monotonic() < deadline + TIMEOUT, f"{side.name}: never decided"
+            time.sleep(0.1)
+    assert placed["kube"] is None, f"scenario: kube-scheduler bound the spread pod: {placed}"
+    assert placed["ours"] == placed["kube"], placed
