@@ -21,11 +21,13 @@ profile places pods as it does:
 - each scorer's scores are normalized to 0..100 and summed with the policy's weights;
 - the highest total wins, ties broken uniformly at random.
 
-The scheduling loop may ask for the filters to run with something added to the snapshot (pods
-nominated to nodes, which hold their room against lower-priority pods, as in kube-scheduler's
-filter): ``while_filtering`` is entered around pre-filtering and filtering, not scoring. It gets
-each filter's ``pre_filter`` state back in a :class:`~.plugins.base.CycleState`, for the plugins'
-later extension points.
+The scheduling loop names the pods nominated to nodes that hold their room against the pod
+(:class:`~.plugins.base.NominatedPods`): as kube-scheduler's RunFilterPluginsWithNominatedPods, a
+node with such pods fits only if every filter passes it with them counted there (only there: the
+pre-filter states that count pods are updated for that node's pods alone) and without them, and
+a failure with them is the one told. The scorers never count them. The loop gets each filter's
+``pre_filter`` state back in a :class:`~.plugins.base.CycleState`, for the plugins' later
+extension points.
 
 For a policy with post-filters the loop asks :meth:`Pipeline.decide` for ``statuses``: a decision
 that finds no node then also names the nodes rejected for a reason no preemption can help
@@ -50,10 +52,9 @@ larger than the feasible nodes still wanted; with more, blocks have one node.
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import random
 from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,7 @@ from policy_scheduler.plugins.base import (
     EventKind,
     Filter,
     NodeStatuses,
+    NominatedPods,
     Scorer,
     Scores,
     WhatIf,
@@ -315,30 +317,118 @@ def _count_reasons(reasons: dict[str, int], rejected: Rejected) -> None:
             reasons[reason] = reasons.get(reason, 0) + len(indices)
 
 
-def _nominated_node(states: FilterStates, cycle: Cycle) -> NodeBlock | None:
+def _nominated_node(
+    states: FilterStates, cycle: Cycle, nominated: NominatedPods
+) -> NodeBlock | None:
     """The pod's nominated node (``status.nominatedNodeName``, set by an earlier preemption) as
-    the only feasible node when every filter passes it, as kube-scheduler's
-    evaluateNominatedNode tries it before any other node: there its room was made. None when
-    the pod has none, the node left, or a filter rejects it; what it said then is forgotten,
-    as the walk over all the nodes visits it again."""
+    the only feasible node when every filter passes it (with and without the pods nominated
+    there that hold room against it), as kube-scheduler's evaluateNominatedNode tries it before
+    any other node: there its room was made. None when the pod has none, the node left, or a
+    filter rejects it; what it said then is forgotten, as the walk over all the nodes visits it
+    again."""
     name = cycle.pod.nominated_node_name
     info = cycle.snapshot.get(name) if name else None
     if info is None:
         return None
-    table = cycle.snapshot.table
-    block = table.block(np.array([table.position(info)], np.intp))
-    return None if _filter_node(states, cycle.pod, block) else block
+    block = _block_of(cycle.snapshot, info)
+    if _filter_node(states, cycle.pod, block) or _with_nominated(states, cycle, info, nominated):
+        return None
+    return block
 
 
-def _filter_node(states: FilterStates, pod: PodView, node: NodeBlock) -> tuple[str, ...]:
+def _nominated_positions(snapshot: Snapshot, nominated: NominatedPods) -> Indices:
+    """The table positions of the nodes that have nominated pods."""
+    table = snapshot.table
+    infos = (snapshot.get(name) for name in nominated.by_node)
+    return np.array([table.position(info) for info in infos if info is not None], np.intp)
+
+
+def _block_of(snapshot: Snapshot, info: NodeInfo) -> NodeBlock:
+    table = snapshot.table
+    return table.block(np.array([table.position(info)], np.intp))
+
+
+def _first_failing(
+    states: FilterStates, pod: PodView, node: NodeBlock
+) -> tuple[str, tuple[str, ...]] | None:
     """What :func:`_filter_block` says of a block of one node, ``node``: the first failing
-    filter's reasons, or FITS; each filter asked as cheaply as it answers for one node
-    (:meth:`~.plugins.base.Filter.filter_one`), without the block's masks."""
+    filter and its reasons, or None when every filter passes it; each filter asked as cheaply as
+    it answers for one node (:meth:`~.plugins.base.Filter.filter_one`), without the block's
+    masks."""
     for plugin, state in states:
         reasons = plugin.filter_one(state, pod, node)
         if reasons:
-            return tuple(reasons)
-    return FITS
+            return plugin.name, tuple(reasons)
+    return None
+
+
+def _filter_node(states: FilterStates, pod: PodView, node: NodeBlock) -> tuple[str, ...]:
+    """The first failing filter's reasons on the one node of ``node``, or FITS."""
+    failing = _first_failing(states, pod, node)
+    return FITS if failing is None else failing[1]
+
+
+def _with_nominated(
+    states: FilterStates, cycle: Cycle, info: NodeInfo, nominated: NominatedPods
+) -> tuple[str, tuple[str, ...]] | None:
+    """kube-scheduler's first pass of RunFilterPluginsWithNominatedPods on ``info``: the first
+    filter that fails it with the pods nominated there counted on it, and in the states of the
+    filters that count pods (``add_pod``, for those pods alone), with its reasons; None when it
+    passes them, or has no such pods."""
+    pods = nominated.by_node.get(info.name)
+    if not pods:
+        return None
+    with nominated.counted(info, pods):
+        counted = [
+            (
+                plugin,
+                _adding(plugin, state, cycle, pods, info)
+                if plugin.pre_filter_counts_pods
+                else state,
+            )
+            for plugin, state in states
+        ]
+        return _first_failing(counted, cycle.pod, _block_of(cycle.snapshot, info))
+
+
+def _adding(
+    plugin: Filter[Any], state: Any, cycle: Cycle, pods: Sequence[PodView], info: NodeInfo
+) -> Any:
+    """``state`` with ``pods`` counted on ``info`` (the filter's ``add_pod``, pod by pod)."""
+    for pod in pods:
+        state = plugin.add_pod(state, cycle, pod, info)
+    return state
+
+
+def _nominated_pass(
+    states: FilterStates,
+    cycle: Cycle,
+    block: NodeBlock,
+    filtered: tuple[Indices, Rejected],
+    *,
+    nominated: NominatedPods,
+    at: Indices,
+) -> tuple[Indices, Rejected]:
+    """:func:`_filter_block`'s answer for ``block`` (``filtered``), with each node that has
+    nominated pods (at the table positions ``at``) filtered with them too
+    (:func:`_with_nominated`): a node that fails then is rejected for that failure, whatever the
+    filters said of it without them."""
+    passed, rejected = filtered
+    overrides = {}
+    for i in np.flatnonzero(np.isin(block.positions, at)).tolist():
+        failing = _with_nominated(states, cycle, block[i], nominated)
+        if failing is not None:
+            overrides[i] = failing
+    if not overrides:
+        return passed, rejected
+    moved = np.fromiter(overrides, np.intp, len(overrides))
+    kept = [
+        (name, reasons, indices[~np.isin(indices, moved)]) for name, reasons, indices in rejected
+    ]
+    return passed[~np.isin(passed, moved)], [
+        *(rejection for rejection in kept if len(rejection[2])),
+        *((name, reasons, np.array([i], np.intp)) for i, (name, reasons) in overrides.items()),
+    ]
 
 
 class _WhatIf(WhatIf):
@@ -350,12 +440,25 @@ class _WhatIf(WhatIf):
     cluster is merged anew after such a change. A verdict filters the one node; the rotating
     start index of the pipeline is left alone."""
 
-    __slots__ = ("_changed", "_counting", "_cycle", "_outcome", "_positions", "_states")
+    __slots__ = (
+        "_changed",
+        "_counting",
+        "_cycle",
+        "_nominated",
+        "_outcome",
+        "_positions",
+        "_states",
+    )
 
     def __init__(
-        self, pool: _NodePool | None, filters: Sequence[Filter[Any]], cycle: Cycle
+        self,
+        pool: _NodePool | None,
+        filters: Sequence[Filter[Any]],
+        cycle: Cycle,
+        nominated: NominatedPods,
     ) -> None:
         self._cycle = cycle
+        self._nominated = nominated
         self._states, _ = _pre_filter(pool, filters, cycle)
         # The indices into _states of those that count pods (a filter that skipped the pod
         # has none, and stays skipped).
@@ -387,7 +490,8 @@ class _WhatIf(WhatIf):
 
     def verdict(self, node: NodeInfo) -> tuple[str, ...]:
         """FITS, or the first failing filter's reasons (a pre-filter's rejection, or its
-        leaving the node out, gives its reason)."""
+        leaving the node out, gives its reason); on a node with nominated pods, those of the
+        filters with them counted, if one fails then."""
         snapshot = self._cycle.snapshot
         if self._changed:
             self._changed = False
@@ -400,6 +504,9 @@ class _WhatIf(WhatIf):
         position = snapshot.table.position(node)
         if self._positions is not None and position not in self._positions:
             return (outcome.left_out,)
+        with_nominated = _with_nominated(self._states, self._cycle, node, self._nominated)
+        if with_nominated is not None:
+            return with_nominated[1]
         block = snapshot.table.block(np.array([position], np.intp))
         return _filter_node(self._states, self._cycle.pod, block)
 
@@ -437,23 +544,28 @@ class Pipeline:
         snapshot: Snapshot,
         rng: random.Random,
         states: CycleState | None = None,
-        while_filtering: AbstractContextManager[object] | None = None,
+        nominated: NominatedPods | None = None,
         *,
         statuses: bool = False,
     ) -> Decision:
         """Where ``pod`` goes; each filter's pre-filter state is written into ``states``, and
-        filters (not scorers) run inside ``while_filtering``. With ``statuses`` (for a policy
-        with post-filters), a decision that finds no node also says which nodes were rejected
-        for reasons no preemption can help (:attr:`Decision.unresolvable`)."""
+        the filters (not the scorers) count the ``nominated`` pods as the module's docstring
+        says. With ``statuses`` (for a policy with post-filters), a decision that finds no node
+        also says which nodes were rejected for reasons no preemption can help
+        (:attr:`Decision.unresolvable`)."""
         cycle = Cycle(pod, snapshot, rng)
         total_nodes = len(snapshot.table)
         reasons: dict[str, int] = {}
         rejected_by: set[str] = set()
         unresolvable: list[str] | None = [] if statuses else None
-        with while_filtering or contextlib.nullcontext():
-            feasible, rejection = self._find_feasible(
-                cycle, reasons, rejected_by, states, unresolvable
-            )
+        feasible, rejection = self._find_feasible(
+            cycle,
+            reasons,
+            rejected_by,
+            states,
+            nominated=nominated or NominatedPods(),
+            unresolvable=unresolvable,
+        )
         if not len(feasible):
             return Decision(
                 pod.key,
@@ -492,6 +604,8 @@ class Pipeline:
         reasons: dict[str, int],
         rejected_by: set[str],
         cycle_state: CycleState | None,
+        *,
+        nominated: NominatedPods,
         unresolvable: list[str] | None = None,
     ) -> tuple[NodeBlock, str]:
         """The feasible nodes found, and why a pre-filter rejected the pod (or ""); the names
@@ -511,9 +625,10 @@ class Pipeline:
             if unresolvable is not None:
                 unresolvable.extend(info.name for info in table.infos)
             return table.block(np.arange(0)), outcome.rejection
-        nominated = _nominated_node(states, cycle)
-        if nominated is not None:
-            return nominated, ""
+        on_nominated = _nominated_node(states, cycle, nominated)
+        if on_nominated is not None:
+            return on_nominated, ""
+        nominated_at = _nominated_positions(cycle.snapshot, nominated)
         to_filter = np.arange(count) if outcome.positions is None else outcome.positions
         left = len(to_filter)
         if left < count:
@@ -543,6 +658,10 @@ class Pipeline:
                 size += size // 8 + 16
             block = table.block(order[processed : processed + size])
             passed, rejected = _filter_block(states, cycle.pod, block)
+            if len(nominated_at):
+                passed, rejected = _nominated_pass(
+                    states, cycle, block, (passed, rejected), nominated=nominated, at=nominated_at
+                )
             visited = len(block)
             if len(passed) >= still:
                 # The walk stops at the node that completes the wanted feasible nodes.
@@ -568,19 +687,21 @@ class Pipeline:
         its reason). The rotating start index is left alone. Post-filters ask a
         :class:`~.plugins.base.WhatIf` instead (:meth:`what_if`), which runs the pre-filters
         once for many such questions."""
-        return _WhatIf(self._pool, self.filters, cycle).verdict(node)
+        return _WhatIf(self._pool, self.filters, cycle, NominatedPods()).verdict(node)
 
-    def what_if(self, cycle: Cycle) -> WhatIf:
+    def what_if(self, cycle: Cycle, nominated: NominatedPods | None = None) -> WhatIf:
         """A what-if for ``cycle``'s pod on its snapshot as it is now (see
-        :class:`~.plugins.base.WhatIf`)."""
-        return _WhatIf(self._pool, self.filters, cycle)
+        :class:`~.plugins.base.WhatIf`), counting the ``nominated`` pods as :meth:`decide`
+        does."""
+        return _WhatIf(self._pool, self.filters, cycle, nominated or NominatedPods())
 
     def node_statuses(
-        self, decision: Decision, while_filtering: AbstractContextManager[object] | None = None
+        self, decision: Decision, nominated: NominatedPods | None = None
     ) -> NodeStatuses:
         """What the post-filters are told of a decision that found no node (decided with
         ``statuses``: otherwise no node counts as unresolvable but for a pre-filter's
-        rejection), with :meth:`what_if`."""
+        rejection), with :meth:`what_if` counting the ``nominated`` pods as the decision
+        did."""
         pre_filtered = None
         if decision.pre_filter_rejection:
             # kube-scheduler's pre-filters stop at the first that rejects the pod.
@@ -591,9 +712,8 @@ class Pipeline:
             decision.reasons,
             decision.total_nodes,
             decision.unresolvable or frozenset(),
-            self.what_if,
+            functools.partial(self.what_if, nominated=nominated),
             decision.pre_filter_rejection,
-            while_filtering,
             pre_filtered,
         )
 

@@ -42,6 +42,7 @@ plugin's own ``pre_filter`` result for the cycle, kept in the :class:`CycleState
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import random
 from abc import ABC, abstractmethod
@@ -373,6 +374,28 @@ class PostFilterResult:
     waits_on: str = ""
 
 
+def _nothing_counted(node: NodeInfo, pods: Sequence[PodView]) -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
+@dataclass(frozen=True, slots=True)
+class NominatedPods:
+    """Pending pods that a preemption nominated to a node and that hold its room against the
+    cycle's pod (those of at least its priority), by node name; and ``counted(node, pods)``, a
+    context manager that counts those pods on their node of the snapshot while it is entered.
+
+    As kube-scheduler's RunFilterPluginsWithNominatedPods, a node with such pods fits only if
+    the filters pass it both with them counted there (the pre-filter states that count pods
+    updated for them alone, by ``add_pod``) and without them; the first pass's failure is the
+    one told. Pods nominated to other nodes count for nothing: a topology spread or an affinity
+    counts them no more than it counts pending pods."""
+
+    by_node: Mapping[str, Sequence[PodView]] = field(default_factory=dict)
+    counted: Callable[[NodeInfo, Sequence[PodView]], AbstractContextManager[object]] = (
+        _nothing_counted
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class NodeStatuses:
     """What the filters said of a pod no node fits, for the post-filters (kube-scheduler's
@@ -383,9 +406,8 @@ class NodeStatuses:
 
     ``what_if`` makes a :class:`WhatIf` for the cycle's pod: the policy's filters on one node of
     the snapshot as it is then, the pre-filters run once (a post-filter asks "and if these pods
-    were gone?"; see :meth:`start_what_if`). ``while_filtering``,
-    entered once around all refiltering, counts what the cycle's filtering counted beside the
-    snapshot (pods nominated to nodes). ``pre_filtered`` names the filters whose pre-filter
+    were gone?"; see :meth:`start_what_if`), the pods nominated to a node counted as the cycle's
+    filters count them (:class:`NominatedPods`). ``pre_filtered`` names the filters whose pre-filter
     kube-scheduler would have run: those up to the one that rejected the pod, in policy order
     (None: all of them)."""
 
@@ -394,7 +416,6 @@ class NodeStatuses:
     unresolvable: frozenset[str]
     what_if: Callable[[Cycle], WhatIf]
     pre_filter_rejection: str = ""
-    while_filtering: AbstractContextManager[object] | None = None
     pre_filtered: frozenset[str] | None = None
 
     def resolvable(self, node: str) -> bool:
@@ -402,8 +423,8 @@ class NodeStatuses:
         return not self.pre_filter_rejection and node not in self.unresolvable
 
     def start_what_if(self, cycle: Cycle) -> WhatIf:
-        """A :class:`WhatIf` for ``cycle``'s pod, to be made inside ``while_filtering`` and
-        before any pod is taken out of the snapshot."""
+        """A :class:`WhatIf` for ``cycle``'s pod, to be made before any pod is taken out of the
+        snapshot."""
         return self.what_if(cycle)
 
 

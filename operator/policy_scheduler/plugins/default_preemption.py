@@ -230,9 +230,8 @@ class DefaultPreemption(PostFilter[None]):
         potential = [info for info in snapshot.table.infos if statuses.resolvable(info.name)]
         if not potential:
             return PostFilterResult(PREFIX + fit_error(total, {}))
-        with statuses.while_filtering or contextlib.nullcontext():
-            what_if = statuses.start_what_if(cycle)
-            candidates, failures, errors = self.dry_run(cycle, what_if, snapshot, potential)
+        what_if = statuses.start_what_if(cycle)
+        candidates, failures, errors = self.dry_run(cycle, what_if, snapshot, potential)
         if not candidates:
             if errors:
                 text = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"

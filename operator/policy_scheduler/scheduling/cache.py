@@ -12,7 +12,7 @@ A cycle decides on :meth:`SchedulerCache.snapshot`: the live state itself, typed
 run without yielding to the event loop, so no watch event can change the state under it; copying
 thousands of NodeInfos per cycle, as kube-scheduler's snapshot does for its concurrent informers,
 would buy nothing here. Pods nominated to a node (:meth:`SchedulerCache.nominated`) are added
-only for the span of one cycle's filtering.
+only while a filter looks at that node.
 """
 
 from __future__ import annotations
@@ -165,8 +165,8 @@ class SchedulerCache:
 
     @contextmanager
     def nominated(self, pods: Iterable[tuple[str, PodView]]) -> Iterator[None]:
-        """Count each (node, pod) while the block runs: pods nominated to a node, for the
-        filters of one cycle. Pods of nodes the cache does not know are left out."""
+        """Count each (node, pod) while the block runs: pods nominated to a node, while a
+        cycle's filters look at it. Pods of nodes the cache does not know are left out."""
         added = []
         for node_name, pod in pods:
             info = self._state.get(node_name)

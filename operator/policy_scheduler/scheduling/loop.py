@@ -6,7 +6,8 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
 1. **pre-enqueue** (before the pod is queued at all): scheduling gates and the policy's
    PreEnqueue plugins; a held pod waits as ``gated`` and costs nothing until it changes;
 2. **filter** and **score** (the policy's :class:`~policy_scheduler.pipeline.Pipeline`, with
-   pods nominated to a node counted against it while filtering);
+   pods nominated to a node counted against it while that node is filtered:
+   :class:`~policy_scheduler.plugins.base.NominatedPods`);
 3. **post-filter** when no node fits; the pod is then parked with the filters that rejected it,
    and only an event one of them registered for moves it back (queueing hints). A post-filter
    that finds room by preemption (:class:`~policy_scheduler.plugins.base.Preemption`) has it
@@ -37,9 +38,11 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from policy_scheduler.model import volumes
+from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.plugins.base import (
@@ -47,6 +50,7 @@ from policy_scheduler.plugins.base import (
     Cycle,
     CycleState,
     EventKind,
+    NominatedPods,
     ObjectWriter,
     Preemption,
     PreEnqueue,
@@ -512,14 +516,14 @@ class Scheduler:
         started = self.clock.monotonic()
         states = CycleState()
         # Once for the cycle: it does not yield, so no watch event changes them meanwhile.
-        nominated = self.cache.holding_room(pod, self._nominated.values())
+        nominated = self._holding_room(pod)
         try:
             decision = policy.pipeline.decide(
                 pod,
                 self.cache.snapshot,
                 self._rng,
                 states,
-                self.cache.nominated(nominated),
+                nominated,
                 statuses=bool(policy.extensions.post_filter),
             )
         except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
@@ -537,8 +541,7 @@ class Scheduler:
             said: list[str] = []
             waits_on = ""
             for plugin in policy.extensions.post_filter:
-                # A context of its own for each: the nominated pods count while it refilters.
-                statuses = policy.pipeline.node_statuses(decision, self.cache.nominated(nominated))
+                statuses = policy.pipeline.node_statuses(decision, nominated)
                 result = plugin.post_filter(states.read(plugin), cycle, statuses)
                 waits_on = waits_on or result.waits_on
                 if result.final:
@@ -578,6 +581,18 @@ class Scheduler:
             )
         else:
             self._reserve(entry, policy, decision, states, started)
+
+    def _holding_room(self, pod: PodView) -> NominatedPods:
+        """The pods nominated to nodes that hold their room against ``pod``, for its filters."""
+        by_node: dict[str, list[PodView]] = {}
+        for node, other in self.cache.holding_room(pod, self._nominated.values()):
+            by_node.setdefault(node, []).append(other)
+        return NominatedPods(by_node, self._count_nominated) if by_node else NominatedPods()
+
+    def _count_nominated(
+        self, info: NodeInfo, pods: Sequence[PodView]
+    ) -> AbstractContextManager[object]:
+        return self.cache.nominated([(info.name, pod) for pod in pods])
 
     def _reserve(
         self,

@@ -39,6 +39,7 @@ from policy_scheduler.plugins.base import (
     Cycle,
     Filter,
     NodeStatuses,
+    NominatedPods,
     PostFilterResult,
     WhatIf,
 )
@@ -425,25 +426,116 @@ def test_topology_spread_counts_the_victims_gone() -> None:
     assert victims(result) == ("n2", ["x"], 0)
 
 
-def test_nominated_pods_hold_their_room() -> None:
-    nominated = pod("nom", 2, HIGH)
-    state = ClusterState([node("n1", 4, pod("a", 2, 1), pod("b", 2, 1))])
-    info = state.nodes["n1"]
+def nominated_in(state: ClusterState, by_node: Mapping[str, Sequence[PodView]]) -> NominatedPods:
+    """``by_node``'s pods as nominated pods that hold room, counted in ``state`` as the
+    scheduler's cache counts them (added to their node while the filters look)."""
 
     @contextlib.contextmanager
-    def with_nominated() -> Iterator[None]:
-        state.add_pod(info, nominated)
+    def counted(on: NodeInfo, pods: Sequence[PodView]) -> Iterator[None]:
+        for nominated in pods:
+            state.add_pod(on, nominated)
         try:
             yield
         finally:
-            state.remove_pod(info, nominated.uid)
+            for nominated in pods:
+                state.remove_pod(on, nominated.uid)
 
+    return NominatedPods(by_node, counted)
+
+
+def test_nominated_pods_hold_their_room() -> None:
+    state = ClusterState([node("n1", 4, pod("a", 2, 1), pod("b", 2, 1))])
+    info = state.nodes["n1"]
+    nominated = nominated_in(state, {"n1": [pod("nom", 2, HIGH)]})
     policy, preemptor, rng = pipeline(), pod("p", 2, HIGH), random.Random(0)
-    decision = policy.decide(preemptor, state, rng, while_filtering=with_nominated(), statuses=True)
-    statuses = policy.node_statuses(decision, with_nominated())
+    decision = policy.decide(preemptor, state, rng, nominated=nominated, statuses=True)
+    statuses = policy.node_statuses(decision, nominated)
     result = DefaultPreemption().post_filter(None, Cycle(preemptor, state, rng), statuses)
     assert victims(result) == ("n1", ["a", "b"], 0)
     assert "nom" not in info.pods
+
+
+WEB = {"app": "web"}
+ZONE_SPREAD = [
+    {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "labelSelector": {"matchLabels": WEB},
+    }
+]
+NEAR_DB = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": {"app": "db"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
+}
+SPREAD_FAILS = "node(s) didn't match pod topology spread constraints"
+AFFINITY_FAILS = "node(s) didn't match pod affinity rules"
+
+
+@pytest.mark.parametrize(
+    ("nodes", "nominated", "incoming", "feasible", "reasons"),
+    [
+        pytest.param(
+            [
+                node("a", 4, pod("in-a", 1, 1, WEB), zone="za"),
+                node("b", 1, pod("x", 1, 1), zone="zb"),
+            ],
+            {"b": [pod("nom", 1, HIGH, WEB)]},
+            pod("p", 1, HIGH, WEB, topologySpreadConstraints=ZONE_SPREAD),
+            [],
+            {"Insufficient cpu": 1, SPREAD_FAILS: 1},
+            id="a pod nominated to another zone counts not in the spread on this one",
+        ),
+        pytest.param(
+            [node("n1", 4), node("n2", 4)],
+            {"n1": [pod("db", 1, HIGH, {"app": "db"})]},
+            pod("p", 1, HIGH, affinity=NEAR_DB),
+            [],
+            {AFFINITY_FAILS: 2},
+            id="a node must pass without its nominated pods too",
+        ),
+        pytest.param(
+            [node("a", 2, pod("in-a", 1, 1, WEB), zone="za"), node("b", 4, zone="zb")],
+            {"a": [pod("nom", 1, HIGH)]},
+            pod("p", 1, HIGH, WEB, topologySpreadConstraints=ZONE_SPREAD),
+            ["b"],
+            {"Insufficient cpu": 1},
+            id="the failure with the nominated pods is the one told",
+        ),
+        pytest.param(
+            [node("n1", 2), node("n2", 1, pod("x", 1, 1))],
+            {"n1": [pod("nom", 1, HIGH)], "gone": [pod("lost", 1, HIGH)]},
+            pod("p", 2, HIGH),
+            [],
+            {"Insufficient cpu": 2},
+            id="a nominated pod holds its node's room; one of a node gone counts nowhere",
+        ),
+    ],
+)
+def test_filters_count_nominated_pods_on_their_node_only(
+    nodes: list[NodeInfo],
+    nominated: Mapping[str, Sequence[PodView]],
+    incoming: PodView,
+    feasible: list[str],
+    reasons: dict[str, int],
+) -> None:
+    """kube-scheduler's RunFilterPluginsWithNominatedPods: a node with pods nominated to it
+    (of at least the pod's priority) fits only if the filters pass it with them counted there,
+    and only there, and without them; the failure with them is the one told."""
+    state = ClusterState(nodes)
+    decision = pipeline().decide(
+        incoming, state, random.Random(0), nominated=nominated_in(state, nominated)
+    )
+    assert (decision.feasible_nodes, dict(decision.reasons)) == (len(feasible), reasons)
+    if feasible:
+        assert decision.node in feasible
+    assert all("nom" not in info.pods and "db" not in info.pods for info in state)
 
 
 # --- picking the node ---------------------------------------------------------------------------
