@@ -52,6 +52,7 @@ larger than the feasible nodes still wanted; with more, blocks have one node.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import random
 from collections.abc import Mapping, Sequence
@@ -414,11 +415,23 @@ def _nominated_pass(
     (:func:`_with_nominated`): a node that fails then is rejected for that failure, whatever the
     filters said of it without them."""
     passed, rejected = filtered
-    overrides = {}
-    for i in np.flatnonzero(np.isin(block.positions, at)).tolist():
-        failing = _with_nominated(states, cycle, block[i], nominated)
-        if failing is not None:
-            overrides[i] = failing
+    here = np.flatnonzero(np.isin(block.positions, at))
+    overrides: dict[int, tuple[str, tuple[str, ...]]] = {}
+    if not any(plugin.pre_filter_counts_pods for plugin, _ in states):
+        # No filter of this pod counts pods beyond a node (Filter.pre_filter_counts_pods): all
+        # those nodes filtered at once, each with its own nominated pods counted, get the
+        # verdict each would get alone, for one pass over the block instead of one per node.
+        nodes = block.take(here)
+        with contextlib.ExitStack() as counting:
+            for info in nodes:
+                counting.enter_context(nominated.counted(info, nominated.by_node[info.name]))
+            for name, reasons, indices in _filter_block(states, cycle.pod, nodes)[1]:
+                overrides.update(dict.fromkeys(here[indices].tolist(), (name, reasons)))
+    else:
+        for i in here.tolist():
+            failing = _with_nominated(states, cycle, block[i], nominated)
+            if failing is not None:
+                overrides[i] = failing
     if not overrides:
         return passed, rejected
     moved = np.fromiter(overrides, np.intp, len(overrides))
