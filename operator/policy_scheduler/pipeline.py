@@ -52,7 +52,6 @@ larger than the feasible nodes still wanted; with more, blocks have one node.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import random
 from collections.abc import Mapping, Sequence
@@ -379,7 +378,7 @@ def _with_nominated(
     pods = nominated.by_node.get(info.name)
     if not pods:
         return None
-    with nominated.counted(info, pods):
+    with nominated.counted([(info.name, pod) for pod in pods]):
         counted = [
             (
                 plugin,
@@ -422,9 +421,8 @@ def _nominated_pass(
         # those nodes filtered at once, each with its own nominated pods counted, get the
         # verdict each would get alone, for one pass over the block instead of one per node.
         nodes = block.take(here)
-        with contextlib.ExitStack() as counting:
-            for info in nodes:
-                counting.enter_context(nominated.counted(info, nominated.by_node[info.name]))
+        by_node = nominated.by_node
+        with nominated.counted([(info.name, pod) for info in nodes for pod in by_node[info.name]]):
             for name, reasons, indices in _filter_block(states, cycle.pod, nodes)[1]:
                 overrides.update(dict.fromkeys(here[indices].tolist(), (name, reasons)))
     else:

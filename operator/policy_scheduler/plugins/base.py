@@ -374,15 +374,16 @@ class PostFilterResult:
     waits_on: str = ""
 
 
-def _nothing_counted(node: NodeInfo, pods: Sequence[PodView]) -> AbstractContextManager[object]:
+def _nothing_counted(pods: Iterable[tuple[str, PodView]]) -> AbstractContextManager[object]:
     return contextlib.nullcontext()
 
 
 @dataclass(frozen=True, slots=True)
 class NominatedPods:
     """Pending pods that a preemption nominated to a node and that hold its room against the
-    cycle's pod (those of at least its priority), by node name; and ``counted(node, pods)``, a
-    context manager that counts those pods on their node of the snapshot while it is entered.
+    cycle's pod (those of at least its priority), by node name; and ``counted(pods)``, a context
+    manager that counts each (node name, pod) of ``pods`` on that node of the snapshot while it
+    is entered (:meth:`~policy_scheduler.scheduling.cache.SchedulerCache.nominated`).
 
     As kube-scheduler's RunFilterPluginsWithNominatedPods, a node with such pods fits only if
     the filters pass it both with them counted there (the pre-filter states that count pods
@@ -391,7 +392,7 @@ class NominatedPods:
     counts them no more than it counts pending pods."""
 
     by_node: Mapping[str, Sequence[PodView]] = field(default_factory=dict)
-    counted: Callable[[NodeInfo, Sequence[PodView]], AbstractContextManager[object]] = (
+    counted: Callable[[Iterable[tuple[str, PodView]]], AbstractContextManager[object]] = (
         _nothing_counted
     )
 

@@ -38,11 +38,9 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
 from typing import Any
 
 from policy_scheduler.model import volumes
-from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.plugins.base import (
@@ -587,12 +585,7 @@ class Scheduler:
         by_node: dict[str, list[PodView]] = {}
         for node, other in self.cache.holding_room(pod, self._nominated.values()):
             by_node.setdefault(node, []).append(other)
-        return NominatedPods(by_node, self._count_nominated) if by_node else NominatedPods()
-
-    def _count_nominated(
-        self, info: NodeInfo, pods: Sequence[PodView]
-    ) -> AbstractContextManager[object]:
-        return self.cache.nominated([(info.name, pod) for pod in pods])
+        return NominatedPods(by_node, self.cache.nominated) if by_node else NominatedPods()
 
     def _reserve(
         self,

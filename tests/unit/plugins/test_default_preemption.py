@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -431,13 +431,14 @@ def nominated_in(state: ClusterState, by_node: Mapping[str, Sequence[PodView]]) 
     scheduler's cache counts them (added to their node while the filters look)."""
 
     @contextlib.contextmanager
-    def counted(on: NodeInfo, pods: Sequence[PodView]) -> Iterator[None]:
-        for nominated in pods:
+    def counted(pods: Iterable[tuple[str, PodView]]) -> Iterator[None]:
+        added = [(state.nodes[name], nominated) for name, nominated in pods]
+        for on, nominated in added:
             state.add_pod(on, nominated)
         try:
             yield
         finally:
-            for nominated in pods:
+            for on, nominated in added:
                 state.remove_pod(on, nominated.uid)
 
     return NominatedPods(by_node, counted)
