@@ -25,7 +25,8 @@ The scheduling loop names the pods nominated to nodes that hold their room again
 (:class:`~.plugins.base.NominatedPods`): as kube-scheduler's RunFilterPluginsWithNominatedPods, a
 node with such pods fits only if every filter passes it with them counted there (only there: the
 pre-filter states that count pods are updated for that node's pods alone) and without them, and
-a failure with them is the one told. The scorers never count them. The loop gets each filter's
+a failure with them is the one told; its filters are asked twice, as kube-scheduler asks them,
+but without them first. The scorers never count them. The loop gets each filter's
 ``pre_filter`` state back in a :class:`~.plugins.base.CycleState`, for the plugins' later
 extension points.
 
@@ -415,7 +416,7 @@ def _nominated_pass(
     filters said of it without them."""
     passed, rejected = filtered
     here = np.flatnonzero(np.isin(block.positions, at))
-    overrides: dict[int, tuple[str, tuple[str, ...]]] = {}
+    found: Rejected = []
     if not any(plugin.pre_filter_counts_pods for plugin, _ in states):
         # No filter of this pod counts pods beyond a node (Filter.pre_filter_counts_pods): all
         # those nodes filtered at once, each with its own nominated pods counted, get the
@@ -423,22 +424,27 @@ def _nominated_pass(
         nodes = block.take(here)
         by_node = nominated.by_node
         with nominated.counted([(info.name, pod) for info in nodes for pod in by_node[info.name]]):
-            for name, reasons, indices in _filter_block(states, cycle.pod, nodes)[1]:
-                overrides.update(dict.fromkeys(here[indices].tolist(), (name, reasons)))
+            found = [
+                (name, reasons, here[indices])
+                for name, reasons, indices in _filter_block(states, cycle.pod, nodes)[1]
+            ]
     else:
+        failures: dict[tuple[str, tuple[str, ...]], list[int]] = {}
         for i in here.tolist():
             failing = _with_nominated(states, cycle, block[i], nominated)
             if failing is not None:
-                overrides[i] = failing
-    if not overrides:
+                failures.setdefault(failing, []).append(i)
+        found = [(name, reasons, np.array(i, np.intp)) for (name, reasons), i in failures.items()]
+    if not found:
         return passed, rejected
-    moved = np.fromiter(overrides, np.intp, len(overrides))
+    # Grouped by filter and reasons, as _filter_block groups them: _unresolvable asks a group once.
+    moved = np.concatenate([indices for _, _, indices in found])
     kept = [
         (name, reasons, indices[~np.isin(indices, moved)]) for name, reasons, indices in rejected
     ]
     return passed[~np.isin(passed, moved)], [
         *(rejection for rejection in kept if len(rejection[2])),
-        *((name, reasons, np.array([i], np.intp)) for i, (name, reasons) in overrides.items()),
+        *found,
     ]
 
 
