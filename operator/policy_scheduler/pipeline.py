@@ -69,6 +69,7 @@ from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.plugins.base import (
     FITS,
     MAX_NODE_SCORE,
+    NO_NOMINATED,
     SKIP,
     ClusterEvent,
     Cycle,
@@ -561,7 +562,7 @@ class Pipeline:
         snapshot: Snapshot,
         rng: random.Random,
         states: CycleState | None = None,
-        nominated: NominatedPods | None = None,
+        nominated: NominatedPods = NO_NOMINATED,
         *,
         statuses: bool = False,
     ) -> Decision:
@@ -580,7 +581,7 @@ class Pipeline:
             reasons,
             rejected_by,
             states,
-            nominated=nominated or NominatedPods(),
+            nominated=nominated,
             unresolvable=unresolvable,
         )
         if not len(feasible):
@@ -704,16 +705,16 @@ class Pipeline:
         its reason). The rotating start index is left alone. Post-filters ask a
         :class:`~.plugins.base.WhatIf` instead (:meth:`what_if`), which runs the pre-filters
         once for many such questions."""
-        return _WhatIf(self._pool, self.filters, cycle, NominatedPods()).verdict(node)
+        return _WhatIf(self._pool, self.filters, cycle, NO_NOMINATED).verdict(node)
 
-    def what_if(self, cycle: Cycle, nominated: NominatedPods | None = None) -> WhatIf:
+    def what_if(self, cycle: Cycle, nominated: NominatedPods = NO_NOMINATED) -> WhatIf:
         """A what-if for ``cycle``'s pod on its snapshot as it is now (see
         :class:`~.plugins.base.WhatIf`), counting the ``nominated`` pods as :meth:`decide`
         does."""
-        return _WhatIf(self._pool, self.filters, cycle, nominated or NominatedPods())
+        return _WhatIf(self._pool, self.filters, cycle, nominated)
 
     def node_statuses(
-        self, decision: Decision, nominated: NominatedPods | None = None
+        self, decision: Decision, nominated: NominatedPods = NO_NOMINATED
     ) -> NodeStatuses:
         """What the post-filters are told of a decision that found no node (decided with
         ``statuses``: otherwise no node counts as unresolvable but for a pre-filter's

@@ -397,6 +397,10 @@ class NominatedPods:
     )
 
 
+NO_NOMINATED = NominatedPods()
+"""No pod nominated anywhere: what a decision counts when it is told of none."""
+
+
 @dataclass(frozen=True, slots=True)
 class NodeStatuses:
     """What the filters said of a pod no node fits, for the post-filters (kube-scheduler's

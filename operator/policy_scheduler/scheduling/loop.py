@@ -44,6 +44,7 @@ from policy_scheduler.model import volumes
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.plugins.base import (
+    NO_NOMINATED,
     ClusterEvent,
     Cycle,
     CycleState,
@@ -538,8 +539,8 @@ class Scheduler:
             preemption: Preemption | None = None
             said: list[str] = []
             waits_on = ""
+            statuses = policy.pipeline.node_statuses(decision, nominated)
             for plugin in policy.extensions.post_filter:
-                statuses = policy.pipeline.node_statuses(decision, nominated)
                 result = plugin.post_filter(states.read(plugin), cycle, statuses)
                 waits_on = waits_on or result.waits_on
                 if result.final:
@@ -585,7 +586,7 @@ class Scheduler:
         by_node: dict[str, list[PodView]] = {}
         for node, other in self.cache.holding_room(pod, self._nominated.values()):
             by_node.setdefault(node, []).append(other)
-        return NominatedPods(by_node, self.cache.nominated) if by_node else NominatedPods()
+        return NominatedPods(by_node, self.cache.nominated) if by_node else NO_NOMINATED
 
     def _reserve(
         self,
