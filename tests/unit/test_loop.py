@@ -687,19 +687,22 @@ class Recorder(
 
     name = "Recorder"
 
-    def __init__(self, log: list[str], refuse: str = "") -> None:
+    def __init__(self, log: list[str], refuse: str = "", raises: str = "") -> None:
         self.log = log
         self.refuse = refuse
+        self.raises = raises
 
     def _call(self, step: str, pod: PodView, state: str | None = None) -> str | None:
         self.log.append(f"{step} {pod.name}" + (f" ({state})" if state else ""))
+        if step == self.raises and pod.name == "a":
+            raise RuntimeError(f"{step} broke")
         return f"{step} refused" if step == self.refuse else None
 
     def pre_enqueue(self, pod: PodView) -> str | None:
         if pod.labels.get("hold"):
             self._call("pre_enqueue", pod)
             return "held by Recorder"
-        return None
+        return None if self.raises != "pre_enqueue" else self._call("pre_enqueue", pod)
 
     def pre_filter(self, cycle: Cycle) -> str:
         return f"state of {cycle.pod.name}"
@@ -821,6 +824,77 @@ def test_extension_points(case: PointCase, monkeypatch: pytest.MonkeyPatch) -> N
         assert run.memory.patches == [
             (ObjectRef("v1", "persistentvolumeclaims", "claim", "ns"), {"x": 1})
         ]
+
+
+@dataclass(frozen=True)
+class RaiseCase:
+    raises: str
+    message: str = ""
+    """The FailedScheduling message of pod a; none when the raise costs no attempt."""
+    where: Where | None = Where.BACKOFF
+    bound: bool = False
+    labels: dict[str, str] = field(default_factory=dict)
+    refuse: str = ""
+
+
+RAISES = {
+    "post-filter: the attempt fails in error and the pod backs off": RaiseCase(
+        "post_filter",
+        'running PostFilter plugin "Recorder": post_filter broke',
+        labels={"reject": "yes"},
+    ),
+    "reserve: unreserved, the attempt fails in error": RaiseCase(
+        "reserve", 'running Reserve plugin "Recorder": reserve broke'
+    ),
+    "permit: unreserved, the attempt fails in error": RaiseCase(
+        "permit", 'running Permit plugin "Recorder": permit broke'
+    ),
+    "pre-bind: unreserved, nothing bound, the attempt fails in error": RaiseCase(
+        "pre_bind", 'running PreBind plugin "Recorder": pre_bind broke'
+    ),
+    "post-bind: logged, the pod stays bound": RaiseCase("post_bind", where=None, bound=True),
+    "unreserve: logged, the refusal that called it is told": RaiseCase(
+        "unreserve", "permit refused", refuse="permit"
+    ),
+    "pre-enqueue: the pod is held, no attempt": RaiseCase("pre_enqueue", where=Where.GATED),
+}
+
+
+@pytest.mark.parametrize("case", RAISES.values(), ids=RAISES.keys())
+def test_a_plugin_that_raises_costs_its_pod_an_attempt_not_the_loop(
+    case: RaiseCase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As kube-scheduler takes a plugin's error status: pod a's attempt ends, what it reserved
+    is unreserved, and pod b, created after it, is bound by the same loop."""
+    plugin = Recorder([], refuse=case.refuse, raises=case.raises)
+
+    def with_recorder(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        compiled.pipeline.filters = [*compiled.pipeline.filters, plugin]
+        return dataclasses.replace(compiled, extensions=ExtensionPoints.of([plugin]))
+
+    monkeypatch.setattr(policies, "compile_policy", with_recorder)
+    run = Run()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        feed(node("n1"), policy(), pod("a", labels=case.labels))(run)
+        settle()(run)
+        feed(pod("b"))(run)
+        settle()(run)
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    assert run.where("a") == case.where
+    told = [(reason, message) for key, _, reason, message in run.memory.events if key == "ns/a"]
+    if case.bound:
+        assert [reason for reason, _ in told] == ["Scheduled"]
+    else:
+        assert told == ([("FailedScheduling", case.message)] if case.message else [])
+    assert (("ns/a", "n1") in run.memory.binds) == case.bound
+    assert run.scheduler.cache.is_assumed("a") == case.bound
+    if not case.refuse:
+        assert ("ns/b", "n1") in run.memory.binds
 
 
 def test_each_condition_observes_the_newest_generation_even_when_unchanged() -> None:
