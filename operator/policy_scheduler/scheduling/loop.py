@@ -29,6 +29,14 @@ reserve runs **unreserve** of every Reserve plugin in reverse order and forgets 
 A policy in ``mode: DryRun`` stops after scoring: it records and tells, and binds nothing; its
 pods are decided again whenever the policy that serves them changes. A DryRun preemption evicts
 and nominates nothing: whom it would evict is recorded and told.
+
+A plugin that raises is what kube-scheduler's plugin returning an error status is: the pod's
+attempt ends in error (``running Reserve plugin "X": ...``, its ``FailedScheduling`` event), what
+was reserved is unreserved, the pod backs off and is tried again, and the loop goes on with the
+next pod. (A PreEnqueue plugin that raises holds its pod as gated; a PostBind or Unreserve plugin
+that raises is logged, as kube-scheduler's have no status to fail with.) The loop stamps
+:attr:`Scheduler.heartbeat` every turn, at least every :data:`HEARTBEAT` seconds even when idle,
+for the liveness probe.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ import contextlib
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from policy_scheduler.model import volumes
 from policy_scheduler.model.objects import NodeView, PodView
@@ -107,6 +115,10 @@ PREEMPTION_UNDER_WAY = "waiting for the preemption for this pod to be finished"
 DefaultPreemption PreEnqueue, with asynchronous preemption)."""
 VICTIMS_TOLD = 10
 """How many victims an event names; the others are counted ("and 3 more")."""
+HEARTBEAT = 5.0
+"""Seconds the loop may wait for work before it stamps its heartbeat anyway."""
+
+T = TypeVar("T")
 
 # What of a pod's object can change its scheduling: not its status (our own PodScheduled patch,
 # a nominated node) and not the bookkeeping of its metadata, as kube-scheduler's isPodUpdated.
@@ -193,6 +205,8 @@ class Scheduler:
         self._rng = random.Random(seed)
         self._on_decision = on_decision
         self._wake = asyncio.Event()
+        self.heartbeat = self.clock.monotonic()
+        """When :meth:`run` last went round (by :attr:`clock`): what the liveness probe reads."""
         self._bind_slots = asyncio.Semaphore(BIND_CONCURRENCY)
         self._binds: set[asyncio.Task[None]] = set()
         # DryRun pods stay pending; once decided they wait here, with the policy that decided
@@ -378,7 +392,7 @@ class Scheduler:
         if route.policy is not None:
             plugins += route.policy.extensions.pre_enqueue
         for plugin in plugins:
-            reason = plugin.pre_enqueue(pod)
+            reason = _guarded(plugin, "PreEnqueue", plugin.pre_enqueue, pod)
             if reason is not None:
                 return reason
         return None
@@ -469,15 +483,15 @@ class Scheduler:
     async def run(self) -> None:
         """Schedule pods as they become ready, for as long as the task runs."""
         while True:
+            self.heartbeat = self.clock.monotonic()
             if not self.schedule_next():
-                now = self.clock.monotonic()
+                now = self.heartbeat
                 # A watch's confirmation wakes the loop; until then no timer is due.
                 wakeup = None if self._unconfirmed else self.queue.next_wakeup(now)
+                wait = HEARTBEAT if wakeup is None else min(max(wakeup - now, 0.0), HEARTBEAT)
                 self._wake.clear()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self._wake.wait(), None if wakeup is None else max(wakeup - now, 0.0)
-                    )
+                    await asyncio.wait_for(self._wake.wait(), wait)
                 continue
             # Let the watches run between decisions: they confirm binds and bring new pods.
             await asyncio.sleep(0)
@@ -541,7 +555,13 @@ class Scheduler:
             waits_on = ""
             statuses = policy.pipeline.node_statuses(decision, nominated)
             for plugin in policy.extensions.post_filter:
-                result = plugin.post_filter(states.read(plugin), cycle, statuses)
+                try:
+                    result = plugin.post_filter(states.read(plugin), cycle, statuses)
+                except Exception as error:
+                    self._failed(
+                        pod, policy, started, _plugin_error(plugin, "PostFilter", error), "Scheduling"
+                    )
+                    return
                 waits_on = waits_on or result.waits_on
                 if result.final:
                     said = [result.message] if result.message else []
@@ -601,12 +621,12 @@ class Scheduler:
         self.cache.assume(pod, node)
         refusal = None
         for plugin in policy.extensions.reserve:
-            refusal = plugin.reserve(states.read(plugin), pod, node)
+            refusal = _guarded(plugin, "Reserve", plugin.reserve, states.read(plugin), pod, node)
             if refusal is not None:
                 break
         else:
             for permit in policy.extensions.permit:
-                refusal = permit.permit(states.read(permit), pod, node)
+                refusal = _guarded(permit, "Permit", permit.permit, states.read(permit), pod, node)
                 if refusal is not None:
                     break
         if refusal is not None:
@@ -626,7 +646,7 @@ class Scheduler:
         also those whose reserve did not run or failed, as kube-scheduler does: unreserve must
         cope with what it did not reserve."""
         for plugin in reversed(policy.extensions.reserve):
-            plugin.unreserve(states.read(plugin), pod, node)
+            _guarded(plugin, "Unreserve", plugin.unreserve, states.read(plugin), pod, node)
         forgotten = self.cache.forget(pod.uid)
         if forgotten is not None:
             self._cluster_event(self._pod_cluster_event(EventKind.POD_DELETED, forgotten, node))
@@ -803,7 +823,10 @@ class Scheduler:
         ``started`` (the attempt's start) are for metrics."""
         node = str(decision.node)
         for plugin in policy.extensions.pre_bind:
-            refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
+            try:
+                refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
+            except Exception as error:
+                refusal = _plugin_error(plugin, "PreBind", error)
             if refusal is not None:
                 self._undo(pod, policy, states, node)
                 self._failed(pod, policy, started, refusal, "Binding")
@@ -815,7 +838,7 @@ class Scheduler:
             self.metrics.bind(result.outcome.value, self.clock.monotonic() - called)
         if result.outcome is Outcome.BOUND:
             for post in policy.extensions.post_bind:
-                post.post_bind(states.read(post), pod, node)
+                _guarded(post, "PostBind", post.post_bind, states.read(post), pod, node)
             self.metrics.attempt(SCHEDULED, policy.name, self.clock.monotonic() - started)
             self.metrics.pod_scheduled(attempts)
             self.queue.delete(pod.uid)
@@ -850,6 +873,22 @@ class Scheduler:
         if self._binds or self._evictions:
             await asyncio.gather(*self._binds, *self._evictions, return_exceptions=True)
         await self.events.drain()
+
+
+def _plugin_error(plugin: object, point: str, error: Exception) -> str:
+    """Log a plugin's exception and say it as kube-scheduler says a plugin's error status."""
+    name = getattr(plugin, "name", type(plugin).__name__)
+    logger.error("%s plugin %s raised", point, name, exc_info=error)
+    return f'running {point} plugin "{name}": {error}'
+
+
+def _guarded(plugin: object, point: str, call: Callable[..., T], *args: Any) -> T | str:
+    """``call(*args)`` of ``plugin`` at extension point ``point``; if it raises, the error as
+    :func:`_plugin_error` says it, which the caller takes as the plugin's refusal."""
+    try:
+        return call(*args)
+    except Exception as error:
+        return _plugin_error(plugin, point, error)
 
 
 def _nominated_to(pod: PodView, node: str) -> PodView:
