@@ -7,6 +7,7 @@ the connection for the next request."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import ssl
 from collections.abc import AsyncIterator
@@ -111,6 +112,50 @@ def run(scenario: Any) -> None:
             b"HTTP/1.1 404 Not Found\r\ncontent-length: 2\r\n\r\n{}",
             False, 404, b"{}", 1, id="header names in any case",
         ),
+        pytest.param(
+            b"HTTP/1.1 200\r\nContent-Length: 5\r\n\r\nhello",
+            False, 200, b"hello", 1, id="a status line without a reason",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello",
+            False, 200, b"hello", 1, id="Content-Length twice, the same",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding:  Chunked \r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+            False, 200, b"hello", 1, id="chunked in any case, with spaces",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: x-plain, chunked\r\n\r\n"
+            b"5\r\nhello\r\n0\r\n\r\n",
+            False, 200, b"hello", 1, id="chunked as the last of two codings",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: x-plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"5\r\nhello\r\n0\r\n\r\n",
+            False, 200, b"hello", 1, id="chunked in a second Transfer-Encoding header",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, x-plain\r\n\r\nhello",
+            True, 200, b"hello", 2, id="chunked not last: the body runs until the server closes",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 50\r\n\r\n"
+            b"5\r\nhello\r\n0\r\n\r\n",
+            False, 200, b"hello", 2,
+            id="Transfer-Encoding wins over Content-Length, and the connection is not reused",
+        ),
+        pytest.param(
+            b"HTTP/1.0 200 OK\r\nContent-Length: 5\r\nConnection: keep-alive\r\n\r\nhello",
+            False, 200, b"hello", 2, id="an HTTP/1.0 answer ends its connection",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: x-other, Close\r\n\r\nhello",
+            False, 200, b"hello", 2, id="close among the Connection header's tokens",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello!",
+            False, 200, b"hello", 2, id="a byte past the answer: the connection is not reused",
+        ),
     ],
 )  # fmt: skip
 def test_an_answer_is_read_by_its_framing(
@@ -158,6 +203,42 @@ def test_an_answer_is_read_by_its_framing(
         pytest.param(
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nhelXX",
             "a chunk did not end with CRLF", id="a chunk longer than its size",
+        ),
+        pytest.param(
+            b"HTTP/2 200 OK\r\n\r\n",
+            "not an HTTP/1.1 status line: 'HTTP/2 200 OK'", id="another version",
+        ),
+        pytest.param(
+            b"HTTP/1.1 20 OK\r\n\r\n",
+            "not an HTTP/1.1 status line: 'HTTP/1.1 20 OK'", id="a status of two digits",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200OK\r\n\r\n",
+            "not an HTTP/1.1 status line: 'HTTP/1.1 200OK'", id="no space after the status",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length : 5\r\n\r\nhello",
+            "not an HTTP header: 'Content-Length : 5'", id="a space before a header's colon",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n",
+            "not an HTTP header: ' 2'", id="a header folded onto a second line",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: +5\r\n\r\nhello",
+            "not a Content-Length: '+5'", id="a Content-Length with a sign",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 0x5\r\n\r\nhello",
+            "not a Content-Length: '0x5'", id="a Content-Length not in decimal",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+            "Content-Length values disagree: '5, 6'", id="Content-Length twice, different",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 5, 6\r\n\r\nhello!",
+            "Content-Length values disagree: '5, 6'", id="two different lengths in one header",
         ),
     ],
 )  # fmt: skip
@@ -248,3 +329,49 @@ def test_a_check_that_raises_sends_nothing_and_keeps_the_connection() -> None:
 def test_a_server_url_must_be_http_or_https() -> None:
     with pytest.raises(ValueError, match="server 'ftp://h': not an http:// or https:// URL"):
         Pool("ftp://h", ssl.create_default_context(), 1)
+
+
+def test_a_repeated_header_keeps_every_value() -> None:
+    async def scenario() -> None:
+        answer = b"HTTP/1.1 200 OK\r\nX-A: 1\r\nX-B: 2\r\nx-a: 3, 4\r\nContent-Length: 0\r\n\r\n"
+        async with serving(CannedServer(answer)) as pool, pool.request("GET", "/x", {}) as got:
+            assert got.header_values("X-A") == ["1", "3, 4"]
+            assert got.header_values("x-c") == []
+            assert got.headers["x-a"] == "1, 3, 4"
+            assert got.fields == [
+                ("x-a", "1"),
+                ("x-b", "2"),
+                ("x-a", "3, 4"),
+                ("content-length", "0"),
+            ]
+
+    run(scenario())
+
+
+def test_each_warning_of_the_server_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    """The API server's deprecation warnings, one per header; a header not in the RFC's form is
+    logged as it came."""
+    answer = (
+        b"HTTP/1.1 200 OK\r\n"
+        b'Warning: 299 - "policy/v1beta1 PodDisruptionBudget is deprecated"\r\n'
+        b'Warning: 299 - "a \\"quoted\\" word", 299 - "a second in the same header"\r\n'
+        b"Warning: not in the usual form\r\n"
+        b"Content-Length: 0\r\n\r\n"
+    )
+
+    async def scenario() -> None:
+        for _pool in range(2):
+            async with serving(CannedServer(answer)) as pool:
+                await get(pool)
+                await get(pool)
+
+    with caplog.at_level(logging.WARNING, logger="policy_scheduler.kube.transport"):
+        run(scenario())
+    texts = [record.getMessage().partition(": ")[2] for record in caplog.records]
+    assert texts == 2 * [
+        "policy/v1beta1 PodDisruptionBudget is deprecated",
+        'a "quoted" word',
+        "a second in the same header",
+        "not in the usual form",
+    ]
+    assert {record.levelno for record in caplog.records} == {logging.WARNING}

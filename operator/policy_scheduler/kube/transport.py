@@ -19,17 +19,30 @@ the time its first byte leaves. The answer is read from the same connection; the
 goes back to the pool only once its answer has been read in full, and only if the server keeps
 it open; one idle for longer than :data:`KEEPALIVE` is closed rather than reused, before the
 server's own idle timeout can race a request sent on it.
+
+What client-go and Go's net/http do for the clusters they run in, this does too:
+
+- Framing is read strictly (RFC 9112), since a misread length puts one answer's bytes into the
+  next: a Content-Length must be digits, the same in every copy; Transfer-Encoding wins over it
+  and such an answer's connection is not reused (it may be an attempt at smuggling), and chunked
+  must be the last coding, else the body runs until the server closes; an HTTP/1.0 answer ends
+  its connection. Repeated headers are kept (:meth:`Response.header_values`), and the API server's
+  ``Warning`` headers (deprecations) are logged, each text once per pool.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import re
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import cast
 from urllib.parse import urlsplit
+
+logger = logging.getLogger(__name__)
 
 KEEPALIVE = 15.0
 """Seconds a connection may sit idle in the pool and still be used (aiohttp's default too)."""
@@ -44,6 +57,11 @@ class HttpError(Exception):
 
 
 CUT_OFF = "the server closed the connection before its answer was complete"
+
+_STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?: (.*))?")
+_TCHARS = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]*")
+_WARNING = re.compile(r'[0-9]{3} \S+ "((?:[^"\\]|\\.)*)"')
+_ESCAPED = re.compile(r"\\(.)")
 
 
 class _Connection(asyncio.Protocol):
@@ -82,8 +100,14 @@ class _Connection(asyncio.Protocol):
             self._waiter.set_result(None)
 
     @property
-    def open(self) -> bool:
-        return not self._ended and self.transport is not None and not self.transport.is_closing()
+    def reusable(self) -> bool:
+        """Open, and nothing has come that no request asked for."""
+        return (
+            not self._ended
+            and not self._received
+            and self.transport is not None
+            and not self.transport.is_closing()
+        )
 
     def close(self) -> None:
         if self.transport is not None:
@@ -139,34 +163,51 @@ class Response:
         self,
         connection: _Connection,
         method: str,
-        status: int,
-        reason: str,
+        status: re.Match[str],
+        fields: list[tuple[str, str]],
         headers: dict[str, str],
     ) -> None:
-        self.status = status
-        self.reason = reason
+        self.status = int(status[2])
+        self.reason: str = status[3] or ""
+        self.fields = fields
+        """Every header as it came, ``(name, value)``, names in lower case."""
         self.headers = headers
-        """Header names in lower case."""
+        """Header names in lower case; a repeated header's values joined by ``", "``, as
+        RFC 9110 combines them."""
         self._connection = connection
-        self._chunked = "chunked" in headers.get("transfer-encoding", "").lower()
-        length = headers.get("content-length")
-        self._remaining: int | None
-        if method == "HEAD" or status in (204, 304):
+        coding = headers.get("transfer-encoding")
+        self._chunked = False
+        self._remaining: int | None = None
+        reusable = status[1] != "0"  # HTTP/1.0 closes
+        if coding is not None:
+            self._chunked = _tokens(coding)[-1:] == ["chunked"]
+            # Both framings at once may be an attempt at smuggling (RFC 9112 6.3): the length
+            # is ignored, and the connection not trusted with another request.
+            reusable = reusable and "content-length" not in headers
+        elif (length := headers.get("content-length")) is not None:
+            self._remaining = _content_length(length)
+        if method == "HEAD" or self.status in (204, 304):
+            self._chunked = False
             self._remaining = 0  # no body, whatever the headers say
-        else:
-            self._remaining = None if length is None or self._chunked else int(length)
+        connection_tokens = headers.get("connection")
+        self._reusable = (
+            reusable
+            and (self._chunked or self._remaining is not None)
+            and (connection_tokens is None or "close" not in _tokens(connection_tokens))
+        )
         self.complete = False
         """The whole body has been read."""
+
+    def header_values(self, name: str) -> list[str]:
+        """The values of every copy of the header ``name``, in the order they came."""
+        name = name.lower()
+        return [value for field, value in self.fields if field == name]
 
     @property
     def keeps_connection(self) -> bool:
         """The connection can carry another request: this answer's end is known and was read,
-        and the server did not ask to close."""
-        return (
-            self.complete
-            and "close" not in self.headers.get("connection", "").lower()
-            and (self._chunked or self._remaining is not None)
-        )
+        and nothing in it says otherwise (``Connection: close``, HTTP/1.0, two framings)."""
+        return self.complete and self._reusable
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body, in the pieces it arrives in."""
@@ -203,6 +244,23 @@ class Response:
         return b"".join([piece async for piece in self.chunks()])
 
 
+def _tokens(value: str) -> list[str]:
+    """A header's comma-separated list, in lower case, without its empty elements."""
+    return [token for part in value.lower().split(",") if (token := part.strip(" \t"))]
+
+
+def _content_length(value: str) -> int:
+    if not (value.isascii() and value.isdigit()):
+        # Copies of the header (or a list in one) are the same length said twice, or a lie.
+        lengths = {part.strip(" \t") for part in value.split(",")}
+        if len(lengths) > 1:
+            raise HttpError(f"Content-Length values disagree: {value[:80]!r}")
+        value = lengths.pop()
+        if not (value.isascii() and value.isdigit()):
+            raise HttpError(f"not a Content-Length: {value[:80]!r}")
+    return int(value)
+
+
 def _chunk_size(line: bytes) -> int:
     try:
         return int(line.split(b";", 1)[0], 16)
@@ -210,25 +268,44 @@ def _chunk_size(line: bytes) -> int:
         raise HttpError(f"a chunk's size is not hexadecimal: {line[:40]!r}") from None
 
 
+def _head(raw: bytes) -> tuple[re.Match[str], list[str]]:
+    """An answer's status line, parsed, and its header lines."""
+    status_line, *lines = raw[:-4].decode("latin-1").split("\r\n")
+    status = _STATUS_LINE.fullmatch(status_line)
+    if status is None:
+        raise HttpError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
+    return status, lines
+
+
 async def _answer(connection: _Connection, method: str) -> Response:
     """The status line and headers of the answer to ``method``, past any ``1xx`` interim one."""
-    while True:
-        head = (await connection.read_until(b"\r\n\r\n", MAX_HEAD))[:-4].decode("latin-1")
-        status_line, *lines = head.split("\r\n")
-        version, _, rest = status_line.partition(" ")
-        code, _, reason = rest.partition(" ")
-        if not version.startswith("HTTP/1.") or not code.isdigit():
-            raise HttpError(f"not an HTTP/1.1 status line: {status_line[:80]!r}")
-        headers: dict[str, str] = {}
-        for line in lines:
-            name, colon, value = line.partition(":")
-            if not colon:
-                raise HttpError(f"not an HTTP header: {line[:80]!r}")
-            headers[name.strip().lower()] = value.strip()
-        status = int(code)
-        if not 100 <= status < 200:
-            break
-    return Response(connection, method, status, reason, headers)
+    status, lines = _head(await connection.read_until(b"\r\n\r\n", MAX_HEAD))
+    while status[2][0] == "1":
+        status, lines = _head(await connection.read_until(b"\r\n\r\n", MAX_HEAD))
+    fields = []
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not (colon and name):
+            raise HttpError(f"not an HTTP header: {line[:80]!r}")
+        fields.append((name.lower(), value.strip(" \t")))
+    headers = dict(fields)
+    # The names checked all at once, most often by the quick test alone: a regular expression
+    # per header would cost more than the rest of the parsing.
+    names = "".join(headers)
+    if not (names.isascii() and names.replace("-", "").isalnum()) and not _TCHARS.fullmatch(names):
+        line = next(line for line in lines if not _TCHARS.fullmatch(line.partition(":")[0]))
+        raise HttpError(f"not an HTTP header: {line[:80]!r}")
+    if len(headers) < len(fields):
+        headers = {}
+        for name, value in fields:
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+    return Response(connection, method, status, fields, headers)
+
+
+def _warning_texts(value: str) -> list[str]:
+    """The texts of a ``Warning`` header's warnings (``299 - "text"``), or all of it if it does
+    not have that form."""
+    return [_ESCAPED.sub(r"\1", text) for text in _WARNING.findall(value)] or [value]
 
 
 class Pool:
@@ -245,6 +322,7 @@ class Pool:
         self._base = parts.path.rstrip("/")
         self._slots = asyncio.Semaphore(limit)
         self._idle: list[_Connection] = []
+        self._warned: set[str] = set()
         self._closed = False
 
     @contextlib.asynccontextmanager
@@ -278,21 +356,30 @@ class Pool:
                 assert connection.transport is not None
                 connection.transport.write(message)
                 response = await _answer(connection, method)
+                if "warning" in response.headers:
+                    self._warn(response)
                 yield response
                 reuse = response.keeps_connection
             finally:
-                if reuse and connection.open and not self._closed:
+                if reuse and connection.reusable and not self._closed:
                     connection.idle_since = time.monotonic()
                     self._idle.append(connection)
                 else:
                     connection.close()
+
+    def _warn(self, response: Response) -> None:
+        for value in response.header_values("warning"):
+            for text in _warning_texts(value):
+                if text not in self._warned:
+                    self._warned.add(text)
+                    logger.warning("warning from %s: %s", self._host_header, text)
 
     async def _connection(self) -> _Connection:
         """The most recently used idle connection still open and fresh, else a new one."""
         now = time.monotonic()
         while self._idle:
             connection = self._idle.pop()
-            if connection.open and now - connection.idle_since < KEEPALIVE:
+            if connection.reusable and now - connection.idle_since < KEEPALIVE:
                 return connection
             connection.close()
         _transport, connection = await asyncio.get_running_loop().create_connection(
