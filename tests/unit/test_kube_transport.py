@@ -9,15 +9,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+import uvloop
 
 from policy_scheduler.kube import transport
 from policy_scheduler.kube.transport import HttpError, Pool
+
+LOOPS = [
+    pytest.param(asyncio.new_event_loop, id="asyncio"),
+    pytest.param(uvloop.new_event_loop, id="uvloop"),
+]
+"""The event loops every connection-opening test runs on: asyncio's, and the operator's."""
 
 
 class CannedServer:
@@ -76,8 +84,9 @@ async def get(pool: Pool) -> tuple[int, bytes]:
         return response.status, await response.read()
 
 
-def run(scenario: Any) -> None:
-    asyncio.run(asyncio.wait_for(scenario, timeout=10))
+def run(scenario: Any, loop: Callable[[], asyncio.AbstractEventLoop] | None = None) -> None:
+    with asyncio.Runner(loop_factory=loop) as runner:
+        runner.run(asyncio.wait_for(scenario, timeout=10))
 
 
 @pytest.mark.parametrize(
@@ -375,3 +384,28 @@ def test_each_warning_of_the_server_is_logged_once(caplog: pytest.LogCaptureFixt
         "not in the usual form",
     ]
     assert {record.levelno for record in caplog.records} == {logging.WARNING}
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_every_connection_probes_a_silent_peer(
+    loop: Callable[[], asyncio.AbstractEventLoop],
+) -> None:
+    async def scenario() -> None:
+        async with serving(CannedServer(b"HTTP/1.1 204 No Content\r\n\r\n")) as pool:
+            await get(pool)
+            assert keepalive(pool) == (1, 30, 10, 3)
+
+    run(scenario(), loop)
+
+
+def keepalive(pool: Pool) -> tuple[int, ...]:
+    """The TCP keepalive options of the pool's one idle connection."""
+    (connection,) = pool._idle
+    assert connection.transport is not None
+    sock = connection.transport.get_extra_info("socket")
+    return (
+        sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE),
+        sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE),
+        sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
+        sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
+    )

@@ -22,6 +22,9 @@ server's own idle timeout can race a request sent on it.
 
 What client-go and Go's net/http do for the clusters they run in, this does too:
 
+- TCP keepalive on every connection (:data:`TCP_PROBES`): a connection whose server vanished
+  without a word (a node lost, a NAT entry dropped) fails in about a minute, where the kernel's
+  defaults take two hours; a watch, which sends nothing, learns it no later.
 - Framing is read strictly (RFC 9112), since a misread length puts one answer's bytes into the
   next: a Content-Length must be digits, the same in every copy; Transfer-Encoding wins over it
   and such an answer's connection is not reused (it may be an attempt at smuggling), and chunked
@@ -36,6 +39,7 @@ import asyncio
 import contextlib
 import logging
 import re
+import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -50,6 +54,9 @@ HIGH_WATER = 1 << 20
 """Bytes received and not yet read at which a connection stops reading from its socket."""
 MAX_HEAD = 1 << 16
 """Bytes an answer's status line and headers may take."""
+TCP_PROBES = (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3))
+"""TCP keepalive: the first probe after 30 s of silence, then one every 10 s, the connection
+dropped after 3 unanswered (the options the platform has)."""
 
 
 class HttpError(Exception):
@@ -62,6 +69,11 @@ _STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?: (.*))?")
 _TCHARS = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]*")
 _WARNING = re.compile(r'[0-9]{3} \S+ "((?:[^"\\]|\\.)*)"')
 _ESCAPED = re.compile(r"\\(.)")
+_SOCKET_OPTIONS = [
+    (socket.IPPROTO_TCP, getattr(socket, name), value)
+    for name, value in TCP_PROBES
+    if hasattr(socket, name)
+]
 
 
 class _Connection(asyncio.Protocol):
@@ -78,6 +90,11 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports are not asyncio.Transport subclasses, but have its methods.
         self.transport = cast(asyncio.Transport, transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            for level, option, value in _SOCKET_OPTIONS:
+                sock.setsockopt(level, option, value)
 
     def data_received(self, data: bytes) -> None:
         self._received += data
