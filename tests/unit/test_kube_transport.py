@@ -2,7 +2,8 @@
 
 The server is a plain TCP one, so each case says exactly what comes back on the wire: the
 answer's framing (length, chunks, until close), what breaks it off, and whether the server keeps
-the connection for the next request."""
+the connection for the next request; and what the pool does when the server closes a connection
+it had kept."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import logging
 import re
 import socket
 import ssl
+import struct
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 import uvloop
@@ -59,8 +61,13 @@ class CannedServer:
         writer.close()
 
 
+class Server(Protocol):
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """Answer the requests of one connection."""
+
+
 @asynccontextmanager
-async def listening(server: CannedServer) -> AsyncIterator[str]:
+async def listening(server: Server) -> AsyncIterator[str]:
     """The server's URL, while it listens (test_kube_client.py uses it too)."""
     listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
     try:
@@ -70,7 +77,7 @@ async def listening(server: CannedServer) -> AsyncIterator[str]:
 
 
 @asynccontextmanager
-async def serving(server: CannedServer, limit: int = 2) -> AsyncIterator[Pool]:
+async def serving(server: Server, limit: int = 2) -> AsyncIterator[Pool]:
     async with listening(server) as url:
         pool = Pool(f"{url}/base/", ssl.create_default_context(), limit)
         try:
@@ -384,6 +391,110 @@ def test_each_warning_of_the_server_is_logged_once(caplog: pytest.LogCaptureFixt
         "not in the usual form",
     ]
     assert {record.levelno for record in caplog.records} == {logging.WARNING}
+
+
+class ClosingServer:
+    """Answers the first request of each connection; then takes the next one and closes the
+    connection without a word (``"closed"``), or with a reset (``"reset"``), or after the first
+    bytes of an answer (``"cut"``). With ``closing_at`` 1 it does so from the first request."""
+
+    def __init__(self, ending: str, closing_at: int = 2) -> None:
+        self.ending = ending
+        self.closing_at = closing_at
+        self.connections = 0
+        self.requests: list[bytes] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        for number in range(1, self.closing_at + 1):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"Content-Length: (\d+)", head)
+            self.requests.append(head + await reader.readexactly(int(length[1]) if length else 0))
+            if number < self.closing_at:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+                await writer.drain()
+        if self.ending == "reset":
+            linger = struct.pack("ii", 1, 0)  # closed with linger 0: a reset, not a FIN
+            writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+            writer.transport.abort()
+            return
+        if self.ending == "cut":
+            writer.write(b"HTTP/1.1 200 OK\r\n")
+            await writer.drain()
+        writer.close()
+
+
+IDEMPOTENT = ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]
+
+
+@pytest.mark.parametrize("ending", ["closed", "reset"])
+@pytest.mark.parametrize(
+    ("method", "resent"),
+    [(method, True) for method in IDEMPOTENT] + [("POST", False), ("PATCH", False)],
+)
+def test_a_request_on_a_kept_connection_the_server_closed_is_resent_if_idempotent(
+    ending: str, method: str, resent: bool
+) -> None:
+    """Once, on a new connection, with the check run again before it; never a POST or a PATCH,
+    which the server may have carried out."""
+
+    async def scenario() -> None:
+        server = ClosingServer(ending)
+        checks = 0
+
+        def check() -> None:
+            nonlocal checks
+            checks += 1
+
+        async with serving(server) as pool:
+            await get(pool)
+            attempt = pool.request(method, "/y", {}, b"{}", before_send=check)
+            if resent:
+                async with attempt as answer:
+                    assert (answer.status, await answer.read()) == (200, b"")
+                assert checks == 2
+                assert server.connections == 2
+                assert [request.split(b" ")[0] for request in server.requests] == [
+                    b"GET",
+                    method.encode(),
+                    method.encode(),
+                ]
+            else:
+                with pytest.raises(HttpError, match=transport.CUT_OFF):
+                    async with attempt:
+                        pass
+                assert checks == 1
+                assert server.connections == 1
+                assert len(server.requests) == 2
+
+    run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("closing_at", "ending"),
+    [
+        pytest.param(1, "closed", id="a new connection closed"),
+        pytest.param(1, "reset", id="a new connection reset"),
+        pytest.param(2, "cut", id="a kept connection closed within the answer"),
+    ],
+)
+def test_a_request_is_not_resent_after_a_new_connection_or_a_partial_answer(
+    closing_at: int, ending: str
+) -> None:
+    """A new connection the server drops says something about the request, not about the
+    connection's age; and an answer begun was an answer."""
+
+    async def scenario() -> None:
+        server = ClosingServer(ending, closing_at)
+        async with serving(server) as pool:
+            if closing_at == 2:
+                await get(pool)
+            with pytest.raises(HttpError, match=transport.CUT_OFF):
+                await get(pool)
+        assert server.connections == 1
+        assert len(server.requests) == closing_at
+
+    run(scenario())
 
 
 @pytest.mark.parametrize("loop", LOOPS)

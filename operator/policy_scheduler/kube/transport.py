@@ -25,6 +25,10 @@ What client-go and Go's net/http do for the clusters they run in, this does too:
 - TCP keepalive on every connection (:data:`TCP_PROBES`): a connection whose server vanished
   without a word (a node lost, a NAT entry dropped) fails in about a minute, where the kernel's
   defaults take two hours; a watch, which sends nothing, learns it no later.
+- A server may close an idle connection just as a request is written to it (its idle timeout, a
+  restart). When nothing at all came back on a reused connection, an idempotent request is sent
+  once more on a new one, its ``before_send`` checked again; a POST or PATCH is not, as it may
+  have been carried out and its caller knows what an unknown outcome means.
 - Framing is read strictly (RFC 9112), since a misread length puts one answer's bytes into the
   next: a Content-Length must be digits, the same in every copy; Transfer-Encoding wins over it
   and such an answer's connection is not reused (it may be an attempt at smuggling), and chunked
@@ -54,6 +58,10 @@ HIGH_WATER = 1 << 20
 """Bytes received and not yet read at which a connection stops reading from its socket."""
 MAX_HEAD = 1 << 16
 """Bytes an answer's status line and headers may take."""
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "PUT", "DELETE"})
+"""The methods sent again when a reused connection turns out closed. Go's net/http resends only
+GET, HEAD and OPTIONS (and TRACE); PUT and DELETE are idempotent too, and the operator's (the
+Lease's renewal, a preemption victim's deletion) read a repeat's 409 or 404 as they must."""
 TCP_PROBES = (("TCP_KEEPIDLE", 30), ("TCP_KEEPINTVL", 10), ("TCP_KEEPCNT", 3))
 """TCP keepalive: the first probe after 30 s of silence, then one every 10 s, the connection
 dropped after 3 unanswered (the options the platform has)."""
@@ -82,6 +90,8 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.idle_since = 0.0
+        self.heard = False
+        """A byte has come since the last request was sent."""
         self._received = bytearray()
         self._waiter: asyncio.Future[None] | None = None
         self._ended = False
@@ -97,6 +107,7 @@ class _Connection(asyncio.Protocol):
                 sock.setsockopt(level, option, value)
 
     def data_received(self, data: bytes) -> None:
+        self.heard = True
         self._received += data
         if len(self._received) > HIGH_WATER and self.transport is not None:
             self._paused = True
@@ -125,6 +136,11 @@ class _Connection(asyncio.Protocol):
             and self.transport is not None
             and not self.transport.is_closing()
         )
+
+    def send(self, message: bytes) -> None:
+        assert self.transport is not None
+        self.heard = False
+        self.transport.write(message)
 
     def close(self) -> None:
         if self.transport is not None:
@@ -354,35 +370,51 @@ class Pool:
     ) -> AsyncIterator[Response]:
         """Send one request (``target``: the path and query) and give its answer, with its body
         still to read. ``before_send`` runs right before the bytes are written, on a connection
-        already open: if it raises, nothing is sent."""
+        already open, each time they are: if it raises, nothing is sent."""
         lines = [f"{method} {self._base}{target} HTTP/1.1", f"Host: {self._host_header}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         if body is not None:
             lines.append(f"Content-Length: {len(body)}")
         message = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
         async with self._slots:
-            connection = await self._connection()
+            connection, response = await self._exchange(method, message, before_send)
             reuse = False
             try:
-                if before_send is not None:
-                    try:
-                        before_send()
-                    except BaseException:
-                        reuse = True  # nothing was written on it
-                        raise
-                assert connection.transport is not None
-                connection.transport.write(message)
-                response = await _answer(connection, method)
-                if "warning" in response.headers:
-                    self._warn(response)
                 yield response
                 reuse = response.keeps_connection
             finally:
-                if reuse and connection.reusable and not self._closed:
-                    connection.idle_since = time.monotonic()
-                    self._idle.append(connection)
-                else:
-                    connection.close()
+                self._put_back(connection, reuse)
+
+    async def _exchange(
+        self, method: str, message: bytes, before_send: Callable[[], None] | None
+    ) -> tuple[_Connection, Response]:
+        """``message`` sent, and the head of its answer."""
+        fresh = False
+        while True:
+            connection, reused = await self._connection(fresh)
+            if before_send is not None:
+                try:
+                    before_send()
+                except BaseException:
+                    self._put_back(connection, True)  # nothing was written on it
+                    raise
+            connection.send(message)
+            try:
+                response = await _answer(connection, method)
+            except HttpError:
+                connection.close()
+                # Not a byte back on a connection that had been idle: the server closed it as
+                # the request went out, most likely without reading it.
+                if reused and not connection.heard and method in IDEMPOTENT:
+                    fresh = True
+                    continue
+                raise
+            except BaseException:
+                connection.close()
+                raise
+            if "warning" in response.headers:
+                self._warn(response)
+            return connection, response
 
     def _warn(self, response: Response) -> None:
         for value in response.header_values("warning"):
@@ -391,13 +423,14 @@ class Pool:
                     self._warned.add(text)
                     logger.warning("warning from %s: %s", self._host_header, text)
 
-    async def _connection(self) -> _Connection:
-        """The most recently used idle connection still open and fresh, else a new one."""
+    async def _connection(self, fresh: bool) -> tuple[_Connection, bool]:
+        """The most recently used idle connection still open and fresh (unless ``fresh``),
+        else a new one; and whether it was an idle one."""
         now = time.monotonic()
-        while self._idle:
+        while self._idle and not fresh:
             connection = self._idle.pop()
             if connection.reusable and now - connection.idle_since < KEEPALIVE:
-                return connection
+                return connection, True
             connection.close()
         _transport, connection = await asyncio.get_running_loop().create_connection(
             _Connection,
@@ -406,7 +439,14 @@ class Pool:
             ssl=self._ssl,
             server_hostname=self._host if self._ssl is not None else None,
         )
-        return connection
+        return connection, False
+
+    def _put_back(self, connection: _Connection, reuse: bool) -> None:
+        if reuse and connection.reusable and not self._closed:
+            connection.idle_since = time.monotonic()
+            self._idle.append(connection)
+        else:
+            connection.close()
 
     def close(self) -> None:
         """Close the idle connections now, and those in use once their answer is read."""
