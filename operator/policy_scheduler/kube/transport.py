@@ -22,6 +22,12 @@ server's own idle timeout can race a request sent on it.
 
 What client-go and Go's net/http do for the clusters they run in, this does too:
 
+- ``server_name`` (a kubeconfig's ``tls-server-name``) is the name sent as SNI and checked
+  against the certificate, for an API server reached by an address its certificate does not name.
+- ``ssl_context`` may be a function giving the current context (a client certificate that
+  rotates), asked before each request: when it gives a new one, the connections opened with the
+  old one are closed, idle ones at once and busy ones once their answer is read, so that the
+  server sees the new certificate, as client-go closes its connections when its own rotates.
 - TCP keepalive on every connection (:data:`TCP_PROBES`): a connection whose server vanished
   without a word (a node lost, a NAT entry dropped) fails in about a minute, where the kernel's
   defaults take two hours; a watch, which sends nothing, learns it no later.
@@ -90,6 +96,8 @@ class _Connection(asyncio.Protocol):
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.idle_since = 0.0
+        self.context: ssl.SSLContext | None = None
+        """The TLS context the connection was opened with."""
         self.heard = False
         """A byte has come since the last request was sent."""
         self._received = bytearray()
@@ -342,15 +350,34 @@ def _warning_texts(value: str) -> list[str]:
 
 
 class Pool:
-    """Keep-alive connections to one server, at most ``limit`` of them in use at once."""
+    """Keep-alive connections to one server, at most ``limit`` of them in use at once.
 
-    def __init__(self, server: str, ssl_context: ssl.SSLContext, limit: int) -> None:
+    ``ssl_context``: the TLS context for an ``https://`` server, or a function that gives the
+    current one (the same object until it changes), asked before each request. ``server_name``:
+    the name to send as SNI and to check the certificate against, instead of the URL's host."""
+
+    def __init__(
+        self,
+        server: str,
+        ssl_context: ssl.SSLContext | Callable[[], ssl.SSLContext],
+        limit: int,
+        *,
+        server_name: str | None = None,
+    ) -> None:
         parts = urlsplit(server)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"server {server!r}: not an http:// or https:// URL with a host")
         self._host = parts.hostname
         self._port = parts.port or (443 if parts.scheme == "https" else 80)
-        self._ssl = ssl_context if parts.scheme == "https" else None
+        self._ssl: ssl.SSLContext | None = None
+        self._current_ssl: Callable[[], ssl.SSLContext] | None = None
+        if parts.scheme == "https":
+            if isinstance(ssl_context, ssl.SSLContext):
+                self._ssl = ssl_context
+            else:
+                self._current_ssl = ssl_context
+                self._ssl = ssl_context()
+        self._server_hostname = server_name or self._host
         self._host_header = parts.netloc.rpartition("@")[2]
         self._base = parts.path.rstrip("/")
         self._slots = asyncio.Semaphore(limit)
@@ -426,23 +453,36 @@ class Pool:
     async def _connection(self, fresh: bool) -> tuple[_Connection, bool]:
         """The most recently used idle connection still open and fresh (unless ``fresh``),
         else a new one; and whether it was an idle one."""
+        if self._current_ssl is not None:
+            context = self._current_ssl()
+            if context is not self._ssl:
+                self._ssl = context
+                for connection in self._idle:
+                    connection.close()
+                self._idle.clear()
         now = time.monotonic()
         while self._idle and not fresh:
             connection = self._idle.pop()
             if connection.reusable and now - connection.idle_since < KEEPALIVE:
                 return connection, True
             connection.close()
-        _transport, connection = await asyncio.get_running_loop().create_connection(
+        return await self._open(), False
+
+    async def _open(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        context = self._ssl
+        _transport, connection = await loop.create_connection(
             _Connection,
             self._host,
             self._port,
-            ssl=self._ssl,
-            server_hostname=self._host if self._ssl is not None else None,
+            ssl=context,
+            server_hostname=self._server_hostname if context is not None else None,
         )
-        return connection, False
+        connection.context = context
+        return connection
 
     def _put_back(self, connection: _Connection, reuse: bool) -> None:
-        if reuse and connection.reusable and not self._closed:
+        if reuse and connection.reusable and connection.context is self._ssl and not self._closed:
             connection.idle_since = time.monotonic()
             self._idle.append(connection)
         else:
