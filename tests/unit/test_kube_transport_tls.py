@@ -1,14 +1,17 @@
-"""The HTTP/1.1 transport over TLS: the name it checks, rotating client certificates.
+"""The HTTP/1.1 transport over TLS: the name it checks, proxies' tunnels, rotating certificates.
 
 Real TLS servers on 127.0.0.1, with a throwaway CA and certificates made by the ``openssl`` CLI:
 the server's certificate names ``kubernetes.internal`` only, so a connection to 127.0.0.1 gets
 through only with that name as the pool's ``server_name``. The servers record the name each
-client sent (SNI) and the certificate it presented. Each test runs on asyncio's event loop and on
-uvloop, the operator's."""
+client sent (SNI) and the certificate it presented; the proxy is a small CONNECT proxy that
+records what it was asked and tunnels to 127.0.0.1 alone. Each test runs on asyncio's event loop
+and on uvloop, the operator's."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import re
 import ssl
 import subprocess
 from collections.abc import AsyncIterator, Callable
@@ -19,7 +22,7 @@ from pathlib import Path
 import pytest
 from test_kube_transport import LOOPS, CannedServer, get, keepalive, run
 
-from policy_scheduler.kube.transport import Pool
+from policy_scheduler.kube.transport import HttpError, Pool
 
 SERVER_NAME = "kubernetes.internal"
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
@@ -121,6 +124,54 @@ async def tls_listening(server: TlsServer) -> AsyncIterator[str]:
         await until(lambda: len(server.ended) == len(server.clients))
 
 
+class ConnectProxy:
+    """An HTTP proxy that tunnels (CONNECT) to 127.0.0.1, and nowhere else; with a ``refusal``
+    (a status and reason), it refuses every tunnel so. It records the head of each request."""
+
+    def __init__(self, refusal: str | None = None) -> None:
+        self.refusal = refusal
+        self.requests: list[bytes] = []
+        self.tunnels = 0
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.tunnels += 1
+        try:
+            await self._serve(reader, writer)
+        finally:
+            self.tunnels -= 1
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        self.requests.append(head)
+        target = re.fullmatch(rb"CONNECT 127\.0\.0\.1:(\d+) HTTP/1\.1", head.split(b"\r\n")[0])
+        if self.refusal is not None or target is None:
+            writer.write(f"HTTP/1.1 {self.refusal}\r\nContent-Length: 0\r\n\r\n".encode())
+            writer.close()
+            return
+        upstream_reader, upstream_writer = await asyncio.open_connection(
+            "127.0.0.1", int(target[1])
+        )
+        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+
+    @asynccontextmanager
+    async def listening(self) -> AsyncIterator[int]:
+        """The proxy's port, while it listens; then until every tunnel is closed."""
+        listener = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        try:
+            yield listener.sockets[0].getsockname()[1]
+        finally:
+            listener.close()
+            await until(lambda: not self.tunnels)
+
+
+async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while data := await reader.read(1 << 16):
+        writer.write(data)
+        await writer.drain()
+    writer.close()
+
+
 def client_context(pki: Pki, client: str | None = None) -> ssl.SSLContext:
     context = ssl.create_default_context(cafile=pki.ca)
     if client is not None:
@@ -155,6 +206,93 @@ def test_the_server_name_is_sent_and_checked_instead_of_the_urls_host(pki: Pki, 
             assert server.names == [SERVER_NAME, None]  # no SNI for an IP address
 
     run(scenario(), loop)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_tls_through_a_proxy_is_checked_as_without_it(pki: Pki, loop: Loop) -> None:
+    """One tunnel, kept for the next request; the credentials of the proxy's URL, decoded."""
+
+    async def scenario() -> None:
+        server, proxy = TlsServer(pki), ConnectProxy()
+        async with tls_listening(server) as url, proxy.listening() as port:
+            proxy_url = f"http://bench%20user:p%40ss@127.0.0.1:{port}"
+            async with pool_for(
+                url, client_context(pki), server_name=SERVER_NAME, proxy=proxy_url
+            ) as pool:
+                assert await get(pool) == (200, b"ok")
+                assert await get(pool) == (200, b"ok")
+                assert keepalive(pool) == (1, 30, 10, 3)
+            authority = url.removeprefix("https://")
+            credentials = base64.b64encode(b"bench user:p@ss").decode()
+            assert proxy.requests == [
+                f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"
+                f"Proxy-Authorization: Basic {credentials}\r\n\r\n".encode()
+            ]
+            assert server.names == [SERVER_NAME]
+            assert server.requests[0].startswith(f"GET /x HTTP/1.1\r\nHost: {authority}".encode())
+            async with pool_for(url, client_context(pki), proxy=proxy_url) as pool:
+                with pytest.raises(ssl.SSLCertVerificationError, match="IP address mismatch"):
+                    await get(pool)
+
+    run(scenario(), loop)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_plain_http_server_through_a_proxy(loop: Loop) -> None:
+    """A tunnel too, with no credentials to send."""
+
+    async def scenario() -> None:
+        server, proxy = CannedServer(OK), ConnectProxy()
+        listener = await asyncio.start_server(server.serve, "127.0.0.1", 0)
+        authority = f"127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+        async with proxy.listening() as port:
+            proxy_url = f"http://127.0.0.1:{port}"
+            async with pool_for(
+                f"http://{authority}", ssl.create_default_context(), proxy=proxy_url
+            ) as pool:
+                assert await get(pool) == (200, b"ok")
+        listener.close()
+        assert proxy.requests == [
+            f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n".encode()
+        ]
+
+    run(scenario(), loop)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_proxy_that_refuses_the_tunnel_is_an_http_error(pki: Pki, loop: Loop) -> None:
+    async def scenario() -> None:
+        proxy = ConnectProxy("407 Proxy Authentication Required")
+        async with proxy.listening() as port:
+            proxy_url = f"http://user:secret@127.0.0.1:{port}"
+            async with pool_for(
+                "https://127.0.0.1:6443", client_context(pki), proxy=proxy_url
+            ) as pool:
+                with pytest.raises(HttpError) as refused:
+                    await get(pool)
+        assert str(refused.value) == (
+            f"proxy http://user:xxxxx@127.0.0.1:{port} answered CONNECT 127.0.0.1:6443 with "
+            "'HTTP/1.1 407 Proxy Authentication Required'"
+        )
+
+    run(scenario(), loop)
+
+
+@pytest.mark.parametrize(
+    ("proxy", "shown"),
+    [
+        pytest.param("https://proxy:3128", "https://proxy:3128", id="https"),
+        pytest.param(
+            "socks5://user:secret@proxy:1080", "socks5://user:xxxxx@proxy:1080", id="socks5"
+        ),
+        pytest.param("proxy:3128", "proxy:3128", id="no scheme"),
+        pytest.param("http://:3128", "http://:3128", id="no host"),
+    ],
+)
+def test_only_an_http_proxy_is_accepted(pki: Pki, proxy: str, shown: str) -> None:
+    message = f"proxy {shown!r}: only http:// proxies are supported"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Pool("https://127.0.0.1:6443", client_context(pki), 1, proxy=proxy)
 
 
 class Rotating:
