@@ -3,7 +3,8 @@
 The server is a plain TCP one, so each case says exactly what comes back on the wire: the
 answer's framing (length, chunks, until close), what breaks it off, and whether the server keeps
 the connection for the next request; and what the pool does when the server closes a connection
-it had kept."""
+it had kept. Where the proxy is taken from in the environment is here too; TLS, proxies' tunnels
+and rotating certificates are in test_kube_transport_tls.py."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import pytest
 import uvloop
 
 from policy_scheduler.kube import transport
-from policy_scheduler.kube.transport import HttpError, Pool
+from policy_scheduler.kube.transport import HttpError, Pool, proxy_for
 
 LOOPS = [
     pytest.param(asyncio.new_event_loop, id="asyncio"),
@@ -520,3 +521,154 @@ def keepalive(pool: Pool) -> tuple[int, ...]:
         sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL),
         sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT),
     )
+
+
+HTTPS = "https://api.example.com:6443"
+PROXY = "http://proxy:3128"
+
+
+@pytest.mark.parametrize(
+    ("server", "environ", "proxy"),
+    [
+        pytest.param(HTTPS, {}, None, id="nothing in the environment"),
+        pytest.param(HTTPS, {"HTTPS_PROXY": PROXY}, PROXY, id="HTTPS_PROXY for an https server"),
+        pytest.param(HTTPS, {"https_proxy": PROXY}, PROXY, id="https_proxy in lower case"),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "https_proxy": "http://other:1"}, PROXY,
+            id="the upper-case name first",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": "", "https_proxy": PROXY}, PROXY,
+            id="an empty HTTPS_PROXY is not set",
+        ),
+        pytest.param(HTTPS, {"HTTP_PROXY": PROXY}, None, id="HTTP_PROXY is not for https"),
+        pytest.param(
+            "http://api.example.com", {"HTTP_PROXY": PROXY, "HTTPS_PROXY": "http://other:1"},
+            PROXY, id="HTTP_PROXY for an http server",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": "proxy:3128"}, PROXY, id="a proxy without a scheme is http",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": "http://u:p@proxy:3128"}, "http://u:p@proxy:3128",
+            id="the proxy's credentials are kept",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": "socks5://proxy:1080"}, "socks5://proxy:1080",
+            id="another scheme is given as it is (the pool refuses it)",
+        ),
+        pytest.param(
+            "https://localhost:6443", {"HTTPS_PROXY": PROXY}, None, id="localhost never",
+        ),
+        pytest.param(
+            "https://127.0.0.1:6443", {"HTTPS_PROXY": PROXY}, None, id="127.0.0.1 never",
+        ),
+        pytest.param(
+            "https://127.8.9.10", {"HTTPS_PROXY": PROXY}, None, id="nothing in 127/8",
+        ),
+        pytest.param("https://[::1]:6443", {"HTTPS_PROXY": PROXY}, None, id="::1 never"),
+        pytest.param(
+            "https://[::ffff:127.0.0.1]", {"HTTPS_PROXY": PROXY}, None,
+            id="loopback mapped into IPv6 never",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "*"}, None, id="NO_PROXY *",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.example.com"}, None,
+            id="NO_PROXY the host",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "example.com"}, None,
+            id="NO_PROXY a domain: its subdomains",
+        ),
+        pytest.param(
+            "https://example.com", {"HTTPS_PROXY": PROXY, "NO_PROXY": "example.com"}, None,
+            id="NO_PROXY a domain: itself",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": ".example.com"}, None,
+            id="NO_PROXY .domain: its subdomains",
+        ),
+        pytest.param(
+            "https://example.com", {"HTTPS_PROXY": PROXY, "NO_PROXY": ".example.com"}, PROXY,
+            id="NO_PROXY .domain: not itself",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "*.example.com"}, None,
+            id="NO_PROXY *.domain: its subdomains",
+        ),
+        pytest.param(
+            "https://example.com", {"HTTPS_PROXY": PROXY, "NO_PROXY": "*.example.com"}, PROXY,
+            id="NO_PROXY *.domain: not itself",
+        ),
+        pytest.param(
+            "https://notexample.com", {"HTTPS_PROXY": PROXY, "NO_PROXY": "example.com"}, PROXY,
+            id="NO_PROXY a domain: not a name that merely ends like it",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": " other.org , API.Example.COM "}, None,
+            id="NO_PROXY a list, with spaces and upper case",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "example.com:6443"}, None,
+            id="NO_PROXY a domain with the server's port",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "example.com:443"}, PROXY,
+            id="NO_PROXY a domain with another port",
+        ),
+        pytest.param(
+            "https://api.example.com", {"HTTPS_PROXY": PROXY, "NO_PROXY": "example.com:443"},
+            None, id="NO_PROXY a port: https's own when the URL has none",
+        ),
+        pytest.param(
+            "https://10.0.0.1", {"HTTPS_PROXY": PROXY, "NO_PROXY": "10.0.0.1"}, None,
+            id="NO_PROXY an IP address",
+        ),
+        pytest.param(
+            "https://10.0.0.2", {"HTTPS_PROXY": PROXY, "NO_PROXY": "10.0.0.1"}, PROXY,
+            id="NO_PROXY another IP address",
+        ),
+        pytest.param(
+            "https://10.0.0.1:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "10.0.0.1:6443"}, None,
+            id="NO_PROXY an IP address with the server's port",
+        ),
+        pytest.param(
+            "https://10.0.0.1:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "10.0.0.1:443"}, PROXY,
+            id="NO_PROXY an IP address with another port",
+        ),
+        pytest.param(
+            "https://10.96.0.1", {"HTTPS_PROXY": PROXY, "NO_PROXY": "10.96.0.0/12"}, None,
+            id="NO_PROXY a CIDR block",
+        ),
+        pytest.param(
+            "https://10.112.0.1", {"HTTPS_PROXY": PROXY, "NO_PROXY": "10.96.0.0/12"}, PROXY,
+            id="NO_PROXY a CIDR block: not outside it",
+        ),
+        pytest.param(
+            "https://[fd00::1]:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "fd00::/8"}, None,
+            id="NO_PROXY an IPv6 CIDR block",
+        ),
+        pytest.param(
+            "https://[fd00::1]:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "[fd00::1]:6443"},
+            None, id="NO_PROXY an IPv6 address with a port",
+        ),
+        pytest.param(
+            "https://10.0.0.1", {"HTTPS_PROXY": PROXY, "NO_PROXY": "0.1"}, PROXY,
+            id="NO_PROXY a domain never names an IP address",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "no_proxy": "example.com"}, None,
+            id="no_proxy in lower case",
+        ),
+        pytest.param(
+            HTTPS, {"HTTPS_PROXY": PROXY, "NO_PROXY": "other.org", "no_proxy": "example.com"},
+            PROXY, id="NO_PROXY first",
+        ),
+    ],
+)  # fmt: skip
+def test_the_proxy_is_taken_from_the_environment_as_go_takes_it(
+    server: str, environ: dict[str, str], proxy: str | None
+) -> None:
+    assert proxy_for(server, environ) == proxy

@@ -25,7 +25,8 @@ What client-go and Go's net/http do for the clusters they run in, this does too:
 - ``server_name`` (a kubeconfig's ``tls-server-name``) is the name sent as SNI and checked
   against the certificate, for an API server reached by an address its certificate does not name.
 - An ``http://`` proxy is asked for a tunnel (``CONNECT``) and TLS runs through it as it would
-  without. Only ``http://`` proxies: a TLS or SOCKS proxy is refused when the pool is made rather
+  without; :func:`proxy_for` finds the proxy in the environment as Go's ``ProxyFromEnvironment``
+  does. Only ``http://`` proxies: a TLS or SOCKS proxy is refused when the pool is made rather
   than bypassed.
 - ``ssl_context`` may be a function giving the current context (a client certificate that
   rotates), asked before each request: when it gives a new one, the connections opened with the
@@ -51,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import ipaddress
 import logging
 import re
 import socket
@@ -567,3 +569,88 @@ class _Proxy:
             raise HttpError(
                 f"proxy {self.label}: the tunnel to {self.target} is closed or not clean"
             )
+
+
+def proxy_for(server: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy for ``server`` by ``environ``, as Go's ``net/http.ProxyFromEnvironment`` (which
+    client-go uses) reads it: ``HTTPS_PROXY`` or ``https_proxy`` for an ``https://`` server,
+    ``HTTP_PROXY`` or ``http_proxy`` for an ``http://`` one; none for localhost, a loopback
+    address or a host ``NO_PROXY`` (or ``no_proxy``) names. A proxy given as ``host[:port]`` is
+    ``http://host[:port]``."""
+    parts = urlsplit(server)
+    if parts.scheme not in ("http", "https") or parts.hostname is None:
+        return None
+    # The upper-case name first, as in Go's standard library (the copy of golang.org/x/net it
+    # vendors); x/net's own recent releases read the lower-case one first.
+    name = f"{parts.scheme}_proxy"
+    proxy = environ.get(name.upper()) or environ.get(name)
+    if not proxy:
+        return None
+    no_proxy = environ.get("NO_PROXY") or environ.get("no_proxy") or ""
+    port = str(parts.port or (443 if parts.scheme == "https" else 80))
+    if _bypassed(parts.hostname, port, no_proxy):
+        return None
+    given = urlsplit(proxy)
+    return proxy if given.scheme and given.netloc else f"http://{proxy}"
+
+
+def _bypassed(host: str, port: str, no_proxy: str) -> bool:
+    """Whether requests to ``host:port`` go straight to it: Go's httpproxy ``useProxy``, negated.
+    ``no_proxy`` is a comma-separated list of ``*`` (every host), IP addresses and CIDR blocks,
+    and domains (a domain matches itself and its subdomains, ``.domain`` and ``*.domain`` its
+    subdomains alone), each but ``*`` with an optional ``:port``."""
+    host = host.lower()
+    address = _ip(host)
+    if host == "localhost" or (address is not None and address.is_loopback):
+        return True
+    for element in no_proxy.split(","):
+        entry = element.strip().lower()
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        if "/" in entry:
+            with contextlib.suppress(ValueError):
+                if address is not None and address in ipaddress.ip_network(entry, strict=False):
+                    return True
+            continue
+        entry_host, entry_port = _host_and_port(entry)
+        if entry_port not in ("", port) or not entry_host:
+            continue
+        entry_address = _ip(entry_host)
+        if entry_address is not None:
+            if entry_address == address:
+                return True
+            continue
+        if address is not None:
+            continue  # a domain never names an IP address
+        if entry_host.startswith("*."):
+            entry_host = entry_host[1:]
+        suffix = entry_host if entry_host.startswith(".") else f".{entry_host}"
+        if host == entry_host or host.endswith(suffix):
+            return True
+    return False
+
+
+def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """``host`` as an IP address (an IPv4-mapped IPv6 one as IPv4, as Go compares them), or None
+    for a name."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _host_and_port(entry: str) -> tuple[str, str]:
+    """A ``NO_PROXY`` entry's host and port (``""`` if it has none), as Go's SplitHostPort cuts
+    them: an IPv6 address has its port only in brackets."""
+    if entry.startswith("["):
+        host, _, rest = entry[1:].partition("]")
+        return host, rest.removeprefix(":")
+    if entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+        return host, port
+    return entry, ""
