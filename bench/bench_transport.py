@@ -1,0 +1,215 @@
+"""The CPU one API request costs the operator: its client (``Kube`` over kube/transport.py)
+beside aiohttp's client, against a real kube-apiserver.
+
+Starts a control plane (``hack/controlplane/up`` into a temporary directory, torn down at the
+end), creates a namespace and a ConfigMap in it, then, on uvloop as the operator runs, for each
+client: a warm-up, ``--requests`` event POSTs (shaped as the operator's ``Scheduled`` events),
+``--concurrency`` at once, then as many GETs of the ConfigMap. Each phase is timed by
+``time.process_time()``, this process's CPU (the control plane runs in its own processes), JSON
+encoding and decoding included, and by the wall clock.
+
+``Kube`` is constructed as the operator constructs it (``Kube(kubeconfig, concurrency=N)``).
+The aiohttp client does what ``Kube.request`` does (headers, orjson, the status check, the
+timeout) over one ``ClientSession`` with as many connections, as the operator's client did
+before kube/transport.py replaced it.
+
+    python bench/bench_transport.py [--requests N] [--concurrency C]
+
+The machine's other load moves the wall time; the CPU per request much less, which makes it the
+figure to compare between runs and commits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import uvloop
+import yaml
+
+from policy_scheduler.kube.client import Kube, path
+
+REPO = Path(__file__).resolve().parents[1]
+CONTROLPLANE = REPO / "hack" / "controlplane"
+NAMESPACE = "bench-transport"
+CONFIGMAP = "one"
+WARM_UP = 300
+
+Send = Callable[[str, str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Phase:
+    requests: int
+    cpu: float
+    wall: float
+
+    @property
+    def ms_per_request(self) -> float:
+        return 1000 * self.cpu / self.requests
+
+
+def event(i: int) -> dict[str, Any]:
+    """A core/v1 Event as the operator's Recorder posts one for a pod it bound."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"web-{i}.{time.time_ns():x}", "namespace": NAMESPACE},
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": NAMESPACE,
+            "name": f"web-{i}",
+            "uid": f"00000000-0000-0000-0000-{i:012d}",
+        },
+        "type": "Normal",
+        "reason": "Scheduled",
+        "message": f"Successfully assigned {NAMESPACE}/web-{i} to node-{i % 100}",
+        "action": "Binding",
+        "source": {"component": "policy-scheduler"},
+        "reportingComponent": "policy-scheduler",
+        "reportingInstance": "bench",
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "eventTime": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()),
+        "count": 1,
+    }
+
+
+async def measure(send: Send, method: str, count: int, concurrency: int) -> Phase:
+    """``count`` requests, ``concurrency`` at once, each from its own worker's loop."""
+    events_path = path("api", "v1", "namespaces", NAMESPACE, "events")
+    get_path = path("api", "v1", "namespaces", NAMESPACE, "configmaps", CONFIGMAP)
+    numbers = iter(range(count))
+
+    async def worker() -> None:
+        for i in numbers:
+            if method == "POST":
+                await send("POST", events_path, event(i))
+            else:
+                await send("GET", get_path, None)
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return Phase(count, time.process_time() - cpu, time.perf_counter() - wall)
+
+
+class AiohttpClient:
+    """``Kube.request``'s work over aiohttp's client."""
+
+    def __init__(self, kubeconfig: Path, concurrency: int) -> None:
+        config = yaml.safe_load(kubeconfig.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        self._server = cluster["server"]
+        self._token = f"Bearer {config['users'][0]['user']['token']}"
+        self._ssl = ssl.create_default_context(cafile=cluster["certificate-authority"])
+        self._concurrency = concurrency
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> AiohttpClient:
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self._concurrency, ssl=self._ssl),
+            trust_env=False,
+        )
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def request(
+        self, method: str, url_path: str, body: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        assert self._session is not None
+        headers = {
+            "Accept": "application/json",
+            "Content-Type": "application/json",
+            "Authorization": self._token,
+        }
+        data = None if body is None else orjson.dumps(body)
+        async with (
+            asyncio.timeout(30.0),
+            self._session.request(
+                method, self._server + url_path, data=data, headers=headers
+            ) as response,
+        ):
+            payload = await response.read()
+            if response.status >= 300:
+                raise RuntimeError(f"{method} {url_path}: {response.status} {payload[:200]!r}")
+        decoded: dict[str, Any] = orjson.loads(payload) if payload else {}
+        return decoded
+
+
+async def run_client(send: Send, requests: int, concurrency: int) -> tuple[Phase, Phase]:
+    await measure(send, "POST", WARM_UP, concurrency)
+    await measure(send, "GET", WARM_UP, concurrency)
+    return (
+        await measure(send, "POST", requests, concurrency),
+        await measure(send, "GET", requests, concurrency),
+    )
+
+
+async def bench(kubeconfig: Path, requests: int, concurrency: int) -> dict[str, tuple[Phase, ...]]:
+    results: dict[str, tuple[Phase, ...]] = {}
+    kube = Kube(str(kubeconfig), concurrency=concurrency)
+    try:
+        await kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+        await kube.request(
+            "POST",
+            path("api", "v1", "namespaces", NAMESPACE, "configmaps"),
+            {"metadata": {"name": CONFIGMAP}, "data": {"key": "value"}},
+        )
+        results["Kube (kube/transport.py)"] = await run_client(kube.request, requests, concurrency)
+    finally:
+        await kube.close()
+    async with AiohttpClient(kubeconfig, concurrency) as client:
+        results["aiohttp's client"] = await run_client(client.request, requests, concurrency)
+    return results
+
+
+def table(results: dict[str, tuple[Phase, ...]]) -> str:
+    lines = [
+        "| client | requests | POST ms CPU/request | GET ms CPU/request | POST wall s "
+        "| GET wall s |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, (post, get) in results.items():
+        lines.append(
+            f"| {name} | {post.requests} | {post.ms_per_request:.3f} | {get.ms_per_request:.3f} "
+            f"| {post.wall:.2f} | {get.wall:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--requests", type=int, default=3000, help="POSTs, then GETs (3000)")
+    parser.add_argument("--concurrency", type=int, default=16, help="requests at once (16)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-transport-") as state:
+        state_dir = Path(state) / "cluster"
+        up = [str(CONTROLPLANE / "up"), "--dir", str(state_dir)]
+        try:
+            subprocess.run(up, check=True, stdout=subprocess.DEVNULL)
+            results = uvloop.run(bench(state_dir / "kubeconfig", args.requests, args.concurrency))
+        finally:
+            down = [str(CONTROLPLANE / "down"), "--dir", str(state_dir)]
+            subprocess.run(down, check=True, stdout=subprocess.DEVNULL)
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
