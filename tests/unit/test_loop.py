@@ -976,3 +976,15 @@ def test_a_status_write_to_a_vanished_policy_breaks_nothing_else() -> None:
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+
+
+def test_the_overcommit_condition_comes_and_goes_with_node_resources_fit() -> None:
+    run = Run()
+    loose = policy()
+    loose["spec"]["predicates"] = [{"name": "NodePorts"}]
+    run.scheduler.policy_changed(loose)
+    status = run.scheduler.status.body("test", 0)["status"]
+    assert [c["type"] for c in status["conditions"]] == ["Ready", "Valid", "Conflict", "Overcommit"]
+    run.scheduler.policy_changed(policy(generation=2))
+    status = run.scheduler.status.body("test", 0)["status"]
+    assert [c["type"] for c in status["conditions"]] == ["Ready", "Valid", "Conflict"]

@@ -25,6 +25,7 @@ from policy_scheduler.plugins.base import (
     PostFilter,
     Scorer,
 )
+from policy_scheduler.plugins.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from policy_scheduler.plugins.registry import (
     FILTER_ALIASES,
     FILTERS,
@@ -71,6 +72,40 @@ class CompiledPolicy:
     ``spec.postFilters`` among them (in their order)."""
     aliases: tuple[tuple[str, str], ...]
     """(legacy name, current name) of each legacy plugin name the policy uses, in order of use."""
+    warnings: tuple[FieldError, ...] = ()
+    """What is valid but likely not meant (:data:`OVERCOMMITS`): said at ``kubectl apply``, by
+    ``validate`` and in the policy's ``Overcommit`` condition."""
+
+
+OVERCOMMITS = (
+    "no NodeResourcesFit predicate: pods are placed without counting their requests against the "
+    "nodes' allocatable cpu, memory and pod count, so nodes may be overcommitted"
+)
+"""The warning for a policy without NodeResourcesFit (kube-scheduler's profiles always have it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What ``validate`` and the admission webhook say of one policy, in the same words: each
+    error as ``NAME: FIELD: message``, each warning as ``NAME: warning: FIELD: message``."""
+
+    name: str
+    compiled: CompiledPolicy | None
+    errors: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def check(obj: Mapping[str, Any], number: int = 1) -> Verdict:
+    """Compile ``obj`` and say what is wrong with it; a policy without a name is called the
+    ``number``-th unnamed one."""
+    metadata = obj.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    name = name if isinstance(name, str) and name else f"(unnamed policy {number})"
+    try:
+        compiled = compile_policy(obj)
+    except PolicyError as error:
+        return Verdict(name, None, tuple(f"{name}: {e}" for e in error.errors), ())
+    return Verdict(name, compiled, (), tuple(f"{name}: warning: {w}" for w in compiled.warnings))
 
 
 Plugin = TypeVar("Plugin", Filter[Any], Scorer[Any], PostFilter[Any])
@@ -118,6 +153,9 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
         ),
         extensions=ExtensionPoints.of([*filters, *scorers, *(p for _, p in post_filters)]),
         aliases=tuple(dict.fromkeys(aliases)),
+        warnings=()
+        if any(f.name == NODE_RESOURCES_FIT for f in filters)
+        else (FieldError("spec.predicates", OVERCOMMITS),),
     )
 
 

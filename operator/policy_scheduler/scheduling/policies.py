@@ -7,7 +7,8 @@ still holds its name: its pods wait, told why, rather than being scheduled by a 
 meant for them. Names whose policies were deleted are remembered, so their pods are told that
 nobody serves them any more, while pods of other schedulers are left alone.
 
-The table also says what each policy's conditions are (``Ready``, ``Valid``, ``Conflict``).
+The table also says what each policy's conditions are (``Ready``, ``Valid``, ``Conflict``, and
+``Overcommit`` for a policy that places pods without counting their requests).
 """
 
 from __future__ import annotations
@@ -139,7 +140,8 @@ class PolicyTable:
         return Route(policy=owner.compiled)
 
     def conditions(self, entry: PolicyEntry) -> list[Condition]:
-        """``Ready``, ``Valid`` and ``Conflict`` for one of the table's policies."""
+        """``Ready``, ``Valid`` and ``Conflict`` for one of the table's policies; ``Overcommit``
+        too when its compiler warns that it may overcommit nodes."""
         owner = self.owner(entry.scheduler_name)
         valid = Condition("Valid", True, "Compiled")
         if entry.compiled is None:
@@ -164,4 +166,14 @@ class PolicyTable:
                 "Serving",
                 f"scheduling pods with schedulerName {entry.scheduler_name}",
             )
-        return [ready, valid, conflict]
+        conditions = [ready, valid, conflict]
+        if entry.compiled is not None and entry.compiled.warnings:
+            conditions.append(
+                Condition(
+                    "Overcommit",
+                    True,
+                    "NoNodeResourcesFit",
+                    "; ".join(str(w) for w in entry.compiled.warnings),
+                )
+            )
+        return conditions

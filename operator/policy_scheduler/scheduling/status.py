@@ -191,8 +191,13 @@ class StatusWriter:
     def set_conditions(
         self, name: str, generation: int, scheduler_name: str, conditions: Iterable[Condition]
     ) -> None:
-        """Conditions as of ``generation``; a transition time changes only with the status."""
+        """Conditions as of ``generation``, and no others (a condition that no longer applies is
+        removed); a transition time changes only with the status."""
         entry = self._policies[name]
+        conditions = list(conditions)
+        for gone in entry.conditions.keys() - {c.type for c in conditions}:
+            del entry.conditions[gone]
+            entry.dirty = True
         if (entry.generation, entry.scheduler_name) != (generation, scheduler_name):
             entry.generation = generation
             entry.scheduler_name = scheduler_name
