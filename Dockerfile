@@ -40,9 +40,11 @@ ENV PATH=/opt/venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 USER 65532:65532
-# Kopf's liveness probe (--liveness), and Prometheus metrics (--metrics) on a port of their own.
-EXPOSE 8080 8081
+# Kopf's liveness probe (--liveness); Prometheus metrics (--metrics) and readiness (--readiness)
+# on a port of their own; the validating admission webhook (--admission).
+EXPOSE 8080 8081 9443
 ENTRYPOINT ["policy-scheduler", "run"]
 # Without a kubeconfig it uses the pod's service account; arguments given to the container
 # (deploy/deployment.yaml's args) replace these.
-CMD ["--liveness=http://0.0.0.0:8080/healthz", "--metrics=http://0.0.0.0:8081/metrics"]
+CMD ["--liveness=http://0.0.0.0:8080/healthz", "--readiness=http://0.0.0.0:8081/readyz", \
+     "--metrics=http://0.0.0.0:8081/metrics"]

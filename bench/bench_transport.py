@@ -39,6 +39,7 @@ import uvloop
 import yaml
 
 from policy_scheduler.kube.client import Kube, path
+from policy_scheduler.kube.credentials import load
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROLPLANE = REPO / "hack" / "controlplane"
@@ -163,7 +164,7 @@ async def run_client(send: Send, requests: int, concurrency: int) -> tuple[Phase
 
 async def bench(kubeconfig: Path, requests: int, concurrency: int) -> dict[str, tuple[Phase, ...]]:
     results: dict[str, tuple[Phase, ...]] = {}
-    kube = Kube(str(kubeconfig), concurrency=concurrency)
+    kube = Kube(load(str(kubeconfig)), concurrency=concurrency)
     try:
         await kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
         await kube.request(

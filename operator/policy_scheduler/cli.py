@@ -2,14 +2,24 @@
 ``simulate`` a policy on a cluster dump, ``explain`` a pod's placement on a live cluster,
 ``convert`` a legacy kube-scheduler Policy file.
 
-``validate`` and ``simulate`` need no cluster. Their exit codes: 0 all is well, 1 a policy is
-invalid (every error is printed, kubectl-style: ``FILE: POLICY: FIELD: message``), 2 a file cannot
-be used (unreadable, not YAML, the wrong kinds, a broken quantity): one line per problem, naming the
-file and the object, never a traceback. ``convert`` exits as they do (1: the converted policy does
-not compile). ``explain`` exits 0 when it explained the pod, 1 when no valid SchedulingPolicy
-serves the pod, 2 when the cluster cannot be read (no such pod, no access, a bad kubeconfig).
-``run`` exits 0 when it is stopped, 1 at once when it has lost its Lease. A command whose reader
-has gone (``| head``) stops quietly with 141, the status a shell gives kubectl killed by SIGPIPE.
+``validate`` and ``simulate`` need no cluster. Problems are said in one line each, naming the
+file and the object (kubectl-style for policies: ``FILE: POLICY: FIELD: message``), never a
+traceback. Every command exits with one code per kind of outcome, so that a script can tell them
+apart:
+
+====  =========================================================================================
+0     done (``run``: stopped)
+1     a policy is invalid (``validate``, ``simulate``, ``convert``: the converted policy does not
+      compile)
+2     the command line is wrong (an unknown flag, a bad value: argparse's usage error)
+3     an input cannot be used: a file (unreadable, not YAML, the wrong kinds, a broken
+      quantity), the kubeconfig or its credentials, or the cluster (no such pod, no access)
+4     ``explain``: no valid SchedulingPolicy serves the pod
+5     ``run``: this replica lost its Lease (exits at once, as kube-scheduler does)
+6     ``run``: its scheduling loop or its watches died (exits for its supervisor to restart it)
+141   the reader of the output has gone (``| head``): the status a shell gives kubectl killed
+      by SIGPIPE
+====  =========================================================================================
 """
 
 # Kopf, aiohttp, pykube, the kubernetes client and prometheus_client take a second to import, which
@@ -21,10 +31,13 @@ has gone (``| head``) stops quietly with 141, the status a shell gives kubectl k
 from __future__ import annotations
 
 import argparse
+import functools
+import ipaddress
 import json
 import logging
 import os
 import sys
+import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
@@ -35,16 +48,25 @@ from policy_scheduler.kube.timings import LeaseTimings
 from policy_scheduler.manifests import ManifestError, read_objects
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.plugins.base import reason_counts
-from policy_scheduler.policy.compiler import CompiledPolicy, PolicyError, compile_policy
+from policy_scheduler.policy.compiler import CompiledPolicy, check
 from policy_scheduler.policy.convert import LegacyPolicyError, convert, default_name, parse_legacy
 from policy_scheduler.policy.load import read_policy_file
 
 if TYPE_CHECKING:
+    from policy_scheduler.handlers import Admission
     from policy_scheduler.kube.client import Kube
     from policy_scheduler.kube.leader import LeaderElection
-    from policy_scheduler.metrics import Endpoint
+    from policy_scheduler.serving import Endpoint
 
 LOG_FORMATS = ("plain", "full", "json")
+LIVENESS_PORT = 8080
+SERVING_PORT = 8081
+ADMISSION_PORT = 9443
+WEBHOOK_SERVICE = "policy-scheduler-webhook"
+WEBHOOK_CONFIGURATION = "policy-scheduler"
+WEBHOOK_SECRET = "policy-scheduler-webhook-tls"
+"""The default ports of Kopf's liveness server and of the operator's own (metrics, readiness):
+ports a non-root process may bind, as deploy/ uses them."""
 LEASE_NAMESPACE = "policy-scheduler"
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 OUTPUT_FORMATS = ("table", "json")
@@ -52,9 +74,12 @@ DEFAULT_CANDIDATES = 3
 
 EXIT_OK = 0
 EXIT_INVALID_POLICY = 1
-EXIT_BAD_FILE = 2
-EXIT_LOST_LEASE = 1
-"""``run``: this replica lost its Lease (kube-scheduler's code too)."""
+EXIT_USAGE = 2
+"""argparse's own code for a command line it refuses."""
+EXIT_BAD_INPUT = 3
+EXIT_NOT_SERVED = 4
+EXIT_LOST_LEASE = 5
+EXIT_DIED = 6
 EXIT_READER_GONE = 141
 """Stdout's reader has gone: 128 + SIGPIPE, as a shell reports a process that signal ended."""
 
@@ -82,21 +107,37 @@ def build_parser() -> argparse.ArgumentParser:
         help="run the scheduler against a cluster",
         description="Watch SchedulingPolicies, nodes and pods; schedule the pods that opt in.",
     )
-    run.add_argument(
-        "--kubeconfig",
-        help="kubeconfig to use (default: $KUBECONFIG, else the in-cluster service account)",
-    )
+    _cluster_flags(run)
     run.add_argument(
         "--liveness",
         metavar="URL",
-        help="serve Kopf's liveness probe here, e.g. http://0.0.0.0:8080/healthz",
+        type=functools.partial(_endpoint, port=LIVENESS_PORT, path="/healthz"),
+        help="serve Kopf's liveness probe here, e.g. http://0.0.0.0:8080/healthz "
+        f"(port {LIVENESS_PORT} and /healthz unless given)",
+    )
+    run.add_argument(
+        "--readiness",
+        metavar="URL",
+        type=functools.partial(_endpoint, port=SERVING_PORT, path="/readyz"),
+        help="serve the readiness probe here, e.g. http://0.0.0.0:8081/readyz "
+        f"(port {SERVING_PORT} and /readyz unless given; it may share --metrics' port)",
     )
     run.add_argument(
         "--metrics",
         metavar="URL",
-        type=_endpoint,
+        type=functools.partial(_endpoint, port=SERVING_PORT, path="/metrics"),
         help="serve Prometheus metrics here, e.g. http://0.0.0.0:8081/metrics "
-        "(a port of its own: Kopf's liveness server takes no other path)",
+        f"(port {SERVING_PORT} and /metrics unless given; not Kopf's liveness port)",
+    )
+    run.add_argument(
+        "--admission",
+        metavar="URL",
+        type=_admission_address,
+        help="serve the validating admission webhook here, e.g. https://0.0.0.0:9443 (port "
+        f"{ADMISSION_PORT} unless given): SchedulingPolicies that `validate` refuses are refused "
+        f"at kubectl apply (the ValidatingWebhookConfiguration {WEBHOOK_CONFIGURATION} of "
+        "deploy/ calls it; its certificate is kept in the Secret "
+        f"{WEBHOOK_SECRET} of the Lease's namespace)",
     )
     run.add_argument("--log-format", choices=LOG_FORMATS, default="plain")
     run.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -132,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="check SchedulingPolicy files offline",
         description="Check every SchedulingPolicy in the files against the schema the API server "
         "enforces and each plugin's args; print every error, and the legacy plugin names used. "
-        "Exit 0 when all are valid, 1 when a policy is invalid, 2 when a file cannot be read.",
+        "Exit 0 when all are valid, 1 when a policy is invalid, 3 when a file cannot be read.",
     )
     validate.add_argument("files", nargs="+", type=Path, metavar="FILE")
 
@@ -179,15 +220,11 @@ def build_parser() -> argparse.ArgumentParser:
         "fits nowhere. A bound pod is shown with the decision its policy recorded, if kept, and "
         "decided again as if it were pending (its nodeName and its own usage ignored). Exit 0 "
         "when explained, "
-        "1 when no valid SchedulingPolicy serves the pod, 2 when the cluster cannot be read.",
+        "3 when the cluster cannot be read, 4 when no valid SchedulingPolicy serves the pod.",
     )
     why.add_argument("pod", metavar="POD")
     why.add_argument("-n", "--namespace", help="default: the kubeconfig context's namespace")
-    why.add_argument(
-        "--kubeconfig",
-        help="kubeconfig to use (default: $KUBECONFIG or ~/.kube/config, else the in-cluster "
-        "service account)",
-    )
+    _cluster_flags(why)
     why.add_argument("-o", "--output", choices=OUTPUT_FORMATS, default="table")
 
     conv = commands.add_parser(
@@ -196,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Convert a kube-scheduler Policy file (kind: Policy, apiVersion: v1; JSON or "
         "YAML) into the equivalent SchedulingPolicy, printed on stdout; what could not be carried "
         "over is said on stderr, one line each. Exit 0 when converted, 1 when the result does not "
-        "compile, 2 when the file cannot be read.",
+        "compile, 3 when the file cannot be read.",
     )
     conv.add_argument("file", type=Path, metavar="FILE")
     conv.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
@@ -204,13 +241,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _endpoint(text: str) -> Endpoint:
-    from policy_scheduler.metrics import Endpoint
+def _cluster_flags(parser: argparse.ArgumentParser) -> None:
+    """Where the cluster and the identity come from, as kubectl takes them."""
+    parser.add_argument(
+        "--kubeconfig",
+        help="kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config, else the in-cluster "
+        "service account)",
+    )
+    parser.add_argument("--context", help="the kubeconfig context (default: its current one)")
+
+
+def _endpoint(text: str, port: int, path: str) -> Endpoint:
+    from policy_scheduler.serving import Endpoint
 
     try:
-        return Endpoint.parse(text)
+        return Endpoint.parse(text, port, path)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _admission_address(text: str) -> tuple[str, int]:
+    """``--admission``: where the webhook listens, an ``https://HOST[:PORT]`` URL."""
+    parts = urllib.parse.urlsplit(text)
+    try:
+        port = parts.port or ADMISSION_PORT
+    except ValueError:
+        port = 0
+    if parts.scheme != "https" or not parts.hostname or not port or parts.path.strip("/"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an https://HOST:PORT URL")
+    return parts.hostname, port
 
 
 def _candidates(text: str) -> int | None:
@@ -253,6 +312,28 @@ def _lease_namespace(args: argparse.Namespace) -> str:
         return LEASE_NAMESPACE
 
 
+def _admission(args: argparse.Namespace) -> Admission | None:
+    """The webhook's place and names: the Service's, and the address it listens on unless that
+    is every interface (0.0.0.0, ::), which no client calls."""
+    from policy_scheduler.handlers import Admission
+
+    if args.admission is None:
+        return None
+    host, port = args.admission
+    namespace = _lease_namespace(args)
+    names = [
+        f"{WEBHOOK_SERVICE}.{namespace}.svc",
+        f"{WEBHOOK_SERVICE}.{namespace}.svc.cluster.local",
+    ]
+    try:
+        everywhere = ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        everywhere = False
+    if not everywhere:
+        names.insert(0, host)
+    return Admission(host, port, tuple(names), namespace, WEBHOOK_SECRET, WEBHOOK_CONFIGURATION)
+
+
 def _election(args: argparse.Namespace, kube: Kube) -> LeaderElection | None:
     from policy_scheduler.kube.leader import LeaderElection
 
@@ -265,10 +346,12 @@ def _election(args: argparse.Namespace, kube: Kube) -> LeaderElection | None:
     )
     # kube-scheduler's own checks: a Lease must outlive its renewals, renewals their retries.
     if not timings.lease_duration > timings.renew_deadline > timings.retry_period:
-        raise SystemExit(
+        print(
             "policy-scheduler run: --leader-elect-lease-duration must exceed "
-            "--leader-elect-renew-deadline, which must exceed --leader-elect-retry-period"
+            "--leader-elect-renew-deadline, which must exceed --leader-elect-retry-period",
+            file=sys.stderr,
         )
+        raise SystemExit(EXIT_USAGE)
     election = LeaderElection(
         kube, _lease_namespace(args), name=args.leader_elect_resource_name, timings=timings
     )
@@ -285,6 +368,21 @@ def _exit_lost_lease() -> NoReturn:
     os._exit(EXIT_LOST_LEASE)
 
 
+def _exit_dead(task: str, error: BaseException | None) -> NoReturn:
+    """A root task (the scheduling loop, the watches) ended: say so with its traceback and exit
+    at once, as kube-scheduler exits when a goroutine panics; a replica that looks alive and
+    schedules nothing would be worse. Nothing is drained: the state that killed the task may
+    be what a drain would touch."""
+    logging.getLogger("policy_scheduler").critical(
+        "the %s task died; exiting with code %d for the supervisor to restart the operator",
+        task,
+        EXIT_DIED,
+        exc_info=error,
+    )
+    logging.shutdown()
+    os._exit(EXIT_DIED)
+
+
 def run_operator(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -294,44 +392,51 @@ def run_operator(args: argparse.Namespace) -> int:
     from policy_scheduler import collector
     from policy_scheduler.handlers import register
     from policy_scheduler.kube.client import Kube
+    from policy_scheduler.kube.credentials import CredentialsError, load
     from policy_scheduler.kube.events import POST_CONCURRENCY
     from policy_scheduler.kube.scheduler import WATCHES, KubeScheduler
     from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 
-    kubeconfig = args.kubeconfig or os.environ.get("KUBECONFIG") or None
-    if kubeconfig:
-        # Kopf's login reads $KUBECONFIG; both clients must be the same identity.
-        os.environ["KUBECONFIG"] = os.path.abspath(kubeconfig)
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     if not args.verbose:
         # Kopf reports every handled policy event at INFO: noise beside the scheduler's own log.
         logging.getLogger("kopf.objects").setLevel(logging.WARNING)
-    # Room for every concurrent bind, every event post, the status writer, the Lease and every
-    # watch, so that a bind never waits for a connection.
-    kube = Kube(kubeconfig, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2 + WATCHES)
-    election = _election(args, kube)
-    replica = KubeScheduler(kube, seed=args.seed)
-    if election is not None:
-        replica.metrics.read_lease(election.name, lambda: election.leading)
-    registry = kopf.OperatorRegistry()
-    register(
-        registry,
-        replica,
-        in_cluster=kubeconfig is None,
-        election=election,
-        on_lost=_exit_lost_lease,
-        metrics=args.metrics,
-    )
-    collector.install()
     # uvloop, as Kopf's own CLI uses when it is installed: its event loop and TLS are in C.
     # asyncio's TLS keeps a 256 KiB buffer per connection, and the operator keeps a hundred
     # connections (peak RSS 157 MiB against 127 with uvloop at 100 nodes and 3,000 pods).
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        try:
+            credentials = load(args.kubeconfig, args.context)
+            # The first credential now: a plugin that cannot run is said before anything starts.
+            runner.run(credentials.authorization())
+        except CredentialsError as error:
+            print(f"policy-scheduler run: {error}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        # Room for every concurrent bind, every event post, the status writer, the Lease and
+        # every watch, so that a bind never waits for a connection.
+        kube = Kube(credentials, concurrency=BIND_CONCURRENCY + POST_CONCURRENCY + 2 + WATCHES)
+        election = _election(args, kube)
+        replica = KubeScheduler(kube, seed=args.seed)
+        if election is not None:
+            replica.metrics.read_lease(election.name, lambda: election.leading)
+        registry = kopf.OperatorRegistry()
+        register(
+            registry,
+            replica,
+            credentials,
+            election=election,
+            on_lost=_exit_lost_lease,
+            on_dead=_exit_dead,
+            metrics=args.metrics,
+            readiness=args.readiness,
+            admission=_admission(args),
+        )
+        collector.install()
         kopf.run(
             registry=registry,
             clusterwide=True,
             standalone=True,
-            liveness_endpoint=args.liveness,
+            liveness_endpoint=str(args.liveness) if args.liveness else None,
             loop=runner.get_loop(),
         )
     return EXIT_OK
@@ -347,14 +452,9 @@ def _compile(
 ) -> tuple[str, CompiledPolicy | None]:
     """The policy's name for messages, and the policy compiled, or None with its errors printed
     (the ``number``-th policy of the file is named so when it has no name)."""
-    metadata = obj.get("metadata")
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    name = name if isinstance(name, str) and name else f"(unnamed policy {number})"
-    try:
-        return name, compile_policy(obj)
-    except PolicyError as error:
-        _print_lines([f"{path}: {name}: {e}" for e in error.errors], errors_to)
-        return name, None
+    verdict = check(obj, number)
+    _print_lines([f"{path}: {line}" for line in verdict.errors], errors_to)
+    return verdict.name, verdict.compiled
 
 
 def validate_files(args: argparse.Namespace) -> int:
@@ -365,7 +465,7 @@ def validate_files(args: argparse.Namespace) -> int:
             policies = read_policy_file(path)
         except ManifestError as error:
             _print_lines(error.problems, sys.stdout)
-            code = EXIT_BAD_FILE
+            code = EXIT_BAD_INPUT
             continue
         for number, obj in enumerate(policies, start=1):
             name, compiled = _compile(path, number, obj, sys.stdout)
@@ -375,6 +475,8 @@ def validate_files(args: argparse.Namespace) -> int:
             print(f"{path}: {name}: valid")
             for legacy, current in compiled.aliases:
                 print(f"{path}: {name}: {legacy} is the legacy name of {current}")
+            for warning in compiled.warnings:
+                print(f"{path}: {name}: warning: {warning}")
     return code
 
 
@@ -401,7 +503,7 @@ def simulate_cluster(args: argparse.Namespace) -> int:
         problems += error.problems
     if problems:
         _print_lines(problems, sys.stderr)
-        return EXIT_BAD_FILE
+        return EXIT_BAD_INPUT
     _, policy = _compile(args.policy, 1, policies[0], sys.stderr)
     if policy is None:
         return EXIT_INVALID_POLICY
@@ -451,14 +553,14 @@ def explain_command(args: argparse.Namespace) -> int:
     )
 
     try:
-        api = connect(args.kubeconfig)
-        report = explain_pod(api, args.pod, args.namespace or default_namespace(api))
+        kube = connect(args.kubeconfig, args.context)
+        report = explain_pod(kube, args.pod, args.namespace or default_namespace(kube))
     except ExplainError as error:
         print(f"policy-scheduler explain: {error}", file=sys.stderr)
-        return EXIT_BAD_FILE
+        return EXIT_BAD_INPUT
     except NotServedError as error:
         print(f"policy-scheduler explain: {error}", file=sys.stderr)
-        return EXIT_INVALID_POLICY
+        return EXIT_NOT_SERVED
     if args.output == "json":
         print(json.dumps(report.to_dict(), indent=2))
     else:
@@ -476,10 +578,10 @@ def convert_file(args: argparse.Namespace) -> int:
         conversion = convert(legacy, args.name or default_name(path.stem))
     except ManifestError as error:
         _print_lines(error.problems, sys.stderr)
-        return EXIT_BAD_FILE
+        return EXIT_BAD_INPUT
     except LegacyPolicyError as error:
         print(f"{path}: {error}", file=sys.stderr)
-        return EXIT_BAD_FILE
+        return EXIT_BAD_INPUT
     _print_lines([f"{path}: {note}" for note in conversion.notes], sys.stderr)
     _, compiled = _compile(path, 1, conversion.policy, sys.stderr)
     if compiled is None:

@@ -1,10 +1,13 @@
 """``policy-scheduler explain``: why a pod is where it is, or still pending, on a live cluster.
 
-Read-only, with pykube-ng: the pod, the nodes, the assigned pods, the SchedulingPolicies, and
-what default topology spreading and pod affinity read (Services, ReplicationControllers,
-ReplicaSets and StatefulSets, Namespaces) and what the volume plugins and DynamicResources read
-(PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, ResourceClaims), as the
-operator watches them; a storage or device API the cluster does not serve (404) has none. The
+Read-only, through the operator's own client and identity (:func:`~policy_scheduler.kube.
+credentials.load`: the same kubeconfig, exec plugins and proxies as ``run``): the pod, the nodes,
+the assigned pods, the SchedulingPolicies, and what default topology spreading and pod affinity
+read (Services, ReplicationControllers, ReplicaSets and StatefulSets, Namespaces) and what the
+volume plugins and DynamicResources read (PersistentVolumeClaims, PersistentVolumes,
+StorageClasses, CSINodes, ResourceClaims), at the paths the operator watches them
+(:mod:`~policy_scheduler.kube.kinds`); a storage or device API the cluster does not serve (404)
+has none. The
 policy that serves the pod's ``spec.schedulerName`` is found as the operator finds it
 (:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest claimant), and its
 pipeline is run against the cluster as it is now, with
@@ -20,22 +23,20 @@ was nominated to, the victims, why; in DryRun whom it would evict) and its
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import pykube
-import requests
-import yaml
-
-from policy_scheduler.model import volumes, workloads
+from policy_scheduler.kube import kinds
+from policy_scheduler.kube.client import ApiError, Kube, pod_path
+from policy_scheduler.kube.credentials import CredentialsError, load
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
 from policy_scheduler.policy.compiler import CompiledPolicy
-from policy_scheduler.policy.schema import API_VERSION, KIND
 from policy_scheduler.scheduling.policies import PolicyTable
 from policy_scheduler.simulate import ClusterDump, snapshot_of
 
@@ -48,64 +49,24 @@ class NotServedError(Exception):
     """No valid SchedulingPolicy serves the pod's scheduler name; the message says which case."""
 
 
-class _SchedulingPolicy(pykube.objects.APIObject):  # type: ignore[misc]
-    # Declared rather than discovered (pykube.object_factory), which would cost a request.
-    version = API_VERSION
-    endpoint = "schedulingpolicies"
-    kind = KIND
-
-
-# The storage and device kinds pykube has no class for, declared as the policy's is.
-class _StorageClass(pykube.objects.APIObject):  # type: ignore[misc]
-    version = "storage.k8s.io/v1"
-    endpoint = "storageclasses"
-    kind = volumes.STORAGE_CLASS
-
-
-class _CSINode(pykube.objects.APIObject):  # type: ignore[misc]
-    version = "storage.k8s.io/v1"
-    endpoint = "csinodes"
-    kind = volumes.CSI_NODE
-
-
-class _ResourceClaim(pykube.objects.NamespacedAPIObject):  # type: ignore[misc]
-    version = "resource.k8s.io/v1"
-    endpoint = "resourceclaims"
-    kind = volumes.RESOURCE_CLAIM
-
-
-# What reading a kubeconfig and talking to the API server can raise: pykube's own errors (HTTP
-# statuses, a missing file), the transport's, and a kubeconfig that is no YAML or lacks a field.
-_READ_ERRORS = (
-    pykube.exceptions.KubernetesError,
-    requests.RequestException,
-    yaml.YAMLError,
-    OSError,
-    KeyError,
-    TypeError,
-    ValueError,
-)
-
-
 NOT_FOUND = 404
-"""The status of a listing whose API the cluster does not serve."""
+"""The status of a listing whose API the cluster does not serve, or of a pod that is not there."""
+CONCURRENCY = 8
+"""Listings read at once."""
 
 
-def connect(kubeconfig: str | None) -> pykube.HTTPClient:
+def connect(kubeconfig: str | None, context: str | None = None) -> Kube:
     """A client for ``kubeconfig``, else $KUBECONFIG or ~/.kube/config, else the in-cluster
-    service account."""
+    service account, as ``run`` connects."""
     try:
-        config = (
-            pykube.KubeConfig.from_file(kubeconfig) if kubeconfig else pykube.KubeConfig.from_env()
-        )
-        return pykube.HTTPClient(config)
-    except _READ_ERRORS as error:
-        raise ExplainError(f"cannot use the kubeconfig: {_describe(error)}") from None
+        return Kube(load(kubeconfig, context), CONCURRENCY)
+    except CredentialsError as error:
+        raise ExplainError(f"cannot use the kubeconfig: {error}") from None
 
 
-def default_namespace(api: pykube.HTTPClient) -> str:
-    """The current context's namespace, as kubectl uses it."""
-    return str(api.config.namespace)
+def default_namespace(kube: Kube) -> str:
+    """The current context's namespace, as kubectl uses it (the pod's own in a cluster)."""
+    return kube.credentials.target.namespace
 
 
 @dataclass(frozen=True)
@@ -360,72 +321,76 @@ def _columns(rows: list[list[str]]) -> list[str]:
     ]
 
 
-def explain_pod(api: pykube.HTTPClient, name: str, namespace: str) -> Report:
+def explain_pod(kube: Kube, name: str, namespace: str) -> Report:
     """Explain the pod ``namespace/name``; :class:`ExplainError` when the cluster cannot be read,
     :class:`NotServedError` when no valid policy serves the pod."""
     try:
-        raw_pod = pykube.Pod.objects(api, namespace=namespace).get_by_name(name).obj
-        policies = [p.obj for p in _SchedulingPolicy.objects(api)]
-        nodes = [NodeView(n.obj) for n in pykube.Node.objects(api)]
-        assigned = [
-            PodView(p.obj)
-            for p in pykube.Pod.objects(api, namespace=pykube.all).filter(
-                field_selector="spec.nodeName!="
-            )
-        ]
-        # Listed items carry no kind: each is known by the kind listed.
-        selectors = tuple(
-            (kind, obj.obj)
-            for kind, objects in _WORKLOADS.items()
-            for obj in objects.objects(api, namespace=pykube.all)
+        raw_pod, policies, cluster = asyncio.run(_read(kube, name, namespace))
+    except ApiError as error:
+        if error.status == NOT_FOUND and error.message.startswith("pods "):
+            raise ExplainError(f'pod "{name}" not found in namespace "{namespace}"') from None
+        raise ExplainError(f"cannot read the cluster: {error}") from None
+    return report_of(raw_pod, policies, cluster)
+
+
+async def _read(
+    kube: Kube, name: str, namespace: str
+) -> tuple[dict[str, Any], list[dict[str, Any]], ClusterDump]:
+    """The pod, the SchedulingPolicies and the cluster, read at once."""
+    try:
+        pod, policies, cluster = await asyncio.gather(
+            kube.request("GET", pod_path(namespace, name)),
+            read_listing(kube, kinds.POLICIES),
+            read_cluster(kube),
         )
-        namespaces = tuple(n.obj for n in pykube.Namespace.objects(api))
-        storage = read_storage(api)
-    except pykube.exceptions.ObjectDoesNotExist:
-        raise ExplainError(f'pod "{name}" not found in namespace "{namespace}"') from None
-    except _READ_ERRORS as error:
-        raise ExplainError(f"cannot read the cluster: {_describe(error)}") from None
-    return report_of(
-        raw_pod,
-        policies,
-        ClusterDump(tuple(nodes), tuple(assigned), selectors, namespaces, storage),
+        return pod, policies, cluster
+    finally:
+        await kube.close()
+
+
+async def read_cluster(kube: Kube) -> ClusterDump:
+    """What the operator's watches hold, read once: nodes, assigned pods, the workloads'
+    selectors, namespaces and the storage and device objects (none of a kind whose API the
+    cluster does not serve)."""
+    workload_paths, storage_paths = list(kinds.WORKLOADS.values()), list(kinds.STORAGE.values())
+    nodes, assigned, namespaces, *rest = await asyncio.gather(
+        read_listing(kube, kinds.NODES),
+        read_listing(kube, kinds.PODS, fieldSelector="spec.nodeName!="),
+        read_listing(kube, kinds.NAMESPACES),
+        *(read_listing(kube, collection) for collection in workload_paths),
+        *(read_listing(kube, c, optional=c.startswith("/apis/")) for c in storage_paths),
+    )
+    selected, stored = rest[: len(workload_paths)], rest[len(workload_paths) :]
+    # Listed items carry no kind: each is known by the kind listed.
+    return ClusterDump(
+        tuple(NodeView(n) for n in nodes),
+        tuple(PodView(p) for p in assigned),
+        tuple(
+            (kind, raw)
+            for kind, items in zip(kinds.WORKLOADS, selected, strict=True)
+            for raw in items
+        ),
+        tuple(namespaces),
+        tuple(
+            (kind, raw) for kind, items in zip(kinds.STORAGE, stored, strict=True) for raw in items
+        ),
     )
 
 
-def read_storage(api: pykube.HTTPClient) -> tuple[tuple[str, Any], ...]:
-    """The cluster's PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and
-    ResourceClaims, each with its kind (listed items carry none)."""
-    return tuple((kind, raw) for kind, objects in _STORAGE.items() for raw in _served(api, objects))
-
-
-def _served(api: pykube.HTTPClient, objects: type[pykube.objects.APIObject]) -> list[Any]:
-    """Every object of a kind, of every namespace; none when the cluster does not serve the
-    kind's API (a 404 to the listing: resource.k8s.io/v1 before Kubernetes 1.34), as the
+async def read_listing(
+    kube: Kube, collection: str, *, optional: bool = False, **params: str
+) -> list[dict[str, Any]]:
+    """Every object of ``collection``, of every namespace; none when ``optional`` and the
+    cluster does not serve its API (a 404: resource.k8s.io/v1 before Kubernetes 1.34), as the
     operator takes it."""
-    namespaced = issubclass(objects, pykube.objects.NamespacedAPIObject)
+    items: list[dict[str, Any]] = []
     try:
-        return [
-            o.obj for o in objects.objects(api, **({"namespace": pykube.all} if namespaced else {}))
-        ]
-    except requests.HTTPError as error:  # what pykube's listing raises for an error status
-        if error.response is not None and error.response.status_code == NOT_FOUND:
-            return []
-        raise
-
-
-_WORKLOADS = {
-    workloads.SERVICE: pykube.Service,
-    workloads.REPLICATION_CONTROLLER: pykube.ReplicationController,
-    workloads.REPLICA_SET: pykube.ReplicaSet,
-    workloads.STATEFUL_SET: pykube.StatefulSet,
-}
-_STORAGE: dict[str, type[pykube.objects.APIObject]] = {
-    volumes.PVC: pykube.PersistentVolumeClaim,
-    volumes.PV: pykube.PersistentVolume,
-    volumes.STORAGE_CLASS: _StorageClass,
-    volumes.CSI_NODE: _CSINode,
-    volumes.RESOURCE_CLAIM: _ResourceClaim,
-}
+        async for page in kube.pages(collection, {"limit": 500, **params}):
+            items += page.get("items") or ()
+    except ApiError as error:
+        if not (optional and error.status == NOT_FOUND):
+            raise
+    return items
 
 
 def report_of(
@@ -535,15 +500,3 @@ def _unschedulable_message(raw_pod: Mapping[str, Any]) -> str | None:
             message = condition.get("message")
             return str(message) if message else None
     return None
-
-
-def _describe(error: BaseException) -> str:
-    """One line for an error, whatever raised it."""
-    if isinstance(error, pykube.exceptions.HTTPError):
-        return f"{error} (HTTP {error.code})"
-    if isinstance(error, requests.ConnectionError):
-        return f"cannot connect to the API server ({type(error).__name__})"
-    if isinstance(error, KeyError):
-        return f"missing field {error}"
-    text = " ".join(str(error).split())
-    return text or type(error).__name__

@@ -2,9 +2,7 @@
 
 Each :class:`Metrics` keeps its own :class:`~prometheus_client.CollectorRegistry` (never the
 process-wide default one), so tests can make several and only what is registered here is served.
-:class:`MetricsServer` serves a registry on the operator's event loop (``run --metrics URL``):
-Kopf's liveness server takes no extra routes, and a scrape reads the scheduler's queue and cache,
-which only that loop may touch, so a server thread would race the scheduler.
+:mod:`~policy_scheduler.serving` serves it (``run --metrics URL``).
 
 kube-scheduler v1.34's metrics, with their names, labels, buckets and meaning (``profile`` is the
 SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
@@ -56,6 +54,17 @@ Ours:
   ``decisions``); ``mode`` is ``Enforce`` or ``DryRun``, ``result`` is ``scheduled`` (a node was
   chosen; bound, in Enforce) or ``unschedulable`` (recorded once per distinct message).
 - ``policy_scheduler_policy_valid{policy}`` gauge: 1 when the policy compiles, else 0.
+- ``policy_scheduler_watch_synced{kind}`` gauge: 1 while the watch of ``kind`` (``pods``,
+  ``nodes``, ``policies``, ...) is current, 0 from its start or a break until it has
+  listed again (no pod is decided meanwhile; a 403 after RBAC drift keeps it at 0).
+- ``policy_scheduler_watch_sync_age_seconds{kind}`` gauge: seconds since that watch last showed
+  itself current (a listing, an event, or the bookmark the API server sends every minute): above
+  a minute or two, the watch is stuck or failing. Absent before its first listing.
+- ``policy_scheduler_api_refusals_total{verb, resource, code}`` counter: requests the API server
+  refused, by RBAC verb and resource (``create events``, ``patch pods/status``) and status
+  (``403``: no permission, ``401``: credentials not accepted), and requests sent without a
+  credential because none could be had (``code="credentials"``, verb and resource empty: an
+  exec plugin or an OIDC refresh failed). The first of each kind is logged at once.
 
 Gauges of what the scheduler holds are read when scraped, not updated on every event: the
 scheduling loop pays nothing for them.
@@ -63,12 +72,8 @@ scheduling loop pays nothing for them.
 
 from __future__ import annotations
 
-import logging
-import urllib.parse
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.metrics_core import GaugeMetricFamily, Metric
@@ -76,7 +81,8 @@ from prometheus_client.registry import Collector
 
 from policy_scheduler.scheduling.ports import SchedulerState
 
-logger = logging.getLogger(__name__)
+WatchState = Mapping[str, tuple[bool, float | None]]
+"""Per watched kind: whether its watch is current, and seconds since it last was (None: never)."""
 
 PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
 
@@ -128,6 +134,31 @@ class _StateCollector(Collector):
         for policy, ok in sorted(state.policies_valid.items()):
             valid.add_metric([policy], 1 if ok else 0)
         yield valid
+
+
+class _WatchCollector(Collector):
+    def __init__(self, read: Callable[[], WatchState]) -> None:
+        self._read = read
+
+    def collect(self) -> Iterator[Metric]:
+        watches = self._read()
+        synced = GaugeMetricFamily(
+            "policy_scheduler_watch_synced",
+            "1 while the watch of the kind is current (listed, not broken off), else 0.",
+            labels=["kind"],
+        )
+        age = GaugeMetricFamily(
+            "policy_scheduler_watch_sync_age_seconds",
+            "Seconds since the watch of the kind last showed itself current (a listing, an "
+            "event or a bookmark).",
+            labels=["kind"],
+        )
+        for kind, (current, seconds) in sorted(watches.items()):
+            synced.add_metric([kind], 1 if current else 0)
+            if seconds is not None:
+                age.add_metric([kind], seconds)
+        yield synced
+        yield age
 
 
 class Metrics:
@@ -182,6 +213,13 @@ class Metrics:
             ["policy", "mode", "result"],
             registry=self.registry,
         )
+        self._refusals = Counter(
+            "policy_scheduler_api_refusals",
+            "Requests the API server refused (code 401 or 403), by RBAC verb and resource, and "
+            "requests for which no credential could be had (code 'credentials').",
+            ["verb", "resource", "code"],
+            registry=self.registry,
+        )
         self._leader = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
@@ -193,6 +231,13 @@ class Metrics:
     def read_state(self, read: Callable[[], SchedulerState]) -> None:
         """Report what ``read`` returns at each scrape."""
         self.registry.register(_StateCollector(read))
+
+    def read_watches(self, read: Callable[[], WatchState]) -> None:
+        """Report each watch's state, as ``read`` returns it, at each scrape."""
+        self.registry.register(_WatchCollector(read))
+
+    def api_refused(self, verb: str, resource: str, code: str) -> None:
+        self._refusals.labels(verb, resource, code).inc()
 
     def read_lease(self, name: str, leading: Callable[[], bool]) -> None:
         """Report at each scrape whether this process holds the Lease ``name``."""
@@ -218,60 +263,8 @@ class Metrics:
         self._decisions.labels(policy, mode, result).inc()
 
 
-@dataclass(frozen=True, slots=True)
-class Endpoint:
-    """Where to serve metrics: an ``http://HOST:PORT/PATH`` URL, as Kopf's ``--liveness``."""
-
-    host: str
-    port: int
-    path: str
-
-    @classmethod
-    def parse(cls, url: str) -> Endpoint:
-        """Host defaults to localhost, port to 80, path to /metrics (Kopf's defaults, but the
-        path)."""
-        parts = urllib.parse.urlsplit(url)
-        if parts.scheme != "http" or parts.query or parts.fragment:
-            raise ValueError(f"{url!r} is not an http://HOST:PORT/PATH URL")
-        try:
-            port = parts.port or 80
-        except ValueError:
-            raise ValueError(f"{url!r} has an invalid port") from None
-        return cls(parts.hostname or "localhost", port, parts.path or "/metrics")
-
-    def __str__(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{self.path}"
-
-
-class MetricsServer:
-    """Serves a registry over HTTP on the running event loop, until stopped."""
-
-    def __init__(self, registry: CollectorRegistry, endpoint: Endpoint) -> None:
-        self._registry = registry
-        self._endpoint = endpoint
-        self._runner: web.AppRunner | None = None
-
-    async def start(self) -> None:
-        """Listen; an address that cannot be bound raises :class:`OSError` here."""
-        app = web.Application()
-        app.router.add_get(self._endpoint.path, self._scrape)
-        runner = web.AppRunner(app, handle_signals=False, access_log=None)
-        await runner.setup()
-        try:
-            await web.TCPSite(runner, self._endpoint.host, self._endpoint.port).start()
-        except OSError:
-            await runner.cleanup()
-            raise
-        self._runner = runner
-        logger.info("serving metrics at %s", self._endpoint)
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def _scrape(self, request: web.Request) -> web.Response:
-        # The text format, or OpenMetrics when the scraper asks for it (Prometheus does).
-        encode, content_type = choose_encoder(request.headers.get("Accept", ""))
-        return web.Response(body=encode(self._registry), headers={"Content-Type": content_type})
+def scrape(registry: CollectorRegistry, accept: str) -> tuple[bytes, str]:
+    """The registry's samples, and their content type: the text format, or OpenMetrics when
+    the scraper asks for it (Prometheus does)."""
+    encode, content_type = choose_encoder(accept)
+    return encode(registry), content_type

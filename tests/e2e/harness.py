@@ -277,6 +277,11 @@ def scrape(url: str) -> Samples | None:
             text = response.read().decode()
     except OSError:
         return None
+    return samples_of(text)
+
+
+def samples_of(text: str) -> Samples:
+    """Every sample of a Prometheus text exposition (an operator's, or kube-apiserver's)."""
     return {
         (sample.name, frozenset(sample.labels.items())): sample.value
         for family in text_string_to_metric_families(text)

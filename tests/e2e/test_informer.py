@@ -12,6 +12,7 @@ import pytest
 from harness import Cluster, pod
 
 from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.credentials import load
 from policy_scheduler.kube.informer import Informer
 from policy_scheduler.model import workloads
 
@@ -50,7 +51,7 @@ def watching(
     """Run ``scenario`` while an informer (with these ``options``) follows ``collection``; stop
     it afterwards."""
     config = cluster.operator_kubeconfig if operator else cluster.kubeconfig
-    kube = Kube(str(config), concurrency=4)
+    kube = Kube(load(str(config)), concurrency=4)
     seen = Seen()
     informer = Informer(kube, collection, seen.change, seen.delete, **options)
 

@@ -10,16 +10,18 @@ import logging
 import uuid
 from typing import Any
 
-import pykube
 import pytest
 from harness import Cluster
 from test_informer import Seen, until, watching
 
 from policy_scheduler import explain
 from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.credentials import load
 from policy_scheduler.kube.informer import Informer
-from policy_scheduler.kube.scheduler import STORAGE, KubeScheduler
+from policy_scheduler.kube.kinds import STORAGE
+from policy_scheduler.kube.scheduler import KubeScheduler
 from policy_scheduler.model import volumes
+from policy_scheduler.simulate import ClusterDump
 
 Raw = dict[str, Any]
 # An API version no server serves: its listing answers 404, as resource.k8s.io/v1's does on a
@@ -114,7 +116,7 @@ def test_the_scheduler_watches_every_storage_kind(
 
     async def run() -> None:
         # A connection per watch (13) and room for the listings.
-        kube = Kube(str(cluster.kubeconfig), concurrency=32)
+        kube = Kube(load(str(cluster.kubeconfig)), concurrency=32)
         scheduler = KubeScheduler(kube)
         task = asyncio.create_task(scheduler.watch())
         try:
@@ -206,17 +208,26 @@ def test_a_required_collection_not_served_is_not_taken_as_listed(
         watching(cluster, NOT_SERVED, scenario)
 
 
-class _NotServedClaim(pykube.objects.NamespacedAPIObject):  # type: ignore[misc]
-    version = "resource.k8s.io/v0alpha9"
-    endpoint = "resourceclaims"
-    kind = "ResourceClaim"
+NOT_SERVED_CLAIMS = "/apis/resource.k8s.io/v0alpha9/resourceclaims"
 
 
 def test_explain_reads_every_storage_kind(cluster: Cluster, namespace: str, created: str) -> None:
-    api = cluster.api()
-    read = {
+    kube = explain.connect(str(cluster.kubeconfig))
+
+    async def read() -> tuple[ClusterDump, list[dict[str, Any]]]:
+        try:
+            dump, listing = await asyncio.gather(
+                explain.read_cluster(kube),
+                explain.read_listing(kube, NOT_SERVED_CLAIMS, optional=True),
+            )
+            return dump, listing
+        finally:
+            await kube.close()
+
+    dump, not_served = asyncio.run(read())
+    read_ = {
         (kind, raw["metadata"].get("namespace", ""), raw["metadata"]["name"])
-        for kind, raw in explain.read_storage(api)
+        for kind, raw in dump.storage
     }
     assert {
         (volumes.PVC, namespace, f"data-{created}"),
@@ -224,6 +235,6 @@ def test_explain_reads_every_storage_kind(cluster: Cluster, namespace: str, crea
         (volumes.STORAGE_CLASS, "", f"fast-{created}"),
         (volumes.CSI_NODE, "", f"node-{created}"),
         (volumes.RESOURCE_CLAIM, namespace, f"gpu-{created}"),
-    } <= read
+    } <= read_
     # An API the server does not serve has no objects, as the operator takes it.
-    assert explain._served(api, _NotServedClaim) == []
+    assert not_served == []

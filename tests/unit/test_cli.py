@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from policy_scheduler.cli import main
+from policy_scheduler.cli import EXIT_BAD_INPUT, main
 from policy_scheduler.explain import Report
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
@@ -154,19 +154,19 @@ VALIDATE_CASES = [
     ),
     pytest.param(
         {"p": "kind: SchedulingPolicy\n  spec: {}\n"},
-        2,
+        EXIT_BAD_INPUT,
         ["{p}:2:7: not valid YAML: mapping values are not allowed here"],
         id="not-yaml",
     ),
     pytest.param(
         {"p": "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n"},
-        2,
+        EXIT_BAD_INPUT,
         ["{p}: document 1: kind is 'Pod', expected SchedulingPolicy"],
         id="wrong-kind",
     ),
     pytest.param(
         {"a": INVALID, "b": "- x\n", "c": POLICY % "c"},
-        2,
+        EXIT_BAD_INPUT,
         [
             "{a}: bad: spec.priorities[0].weight: must be between 1 and 100",
             "{a}: bad: spec.priorities[1].args.label: required: the label key to prefer nodes by",
@@ -213,7 +213,11 @@ def test_a_reader_gone_ends_the_command_quietly(
 
 def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "nope.yaml"
-    assert run(capsys, "validate", str(path)) == (2, f"{path}: No such file or directory\n", "")
+    assert run(capsys, "validate", str(path)) == (
+        EXIT_BAD_INPUT,
+        f"{path}: No such file or directory\n",
+        "",
+    )
 
 
 # --- simulate: files that cannot be used, invalid policies ------------------------------------
@@ -226,19 +230,19 @@ LAST_KINDS = (
 SIMULATE_ERROR_CASES = [
     pytest.param(
         {"policy": "kind: [\n", "cluster": CLUSTER},
-        2,
+        EXIT_BAD_INPUT,
         ["{policy}:2:1: not valid YAML: expected the node content, but found '<stream end>'"],
         id="policy-not-yaml",
     ),
     pytest.param(
         {"policy": POLICY % "a" + "---\n" + POLICY % "b", "cluster": CLUSTER},
-        2,
+        EXIT_BAD_INPUT,
         ["{policy}: holds 2 SchedulingPolicies; simulate takes a file with exactly one"],
         id="two-policies",
     ),
     pytest.param(
         {"policy": POLICY % "spread", "cluster": "nodes: [a, b\n"},
-        2,
+        EXIT_BAD_INPUT,
         ["{cluster}:2:1: not valid YAML: expected ',' or ']', but got '<stream end>'"],
         id="cluster-not-yaml",
     ),
@@ -247,7 +251,7 @@ SIMULATE_ERROR_CASES = [
             "policy": POLICY % "spread",
             "cluster": CLUSTER + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: s}}\n",
         },
-        2,
+        EXIT_BAD_INPUT,
         [
             "{cluster}: document 1, items[6]: kind is 'ConfigMap', expected Node, Pod, "
             f"Namespace, Service, ReplicationController, ReplicaSet, {LAST_KINDS}"
@@ -256,7 +260,7 @@ SIMULATE_ERROR_CASES = [
     ),
     pytest.param(
         {"policy": POLICY % "spread", "cluster": "just text\n---\n{metadata: {}}\n"},
-        2,
+        EXIT_BAD_INPUT,
         [
             "{cluster}: document 1: expected a Kubernetes object (Node, Pod, Namespace, "
             f"Service, ReplicationController, ReplicaSet, {LAST_KINDS}), got a string",
@@ -272,7 +276,7 @@ SIMULATE_ERROR_CASES = [
                 'cpu: "2", memory: 8Gi', 'cpu: "2", memory: 8Qi'
             ),
         },
-        2,
+        EXIT_BAD_INPUT,
         [
             "{cluster}: document 1, items[0]: node busy: status.allocatable.memory: '8Qi' "
             "is not a quantity (expected e.g. 500m, 2, 1.5Gi, 1e3)",
@@ -286,7 +290,7 @@ SIMULATE_ERROR_CASES = [
     ),
     pytest.param(
         {"policy": "kind: Pod\n", "cluster": "kind: List\nitems: {}\n"},
-        2,
+        EXIT_BAD_INPUT,
         [
             "{policy}: document 1: kind is 'Pod', expected SchedulingPolicy",
             "{cluster}: document 1: items must be a list of Node, Pod, Namespace, Service, "
@@ -334,7 +338,11 @@ def test_simulate_missing_files(
     }
     paths[missing] = tmp_path / "nope.yaml"
     argv = ["simulate", "--policy", str(paths["policy"]), "--cluster", str(paths["cluster"])]
-    assert run(capsys, *argv) == (2, "", f"{tmp_path / 'nope.yaml'}: No such file or directory\n")
+    assert run(capsys, *argv) == (
+        EXIT_BAD_INPUT,
+        "",
+        f"{tmp_path / 'nope.yaml'}: No such file or directory\n",
+    )
 
 
 # --- simulate: output --------------------------------------------------------------------------
@@ -594,13 +602,13 @@ def test_explain_without_a_usable_kubeconfig(
 ) -> None:
     missing = tmp_path / "none"
     code, out, err = run(capsys, "explain", "web", "--kubeconfig", str(missing))
-    assert (code, out) == (2, "")
+    assert (code, out) == (EXIT_BAD_INPUT, "")
     assert err == (
-        f"policy-scheduler explain: cannot use the kubeconfig: Configuration file {missing} "
-        "not found\n"
+        f"policy-scheduler explain: cannot use the kubeconfig: --kubeconfig {missing}: "
+        "no such file\n"
     )
     broken = write(tmp_path, "broken", "clusters: 3\n")
     code, out, err = run(capsys, "explain", "web", "--kubeconfig", str(broken))
-    assert (code, out) == (2, "")
+    assert (code, out) == (EXIT_BAD_INPUT, "")
     assert err.startswith("policy-scheduler explain: cannot use the kubeconfig: ")
     assert len(err.splitlines()) == 1

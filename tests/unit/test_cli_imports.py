@@ -76,6 +76,6 @@ def test_offline_commands_load_no_cluster_client(argv: list[str]) -> None:
 
 
 def test_the_listing_sees_a_client_that_is_loaded() -> None:
-    """``explain`` loads pykube: were the listing broken, the checks above would pass vacuously."""
-    _, loaded = run_listing("explain", "some-pod", "--kubeconfig", "/nonexistent/kubeconfig")
-    assert "pykube" in loaded
+    """``run`` loads Kopf: were the listing broken, the checks above would pass vacuously."""
+    _, loaded = run_listing("run", "--kubeconfig", "/nonexistent/kubeconfig")
+    assert "kopf" in loaded

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from policy_scheduler.cli import main
+from policy_scheduler.cli import EXIT_BAD_INPUT, main
 from policy_scheduler.plugins.registry import FILTER_ALIASES, SCORER_ALIASES
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.convert import (
@@ -400,14 +400,18 @@ def test_cli_yaml_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 @pytest.mark.parametrize(
     ("text", "code", "error"),
     [
-        ("kind: Policy\napiVersion: v1\npredicates: 3\n", 2, "predicates: must be a list"),
-        ("kind: Pod\napiVersion: v1\n", 2, "expected a kube-scheduler Policy"),
+        (
+            "kind: Policy\napiVersion: v1\npredicates: 3\n",
+            EXIT_BAD_INPUT,
+            "predicates: must be a list",
+        ),
+        ("kind: Pod\napiVersion: v1\n", EXIT_BAD_INPUT, "expected a kube-scheduler Policy"),
         (
             "kind: Policy\napiVersion: v1\n---\nkind: Policy\napiVersion: v1\n",
-            2,
+            EXIT_BAD_INPUT,
             "holds 2 Policies",
         ),
-        ("{", 2, "not valid YAML"),
+        ("{", EXIT_BAD_INPUT, "not valid YAML"),
         # Carried over as given, the label is refused by NodeLabel's own check.
         (
             "kind: Policy\napiVersion: v1\npredicates:\n"
@@ -430,5 +434,5 @@ def test_cli_errors(
 
 
 def test_cli_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["convert", str(tmp_path / "none.json")]) == 2
+    assert main(["convert", str(tmp_path / "none.json")]) == EXIT_BAD_INPUT
     assert capsys.readouterr().err == f"{tmp_path / 'none.json'}: No such file or directory\n"

@@ -25,6 +25,7 @@ DOCKERFILE = REPO / "Dockerfile"
 UID = 65532
 LIVENESS_PORT = 8080
 METRICS_PORT = 8081
+ADMISSION_PORT = 9443
 
 
 def instructions(text: str) -> list[tuple[str, str]]:
@@ -133,14 +134,21 @@ def test_the_final_stage_runs_as_the_deployments_non_root_user_without_write_acc
 def test_entrypoint_runs_the_operator_and_the_probe_and_metrics_ports_are_exposed() -> None:
     final = dict(stages(DOCKERFILE.read_text())[-1][1:])
     assert final["ENTRYPOINT"] == '["policy-scheduler", "run"]'
-    assert final["EXPOSE"] == f"{LIVENESS_PORT} {METRICS_PORT}"
+    assert final["EXPOSE"] == f"{LIVENESS_PORT} {METRICS_PORT} {ADMISSION_PORT}"
     liveness = f"--liveness=http://0.0.0.0:{LIVENESS_PORT}/healthz"
+    readiness = f"--readiness=http://0.0.0.0:{METRICS_PORT}/readyz"
     metrics = f"--metrics=http://0.0.0.0:{METRICS_PORT}/metrics"
-    assert final["CMD"] == f'["{liveness}", "{metrics}"]'
+    assert final["CMD"] == f'["{liveness}", "{readiness}", "{metrics}"]'
     container = _deployment()["spec"]["template"]["spec"]["containers"][0]
-    assert [p["containerPort"] for p in container["ports"]] == [LIVENESS_PORT, METRICS_PORT]
+    assert [p["containerPort"] for p in container["ports"]] == [
+        LIVENESS_PORT,
+        METRICS_PORT,
+        ADMISSION_PORT,
+    ]
     assert liveness in container["args"]
+    assert readiness in container["args"]
     assert metrics in container["args"]
+    assert f"--admission=https://0.0.0.0:{ADMISSION_PORT}" in container["args"]
 
 
 def _deployment() -> dict[str, Any]:

@@ -15,6 +15,7 @@ from test_kube_transport import CannedServer, listening
 
 from policy_scheduler.kube import transport
 from policy_scheduler.kube.client import JSON, ApiError, Kube, path, pod_path
+from policy_scheduler.kube.credentials import load
 
 
 @pytest.mark.parametrize(
@@ -61,14 +62,14 @@ def _closed_port() -> int:
 
 
 def test_requests_carry_the_kubeconfig_token(tmp_path: Path) -> None:
-    kube = Kube(kubeconfig(tmp_path, f"https://127.0.0.1:{_closed_port()}"), concurrency=1)
-    headers = kube._headers(JSON)
+    kube = Kube(load(kubeconfig(tmp_path, f"https://127.0.0.1:{_closed_port()}")), concurrency=1)
+    headers = asyncio.run(kube._headers(JSON))
     assert headers["Authorization"] == "Bearer secret-token"
     assert headers["Content-Type"] == JSON
 
 
 def test_an_unreachable_server_is_an_api_error_naming_the_request(tmp_path: Path) -> None:
-    kube = Kube(kubeconfig(tmp_path, f"https://127.0.0.1:{_closed_port()}"), concurrency=1)
+    kube = Kube(load(kubeconfig(tmp_path, f"https://127.0.0.1:{_closed_port()}")), concurrency=1)
 
     async def scenario() -> None:
         try:
@@ -144,7 +145,7 @@ def test_a_watch_silent_past_its_read_timeout_is_an_api_error(tmp_path: Path) ->
 async def canned(tmp_path: Path, server: CannedServer) -> AsyncIterator[Kube]:
     """A client of a server that answers every request with the same bytes."""
     async with listening(server) as url:
-        kube = Kube(kubeconfig(tmp_path, url), concurrency=1)
+        kube = Kube(load(kubeconfig(tmp_path, url)), concurrency=1)
         try:
             yield kube
         finally:

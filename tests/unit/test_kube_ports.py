@@ -13,6 +13,7 @@ import pytest
 from policy_scheduler.kube import ports
 from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.ports import KubeBinder, KubeStatusStore
+from policy_scheduler.kube.refusals import Refusals
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.scheduling.ports import Outcome, WriteResult
 
@@ -27,6 +28,7 @@ class Script:
     answers: dict[str, list[Answer]]
     log: list[str] = field(default_factory=list)
     bodies: list[Any] = field(default_factory=list)
+    refusals: Refusals = field(default_factory=Refusals)
 
     async def request(self, method: str, url_path: str, *args: Any) -> Mapping[str, Any]:
         self.log.append(method)
@@ -121,10 +123,11 @@ def test_a_status_write_lands_only_on_the_object_it_was_made_for(case: WriteCase
 def test_the_disruption_budgets_are_watched_and_gate_the_decisions() -> None:
     """Issue 14: preemption reads PodDisruptionBudgets; no pod is decided before their watch
     has listed, as for every other watch."""
-    from policy_scheduler.kube.scheduler import DISRUPTION_BUDGETS, KubeScheduler  # noqa: PLC0415
+    from policy_scheduler.kube.kinds import DISRUPTION_BUDGETS  # noqa: PLC0415
+    from policy_scheduler.kube.scheduler import KubeScheduler  # noqa: PLC0415
 
     replica = KubeScheduler(cast(Kube, Script({})))
-    watched = [informer.collection for informer in replica._informers]
+    watched = [informer.collection for informer in replica._informers.values()]
     assert DISRUPTION_BUDGETS == "/apis/policy/v1/poddisruptionbudgets"
     assert DISRUPTION_BUDGETS in watched
     assert "poddisruptionbudgets" in replica.scheduler._unconfirmed

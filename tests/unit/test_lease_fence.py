@@ -21,6 +21,7 @@ from test_kube_client import kubeconfig
 from policy_scheduler.cli import _election, build_parser
 from policy_scheduler.kube import transport
 from policy_scheduler.kube.client import ApiError, Kube, NotLeading, pod_path
+from policy_scheduler.kube.credentials import load
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.timings import LeaseTimings
 
@@ -97,7 +98,7 @@ async def serving(tmp_path: Path) -> AsyncIterator[tuple[Server, Kube]]:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = runner.addresses[0][1]
-    kube = Kube(kubeconfig(tmp_path, f"http://127.0.0.1:{port}"), concurrency=4)
+    kube = Kube(load(kubeconfig(tmp_path, f"http://127.0.0.1:{port}")), concurrency=4)
     try:
         yield server, kube
     finally:

@@ -15,16 +15,11 @@ from prometheus_client.parser import text_string_to_metric_families
 from policy_scheduler.cli import build_parser
 from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.ports import KubeStatusStore
-from policy_scheduler.metrics import (
-    LATENCY_BUCKETS,
-    Endpoint,
-    Metrics,
-    MetricsServer,
-    exponential_buckets,
-)
+from policy_scheduler.metrics import LATENCY_BUCKETS, Metrics, exponential_buckets
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.scheduling.ports import SchedulerState
 from policy_scheduler.scheduling.status import StatusWriter
+from policy_scheduler.serving import Endpoint, Servers, metrics_route
 
 Samples = Mapping[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -69,13 +64,17 @@ def test_exponential_buckets_refuse_what_does_not_grow(
     [
         ("http://0.0.0.0:8081/metrics", Endpoint("0.0.0.0", 8081, "/metrics")),
         ("http://:9000", Endpoint("localhost", 9000, "/metrics")),
-        ("http://example.test/custom", Endpoint("example.test", 80, "/custom")),
+        ("http://example.test/custom", Endpoint("example.test", 8081, "/custom")),
+        ("http://example.test", Endpoint("example.test", 8081, "/metrics")),
         ("http://[::1]:8081/metrics", Endpoint("::1", 8081, "/metrics")),
     ],
 )
-def test_an_endpoint_takes_kopfs_defaults_but_for_the_path(url: str, expected: Endpoint) -> None:
-    assert Endpoint.parse(url) == expected
-    assert Endpoint.parse(str(expected)) == expected
+def test_an_endpoint_takes_kopfs_host_and_its_own_port_and_path(
+    url: str, expected: Endpoint
+) -> None:
+    """Never port 80, which the image's non-root user may not bind."""
+    assert Endpoint.parse(url, 8081, "/metrics") == expected
+    assert Endpoint.parse(str(expected), 8081, "/metrics") == expected
 
 
 @pytest.mark.parametrize(
@@ -83,7 +82,7 @@ def test_an_endpoint_takes_kopfs_defaults_but_for_the_path(url: str, expected: E
 )
 def test_an_endpoint_is_a_plain_http_url(url: str) -> None:
     with pytest.raises(ValueError, match=r"URL|port"):
-        Endpoint.parse(url)
+        Endpoint.parse(url, 8081, "/metrics")
 
 
 def test_run_takes_a_metrics_url_and_refuses_others(capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,7 +180,7 @@ def test_the_server_serves_the_registry_on_its_path_and_stops() -> None:
     endpoint = Endpoint("127.0.0.1", free_port(), "/metrics")
 
     async def scenario() -> None:
-        server = MetricsServer(metrics.registry, endpoint)
+        server = Servers({endpoint: metrics_route(metrics.registry)})
         await server.start()
         loop = asyncio.get_running_loop()
         try:
@@ -212,7 +211,7 @@ def test_the_server_reports_an_address_in_use_at_start() -> None:
 
         async def scenario() -> None:
             with pytest.raises(OSError):
-                await MetricsServer(Metrics().registry, endpoint).start()
+                await Servers({endpoint: metrics_route(Metrics().registry)}).start()
 
         asyncio.run(scenario())
 

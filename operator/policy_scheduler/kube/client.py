@@ -1,16 +1,23 @@
 """The operator's API client: JSON over HTTP/1.1, on Kopf's event loop.
 
 Every call the scheduler makes (binds, events, pod conditions, policy status, the Lease) is a
-plain REST request whose body is a dict, so the client is a thin one: ``kubernetes``' config
-loader supplies the server, the credentials and the CA (kubeconfig, exec plugins, in-cluster
-token rotation), and :class:`~policy_scheduler.kube.transport.Pool` sends the requests over a
-bounded pool of keep-alive connections. The JSON is orjson's: every pod the watch brings is decoded
-here, and a pod of the benchmark decodes in 12 µs on it against 28 µs on the standard library's.
+plain REST request whose body is a dict, so the client is a thin one: the process's
+:class:`~policy_scheduler.kube.credentials.Credentials` say where the server is and what to
+send it (a token kept current: exec plugins, token files, OIDC), and
+:class:`~policy_scheduler.kube.transport.Pool` sends the requests over a bounded pool of
+keep-alive connections. The JSON is orjson's: every pod the watch brings is decoded here, and a
+pod of the benchmark decodes in 12 µs on it against 28 µs on the standard library's.
 
 It replaced the generated synchronous client in a thread pool: under a burst, the profile of the
 operator showed a third of its CPU in those threads (model validation, urllib3, thread hand-offs)
 and the scheduling loop waiting for the GIL they held; on the loop, a request costs a few
 coroutine steps and no thread. (The transport's docstring says why it is not aiohttp's.)
+
+A request refused as unauthenticated (401) is sent once more with credentials fetched afresh:
+a token that expired in flight, or one rotated under us, costs one retry and no failure. What
+the API server refuses (401, 403) is told to :class:`Refusals`: the first refusal of each kind
+of request is logged at once, naming what was refused, and every one is counted, since a
+permission taken away (RBAC older than the code) is something only a person can fix.
 
 With leader election, the client is fenced (:meth:`Kube.fence`): a write (POST, PUT, PATCH,
 DELETE) is sent only while this replica leads by its own clock, else it fails with
@@ -30,17 +37,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import math
-import ssl
-import time
+import logging
+import platform
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import orjson
-from kubernetes import client, config
 
+from policy_scheduler import __version__
+from policy_scheduler.kube.credentials import Credentials, CredentialsError
+from policy_scheduler.kube.refusals import Refusals
 from policy_scheduler.kube.transport import HttpError, Pool, Response
+
+logger = logging.getLogger(__name__)
 
 GROUP = "policy-scheduler.dev"
 VERSION = "v1alpha1"
@@ -53,8 +63,13 @@ STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 REQUEST_TIMEOUT = 30.0
 """Seconds one request may take, connection included; a watch, until its answer starts."""
-TOKEN_REFRESH = 60.0
-"""Seconds a bearer token is used before the credentials are asked again."""
+UNAUTHORIZED = 401
+FORBIDDEN = 403
+USER_AGENT = (
+    f"policy-scheduler/{__version__} ({platform.system().lower()}/{platform.machine()}) "
+    f"python/{platform.python_version()}"
+)
+"""What the API server's audit log and metrics name the operator by."""
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 """The methods the fence holds back."""
 
@@ -91,16 +106,6 @@ def pod_path(namespace: str, name: str, *subresource: str) -> str:
     return path("api", "v1", "namespaces", namespace, "pods", name, *subresource)
 
 
-def _ssl_context(configuration: client.Configuration) -> ssl.SSLContext:
-    context = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-    if configuration.cert_file:
-        context.load_cert_chain(configuration.cert_file, configuration.key_file)
-    if not configuration.verify_ssl:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    return context
-
-
 def _message(status: int, reason: str | None, payload: bytes) -> str:
     """The API server's own message from its Status body, else the HTTP reason."""
     try:
@@ -110,21 +115,15 @@ def _message(status: int, reason: str | None, payload: bytes) -> str:
 
 
 class Kube:
-    """The API server the operator talks to, with at most ``concurrency`` requests in flight."""
+    """The API server the operator talks to, as ``credentials`` say, with at most
+    ``concurrency`` requests in flight."""
 
-    def __init__(self, kubeconfig: str | None, concurrency: int) -> None:
-        configuration = client.Configuration()
-        if kubeconfig:
-            config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
-        else:
-            config.load_incluster_config(client_configuration=configuration)
-        self._configuration = configuration
-        self._server = configuration.host.rstrip("/")
-        self._ssl = _ssl_context(configuration)
+    def __init__(self, credentials: Credentials, concurrency: int) -> None:
+        self.credentials = credentials
+        self.refusals = Refusals(credentials.target.source)
+        """What the API server refused, told once per kind and counted."""
         self._concurrency = concurrency
         self._pool: Pool | None = None
-        self._authorization: str | None = None
-        self._authorization_at = -math.inf
         self._may_write: Callable[[], bool] | None = None
         self._lease = ""
 
@@ -138,23 +137,20 @@ class Kube:
     def _open(self) -> Pool:
         # Made on first use: its connections belong to the event loop they were opened on, Kopf's.
         if self._pool is None:
-            self._pool = Pool(self._server, self._ssl, self._concurrency)
+            target = self.credentials.target
+            self._pool = Pool(
+                target.server,
+                self.credentials.ssl_context,
+                self._concurrency,
+                proxy=target.proxy,
+            )
         return self._pool
 
-    def _headers(self, content_type: str) -> dict[str, str]:
-        headers = {"Accept": JSON, "Content-Type": content_type}
-        now = time.monotonic()
-        if now - self._authorization_at >= TOKEN_REFRESH:
-            # The loader's refresh hook renews expiring tokens (in-cluster, exec plugins), but
-            # re-reads the kubeconfig to do it: once a minute, as client-go re-reads its token
-            # file, not once per request. (The loaders store the token as "BearerToken", older
-            # ones as "authorization".)
-            self._authorization = self._configuration.get_api_key_with_prefix(
-                "BearerToken", alias="authorization"
-            )
-            self._authorization_at = now
-        if self._authorization:
-            headers["Authorization"] = self._authorization
+    async def _headers(self, content_type: str) -> dict[str, str]:
+        headers = {"Accept": JSON, "Content-Type": content_type, "User-Agent": USER_AGENT}
+        authorization = await self.credentials.authorization()
+        if authorization:
+            headers["Authorization"] = authorization
         return headers
 
     @contextlib.asynccontextmanager
@@ -169,24 +165,36 @@ class Kube:
     ) -> AsyncIterator[tuple[Response, asyncio.Timeout]]:
         """The server's answer, once its status says success, with the deadline of the whole
         exchange (:data:`REQUEST_TIMEOUT` from now, for the caller to move); else
-        :class:`ApiError` (status 0 when no answer came in time, it broke off, or it was not
-        JSON), or :class:`NotLeading` for a ``fenced`` write the fence holds back."""
+        :class:`ApiError` (status 0 when no answer came in time, it broke off, it was not JSON,
+        or no credential could be had), or :class:`NotLeading` for a ``fenced`` write the fence
+        holds back. A 401 is tried once more with credentials fetched afresh."""
         hold_back = None
         if fenced and method in WRITES and self._may_write is not None:
             hold_back = functools.partial(self._hold_back, self._may_write, method, url_path)
         try:
-            async with (
-                asyncio.timeout(REQUEST_TIMEOUT) as deadline,
-                self._open().request(
-                    method, url_path, self._headers(content_type), data, before_send=hold_back
-                ) as response,
-            ):
-                if response.status >= 300:
-                    payload = await response.read()
-                    raise ApiError(
-                        response.status, _message(response.status, response.reason, payload)
-                    )
-                yield response, deadline
+            async with asyncio.timeout(REQUEST_TIMEOUT) as deadline:
+                for last in (False, True):
+                    headers = await self._headers(content_type)
+                    async with self._open().request(
+                        method, url_path, headers, data, before_send=hold_back
+                    ) as response:
+                        if response.status == UNAUTHORIZED and not last:
+                            await response.read()
+                            self.credentials.refused(headers.get("Authorization"))
+                            continue
+                        if response.status >= 300:
+                            payload = await response.read()
+                            message = _message(response.status, response.reason, payload)
+                            if response.status in (UNAUTHORIZED, FORBIDDEN):
+                                self.refusals.refused(method, url_path, response.status, message)
+                            raise ApiError(response.status, message)
+                        if self.refusals:
+                            self.refusals.allowed(method, url_path)
+                        yield response, deadline
+                        return
+        except CredentialsError as error:
+            self.refusals.no_credentials(str(error))
+            raise ApiError(0, f"{method} {url_path}: no credentials: {error}") from error
         except (HttpError, OSError, TimeoutError, ValueError) as error:
             # A timeout's text is empty: its kind says what happened.
             reason = str(error) or type(error).__name__
@@ -216,6 +224,20 @@ class Kube:
             payload = await answer.read()
             decoded: dict[str, Any] = orjson.loads(payload) if payload else {}
         return decoded
+
+    async def pages(
+        self, collection: str, params: Mapping[str, str | int]
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The pages of a listing of ``collection`` (with ``params``: ``limit``, a field
+        selector), following each page's ``continue`` token to the last."""
+        token = ""
+        while True:
+            query = {**params, **({"continue": token} if token else {})}
+            page = await self.request("GET", f"{collection}?{urlencode(query)}")
+            yield page
+            token = (page.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return
 
     async def stream(self, url_path: str, read_timeout: float) -> AsyncIterator[dict[str, Any]]:
         """The objects of a newline-delimited JSON answer to a GET (a watch), as they arrive;

@@ -17,6 +17,13 @@ per-object worker for each object listed, which took 13 s to start on 1,000 node
 5,000. The scheduler needs none of that machinery: a decoded object, in order, per event. What
 it keeps of each object is the informer's ``keep``: of a ReplicaSet, say, only its selector.
 
+A watch that stops delivering (a connection dead without a word) is noticed within
+:data:`READ_TIMEOUT`: the API server sends a bookmark on every watch at least once a minute, so
+a longer silence is no quiet cluster. :attr:`Informer.last_sync` is when the informer last knew
+itself current (a listing, an event, a bookmark): its age, exported per kind, shows a watch that
+is stuck; ``synced`` whether it is current at all (a 403 after RBAC drift leaves it unsynced).
+Relists after a failure back off, jittered (:func:`~policy_scheduler.kube.retry.jittered`).
+
 An ``optional`` informer follows an API that a cluster may not serve (resource.k8s.io/v1 before
 Kubernetes 1.34, or turned off by the API server's ``--runtime-config``): when its listing
 answers 404, it says once that the API is not served, takes the collection as empty (and synced,
@@ -28,11 +35,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
 from policy_scheduler.kube.client import ApiError, Kube
+from policy_scheduler.kube.retry import jittered
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +52,10 @@ Keep = Callable[[dict[str, Any]], dict[str, Any]]
 PAGE_SIZE = 500
 WATCH_SECONDS = 300
 """How long the server keeps one watch open (client-go picks 5 to 10 minutes)."""
+BOOKMARK_PERIOD = 60.0
+"""The API server's watch cache sends a bookmark on every watch about this often."""
+READ_TIMEOUT = BOOKMARK_PERIOD + 30.0
+"""Seconds of silence after which a watch's connection is taken for dead."""
 BACKOFF_INITIAL = 0.8
 BACKOFF_MAX = 30.0
 GONE = 410
@@ -108,13 +121,17 @@ class Informer:
         self._optional = optional
         self.served = True
         """False while an optional collection's API answers 404 (it is then taken as empty)."""
+        self.last_sync: float | None = None
+        """When (``time.monotonic``) the informer last knew itself current: the end of a
+        listing, or a watch event or bookmark; None before its first listing."""
         # The objects last handed on, by uid: what a relisting compares against.
         self._known: dict[str, Mapping[str, Any]] = {}
 
-    def _url(self, params: dict[str, str | int]) -> str:
+    def _params(self, **params: str | int) -> dict[str, str | int]:
+        """A listing's or watch's query: ``params`` and the informer's field selector."""
         if self._field_selector:
             params["fieldSelector"] = self._field_selector
-        return f"{self.collection}?{urlencode(params)}"
+        return params
 
     async def run(self) -> None:
         """List and watch until cancelled; errors are logged and retried, never raised."""
@@ -141,22 +158,15 @@ class Informer:
                     backoff,
                 )
                 self._unsynced()
-            await asyncio.sleep(backoff)
+            await asyncio.sleep(jittered(backoff))
             backoff = min(backoff * 2, BACKOFF_MAX)
 
     async def _list(self) -> str:
         items: list[Mapping[str, Any]] = []
-        token = ""
-        while True:
-            params: dict[str, str | int] = {"limit": self._page_size}
-            if token:
-                params["continue"] = token
-            page = await self._kube.request("GET", self._url(params))
+        metadata: Mapping[str, Any] = {}
+        async for page in self._kube.pages(self.collection, self._params(limit=self._page_size)):
             items += map(self._keep, page.get("items") or ())
             metadata = page.get("metadata") or {}
-            token = metadata.get("continue") or ""
-            if not token:
-                break
         if not self.served:
             logger.info("%s is served now; following it", self.collection)
             self.served = True
@@ -166,6 +176,7 @@ class Informer:
         self._known = listed
         for raw in items:
             self._hand(self._on_change, raw)
+        self.last_sync = time.monotonic()
         self.synced.set()
         self._on_synced(True)
         return str(metadata.get("resourceVersion", ""))
@@ -186,6 +197,7 @@ class Informer:
         for raw in self._known.values():
             self._hand(self._on_delete, raw)
         self._known = {}
+        self.last_sync = time.monotonic()
         if not self.synced.is_set():
             self.synced.set()
             self._on_synced(True)
@@ -197,16 +209,15 @@ class Informer:
 
     async def _watch(self, version: str) -> str:
         """Follow the watch from ``version``; the last version seen when the server ends it."""
-        url = self._url(
-            {
-                "watch": 1,
-                "resourceVersion": version,
-                "allowWatchBookmarks": "true",
-                "timeoutSeconds": WATCH_SECONDS,
-            }
+        params = self._params(
+            watch=1,
+            resourceVersion=version,
+            allowWatchBookmarks="true",
+            timeoutSeconds=WATCH_SECONDS,
         )
-        # Silence longer than the server's own timeout means the connection is dead.
-        async for event in self._kube.stream(url, read_timeout=WATCH_SECONDS + 30):
+        url = f"{self.collection}?{urlencode(params)}"
+        async for event in self._kube.stream(url, read_timeout=READ_TIMEOUT):
+            self.last_sync = time.monotonic()
             kind = event.get("type")
             raw = event.get("object") or {}
             if kind == "ERROR":

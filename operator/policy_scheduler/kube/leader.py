@@ -91,6 +91,9 @@ class LeaderElection:
         self._observed: tuple[Any, Any] | None = None
         self._observed_at = 0.0
         self._reported: str | None = None
+        self.answered = False
+        """Whether the last attempt to take or renew the Lease was answered (taken, or held by
+        another): a replica whose attempts fail (no namespace, no permission) could not lead."""
         # By ``clock``: when the last successful take or renewal started; None before the Lease
         # is taken and once it is released.
         self._renewed: float | None = None
@@ -197,11 +200,13 @@ class LeaderElection:
                 self._report(error)
             return False
         self._reported = None
+        self.answered = True
         return taken
 
     def _report(self, error: ApiError) -> None:
         """Log a problem when it first appears; its repeats, one per retry period until it is
         fixed, go to debug, so that the line that says what is wrong is not buried."""
+        self.answered = False
         level, line = lease_problem(error, self.namespace, self.name, self._timings.retry_period)
         logger.log(logging.DEBUG if line == self._reported else level, line)
         self._reported = line

@@ -14,6 +14,13 @@ and PodDisruptionBudgets (what preemption reads: :func:`~policy_scheduler.model.
 slim`), and starts the loop and the status writer once this replica leads, with every policy's
 status read afresh so that counts continue from what the previous leader wrote.
 
+Its health, for the probes: :meth:`KubeScheduler.liveness` fails while it leads and its loop
+has not gone round for :data:`STALE_LOOP` seconds; :meth:`KubeScheduler.readiness` holds while
+every watch is current and the replica leads or could (its last attempt at the Lease was
+answered). A loop task that ends is not a health problem but a death: :meth:`KubeScheduler.
+serve` raises it, and the command line exits, as kube-scheduler does, for its supervisor to
+restart it.
+
 The storage.k8s.io and resource.k8s.io watches are optional (:class:`~policy_scheduler.kube.
 informer.Informer`'s ``optional``): a cluster that does not serve one of these APIs (no
 resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects, and scheduling goes on
@@ -25,15 +32,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
-from policy_scheduler.kube.client import GROUP, PLURAL, VERSION, ApiError, Kube, path
+from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.events import Recorder
 from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, trimmed
+from policy_scheduler.kube.kinds import (
+    DISRUPTION_BUDGETS,
+    NAMESPACES,
+    NODES,
+    PODS,
+    POLICIES,
+    STORAGE,
+    UNFINISHED_PODS,
+    WORKLOADS,
+)
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeEvictor, KubeObjects, KubeStatusStore
-from policy_scheduler.metrics import Metrics
+from policy_scheduler.metrics import Metrics, WatchState
 from policy_scheduler.model import disruption, namespaces, objects, volumes, workloads
 from policy_scheduler.scheduling.loop import Scheduler
 
@@ -41,33 +60,14 @@ logger = logging.getLogger(__name__)
 
 TAKE_OVER_RETRY = 1.0
 """Seconds between tries to read the policies when this replica starts to lead."""
+STALE_LOOP = 60.0
+"""Seconds without a turn of the scheduling loop (it turns at least every few seconds) after
+which a leading replica is not alive."""
 
-# kube-scheduler's informer drops finished pods too. Assigned pods of every scheduler must be
-# seen (they use node resources), so the selector cannot narrow the watch to pending pods of our
-# scheduler names: a field selector cannot OR several values.
-UNFINISHED_PODS = "status.phase!=Succeeded,status.phase!=Failed"
 
-# What default topology spreading reads a pod's selector from, and where each is listed.
-WORKLOADS = {
-    workloads.SERVICE: "/api/v1/services",
-    workloads.REPLICATION_CONTROLLER: "/api/v1/replicationcontrollers",
-    workloads.REPLICA_SET: "/apis/apps/v1/replicasets",
-    workloads.STATEFUL_SET: "/apis/apps/v1/statefulsets",
-}
+class Unhealthy(Exception):  # noqa: N818 (a verdict, not a fault of the caller's)
+    """The replica is not alive: its scheduling loop has stopped turning."""
 
-# What the volume plugins and DynamicResources read, and where each is listed. The core ones are
-# always served; an API group may not be (see the module's docstring).
-STORAGE = {
-    volumes.PVC: "/api/v1/persistentvolumeclaims",
-    volumes.PV: "/api/v1/persistentvolumes",
-    volumes.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
-    volumes.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
-    volumes.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
-}
-
-# Which pods a PodDisruptionBudget protects, for preemption to spare them where it can. policy/v1
-# is served by every Kubernetes this operator supports (since 1.21), so the watch is not optional.
-DISRUPTION_BUDGETS = "/apis/policy/v1/poddisruptionbudgets"
 
 WATCHES = 3 + len(WORKLOADS) + 1 + len(STORAGE) + 1
 """The watches a replica keeps open, each holding a connection: policies, nodes, pods, the
@@ -101,8 +101,11 @@ class KubeScheduler:
     its watches, its ports over ``kube`` and its leadership."""
 
     def __init__(self, kube: Kube, seed: int | None = None) -> None:
-        self._kube = kube
+        self.kube = kube
         self.metrics = Metrics()
+        kube.refusals.sink = self.metrics.api_refused
+        self._election: LeaderElection | None = None
+        self._working = False
         recorder = Recorder(kube)
         self.scheduler = Scheduler(
             KubeBinder(kube),
@@ -118,20 +121,20 @@ class KubeScheduler:
         sources = [
             _Source(
                 "policies",
-                path("apis", GROUP, VERSION, PLURAL),
+                POLICIES,
                 scheduler.policy_changed,
                 scheduler.policy_deleted,
             ),
             _Source(
                 "nodes",
-                "/api/v1/nodes",
+                NODES,
                 scheduler.node_changed,
                 scheduler.node_deleted,
                 keep=objects.slim_node,
             ),
             _Source(
                 "pods",
-                "/api/v1/pods",
+                PODS,
                 scheduler.pod_changed,
                 scheduler.pod_deleted,
                 field_selector=UNFINISHED_PODS,
@@ -150,7 +153,7 @@ class KubeScheduler:
             ),
             _Source(
                 "namespaces",
-                "/api/v1/namespaces",
+                NAMESPACES,
                 scheduler.namespace_changed,
                 scheduler.namespace_deleted,
                 keep=namespaces.slim,
@@ -179,23 +182,65 @@ class KubeScheduler:
         ]
         # The client's connections are counted for this many (cli.run_operator).
         assert len(sources) == WATCHES, f"{len(sources)} watches, WATCHES says {WATCHES}"
-        self._informers: list[Informer] = []
+        self._informers: dict[str, Informer] = {}
         for source in sources:
             # Nothing is decided before each has listed.
             scheduler.watch_confirmed(source.name, False)
-            self._informers.append(
-                Informer(
-                    kube,
-                    source.collection,
-                    source.changed,
-                    source.deleted,
-                    field_selector=source.field_selector,
-                    on_synced=functools.partial(scheduler.watch_confirmed, source.name),
-                    keep=source.keep,
-                    page_size=source.page_size,
-                    optional=source.optional,
-                )
+            self._informers[source.name] = Informer(
+                kube,
+                source.collection,
+                source.changed,
+                source.deleted,
+                field_selector=source.field_selector,
+                on_synced=functools.partial(scheduler.watch_confirmed, source.name),
+                keep=source.keep,
+                page_size=source.page_size,
+                optional=source.optional,
             )
+        self.metrics.read_watches(self.watch_state)
+
+    def watch_state(self) -> WatchState:
+        """Each watch: whether it is current, and seconds since it last was."""
+        now = time.monotonic()
+        return {
+            name: (
+                informer.synced.is_set(),
+                None if informer.last_sync is None else now - informer.last_sync,
+            )
+            for name, informer in self._informers.items()
+        }
+
+    def liveness(self) -> dict[str, Any]:
+        """What the liveness probe reports: whether the replica leads and how long ago its
+        loop went round; :class:`Unhealthy` when it leads and the loop has stopped."""
+        leading = self._working and (self._election is None or self._election.leading)
+        report: dict[str, Any] = {"leading": leading}
+        if leading:
+            age = self.scheduler.clock.monotonic() - self.scheduler.heartbeat
+            report["loopSeconds"] = round(age, 3)
+            if age > STALE_LOOP:
+                raise Unhealthy(
+                    f"the scheduling loop has not gone round for {age:.0f} s "
+                    f"(more than {STALE_LOOP:g} s)"
+                )
+        return report
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]:
+        """Whether the replica is ready (every watch current; leading, or its last attempt at
+        the Lease answered), with what the probe shows: the watches not current, and why not
+        ready."""
+        unsynced = sorted(name for name, (current, _) in self.watch_state().items() if not current)
+        reasons = [f"watches not current: {', '.join(unsynced)}"] if unsynced else []
+        election = self._election
+        if election is not None and not election.leading and not election.answered:
+            reasons.append(f"cannot take part in the election for Lease {election.lease}")
+        report: dict[str, Any] = {
+            "ready": not reasons,
+            "leading": self._working and (election is None or election.leading),
+        }
+        if reasons:
+            report["reasons"] = reasons
+        return not reasons, report
 
     async def watch(self) -> None:
         """Keep the cache, the queue and the policies current from the API server, leading or
@@ -203,7 +248,10 @@ class KubeScheduler:
         watch has listed, nor after one breaks off until it has listed again
         (:meth:`Scheduler.watch_confirmed`), so none is decided on a partial picture."""
         loop = asyncio.get_running_loop()
-        tasks = [loop.create_task(i.run(), name=f"watch {i.collection}") for i in self._informers]
+        tasks = [
+            loop.create_task(i.run(), name=f"watch {i.collection}")
+            for i in self._informers.values()
+        ]
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -216,25 +264,34 @@ class KubeScheduler:
 
         Until then the watches keep the cache and the queue current. On taking over, every
         policy is read afresh, so its status continues from what the previous leader wrote.
-        Losing the Lease stops the work and calls ``on_lost``.
+        Losing the Lease stops the work and calls ``on_lost``. The work ending while it leads
+        is a death: its exception (else a :class:`RuntimeError`) is raised from here.
         """
+        self._election = election
         if election is not None:
             await election.acquire()
-        work = asyncio.get_running_loop().create_task(self._lead(), name="scheduling")
+        loop = asyncio.get_running_loop()
+        work = loop.create_task(self._lead(), name="scheduling")
+        held = loop.create_task(election.hold(), name="lease") if election is not None else None
+        self._working = True
         try:
-            if election is None:
-                await work
-            else:
-                await election.hold()
+            await asyncio.wait([t for t in (work, held) if t], return_when=asyncio.FIRST_COMPLETED)
+            if not work.done():
                 on_lost()
+                return
+            work.result()
+            raise RuntimeError("the scheduling loop ended")
         finally:
-            work.cancel()
-            await asyncio.gather(work, return_exceptions=True)
+            self._working = False
+            for task in (work, held):
+                if task is not None:
+                    task.cancel()
+            await asyncio.gather(*(t for t in (work, held) if t), return_exceptions=True)
 
     async def _lead(self) -> None:
         while True:
             try:
-                listing = await self._kube.request("GET", path("apis", GROUP, VERSION, PLURAL))
+                listing = await self.kube.request("GET", POLICIES)
                 break
             except ApiError as error:
                 logger.warning("cannot read the SchedulingPolicies to take over: %s", error)
@@ -249,4 +306,4 @@ class KubeScheduler:
             await self.scheduler.status.flush()
         if election is not None:
             await election.release()
-        await self._kube.close()
+        await self.kube.close()

@@ -559,7 +559,11 @@ class Scheduler:
                     result = plugin.post_filter(states.read(plugin), cycle, statuses)
                 except Exception as error:
                     self._failed(
-                        pod, policy, started, _plugin_error(plugin, "PostFilter", error), "Scheduling"
+                        pod,
+                        policy,
+                        started,
+                        _plugin_error(plugin, "PostFilter", error),
+                        "Scheduling",
                     )
                     return
                 waits_on = waits_on or result.waits_on
