@@ -10,14 +10,17 @@ roles and bindings are removed, so later tests see the service account without p
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from harness import Cluster, Operator, items, node, pod, policy, wait_for
+from harness import Cluster, Operator, free_port, items, node, pod, policy, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -35,6 +38,14 @@ ROLES = ("ClusterRoleBinding", "ClusterRole", "RoleBinding", "Role")
 POLICIES = "schedulingpolicies.policy-scheduler.dev"
 CRDS = "customresourcedefinitions.apiextensions.k8s.io"
 LEASES = "leases.coordination.k8s.io"
+WEBHOOKS = "validatingwebhookconfigurations.admissionregistration.k8s.io"
+WEBHOOK_SERVICE = "policy-scheduler-webhook"
+# The only objects the account may touch by name alone: its webhook's certificate and
+# configuration.
+NAMED = {
+    ("secrets", "policy-scheduler-webhook-tls"): {"get", "update"},
+    (WEBHOOKS, "policy-scheduler"): {"get", "patch"},
+}
 # Listed and watched for PodTopologySpread's default selectors and InterPodAffinity's
 # namespaceSelector (kube/scheduler.py).
 WATCHED = (
@@ -130,17 +141,32 @@ def test_the_deployment_is_hardened_and_probed(cluster: Cluster) -> None:
         "capabilities": {"drop": ["ALL"]},
     }
     assert set(container["resources"]) == {"requests", "limits"}
-    probe = {"path": "/healthz", "port": "healthz"}
-    assert container["livenessProbe"]["httpGet"] == probe
-    assert container["readinessProbe"]["httpGet"] == probe
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "healthz"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http-metrics"}
+    assert "--readiness=http://0.0.0.0:8081/readyz" in container["args"]
+    assert "--admission=https://0.0.0.0:9443" in container["args"]
     assert container["ports"] == [
         {"name": "healthz", "containerPort": 8080, "protocol": "TCP"},
         {"name": "http-metrics", "containerPort": 8081, "protocol": "TCP"},
+        {"name": "webhook", "containerPort": 9443, "protocol": "TCP"},
     ]
-    (service,) = (obj for obj in manifests(cluster) if obj["kind"] == "Service")
-    assert service["spec"]["selector"] == spec["selector"]["matchLabels"]
-    assert service["spec"]["ports"][0]["name"] == "http-metrics"
-    assert service["spec"]["ports"][0]["targetPort"] == "http-metrics"
+    services = {
+        obj["metadata"]["name"]: obj for obj in manifests(cluster) if obj["kind"] == "Service"
+    }
+    for name, port in (("policy-scheduler-metrics", "http-metrics"), (WEBHOOK_SERVICE, "webhook")):
+        assert services[name]["spec"]["selector"] == spec["selector"]["matchLabels"]
+        assert services[name]["spec"]["ports"][0]["targetPort"] == port
+    (configuration,) = (
+        obj for obj in manifests(cluster) if obj["kind"] == "ValidatingWebhookConfiguration"
+    )
+    (webhook,) = configuration["webhooks"]
+    assert webhook["clientConfig"]["service"] == {
+        "name": WEBHOOK_SERVICE,
+        "namespace": NAMESPACE,
+        "path": "/validate",
+        "port": 443,
+    }
+    assert webhook["failurePolicy"] == "Ignore"
 
 
 def _bound(cluster: Cluster, namespace: str) -> dict[str, str]:
@@ -237,8 +263,8 @@ ALLOWED = [
     ("list", POLICIES, ""),
     ("watch", POLICIES, ""),
     ("patch", f"{POLICIES}/status", ""),
-    ("list", CRDS, ""),
-    ("watch", CRDS, ""),
+    # The webhook's certificate, made by the first replica (get and update are by name only).
+    ("create", "secrets", f"-n {NAMESPACE}"),
     ("get", LEASES, f"-n {NAMESPACE}"),
     ("create", LEASES, f"-n {NAMESPACE}"),
     ("update", LEASES, f"-n {NAMESPACE}"),
@@ -297,9 +323,19 @@ REFUSED = [
     ("update", POLICIES, ""),
     ("patch", POLICIES, ""),
     ("update", f"{POLICIES}/status", ""),
+    # Kopf scans and watches nothing (settings.scanning.disabled).
+    ("list", CRDS, ""),
+    ("watch", CRDS, ""),
     ("create", CRDS, ""),
     ("update", CRDS, ""),
     ("delete", CRDS, ""),
+    ("list", "secrets", f"-n {NAMESPACE}"),
+    ("update", "secrets", f"-n {NAMESPACE}"),
+    ("create", "secrets", "-n default"),
+    ("create", WEBHOOKS, ""),
+    ("patch", WEBHOOKS, ""),
+    ("list", WEBHOOKS, ""),
+    ("patch", "mutatingwebhookconfigurations.admissionregistration.k8s.io", ""),
     ("get", "configmaps", f"-n {NAMESPACE}"),
     ("list", "configmaps", "-A"),
     ("create", "configmaps", f"-n {NAMESPACE}"),
@@ -337,6 +373,16 @@ def test_the_service_account_may_not(
     assert not can_i(cluster, verb, resource, *extra, *scope.split())
 
 
+@pytest.mark.parametrize(("resource", "name"), NAMED)
+def test_the_service_account_may_touch_its_webhooks_objects_by_name(
+    cluster: Cluster, rbac: None, resource: str, name: str
+) -> None:
+    scope = ("-n", NAMESPACE) if resource == "secrets" else ()
+    for verb in NAMED[resource, name]:
+        assert can_i(cluster, verb, f"{resource}/{name}", *scope)
+    assert not can_i(cluster, "delete", f"{resource}/{name}", *scope)
+
+
 # What every authenticated user may do; not granted by deploy/.
 SELF_REVIEWS = {
     "selfsubjectreviews.authentication.k8s.io",
@@ -346,15 +392,16 @@ SELF_REVIEWS = {
 
 
 def _resource_rules(cluster: Cluster, namespace: str) -> dict[str, set[str]]:
-    """`kubectl auth can-i --list` for the account: resource -> verbs (non-resource URLs, which
-    are the public discovery and health endpoints, left out)."""
+    """`kubectl auth can-i --list` for the account: resource -> verbs, with ``resource/name``
+    for a rule limited to one object (non-resource URLs, which are the public discovery and
+    health endpoints, left out)."""
     listed = cluster.kubectl("auth", "can-i", "--list", f"--as={ACCOUNT}", "-n", namespace)
     rules: dict[str, set[str]] = {}
     for line in listed.stdout.splitlines()[1:]:
         match = re.match(r"^(\S+)\s+\[.*?\]\s+\[(.*?)\]\s+\[(.*)\]$", line)
         if match and match[1] not in SELF_REVIEWS:
-            assert match[2] == "", f"unexpected resourceNames: {line}"
-            rules.setdefault(match[1], set()).update(match[3].split())
+            key = f"{match[1]}/{match[2]}" if match[2] else match[1]
+            rules.setdefault(key, set()).update(match[3].split())
     return rules
 
 
@@ -372,10 +419,103 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         "resourceclaims.resource.k8s.io/status": {"patch"},
         POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
-        CRDS: {"list", "watch"},
+        f"{WEBHOOKS}/policy-scheduler": {"get", "patch"},
     }
     assert _resource_rules(cluster, "default") == cluster_wide
     assert _resource_rules(cluster, NAMESPACE) == {
         **cluster_wide,
         LEASES: {"get", "create", "update"},
+        "secrets": {"create"},
+        "secrets/policy-scheduler-webhook-tls": {"get", "update"},
     }
+
+
+CORPUS_DIR = REPO / "tests" / "policies" / "invalid"
+CORPUS = sorted(CORPUS_DIR.glob("*.yaml"))
+
+
+def _webhook_at(url: str) -> dict[str, Any]:
+    """deploy/'s webhook configuration, calling ``url`` instead of the Service (nothing routes
+    to a Service here: no kube-proxy, no pod)."""
+    configuration: dict[str, Any] = yaml.safe_load((DEPLOY / "webhook.yaml").read_text())
+    for webhook in configuration["webhooks"]:
+        webhook["clientConfig"] = {"url": f"{url}/validate"}
+    return configuration
+
+
+def _validate(path: Path) -> list[str]:
+    """What `policy-scheduler validate` says of ``path``, without the file name."""
+    result = subprocess.run(
+        [str(Path(sys.executable).with_name("policy-scheduler")), "validate", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stdout
+    return [line.removeprefix(f"{path}: ") for line in result.stdout.splitlines()]
+
+
+def test_the_webhook_refuses_at_apply_what_validate_refuses_in_its_words(
+    cluster: Cluster, rbac: None, pool: str, tmp_path: Path
+) -> None:
+    """Under the service account and deploy/'s RBAC: the first replica makes the certificate's
+    Secret and makes the webhook configuration trust its CA; then every policy of the corpus is
+    refused at apply. The CRD's schema is checked before any webhook is called, so what it
+    catches the API server refuses in its own words, naming the field validate names; the rest
+    the webhook refuses in validate's very words."""
+    port = free_port()
+    cluster.apply(_webhook_at(f"https://127.0.0.1:{port}"))
+    operator = Operator(cluster.operator_kubeconfig, tmp_path / "operator.log")
+    operator.start(extra_args=["--admission", f"https://127.0.0.1:{port}"])
+    try:
+        probe = str(CORPUS_DIR / "random-probability-out-of-range.yaml")
+        wait_for(
+            "the webhook to answer",
+            lambda: (
+                "denied the request"
+                in cluster.kubectl("apply", "--dry-run=server", "-f", probe, check=False).stderr
+            ),
+            timeout=60,
+        )
+        by_webhook = 0
+        for path in CORPUS:
+            said = _validate(path)
+            refused = cluster.kubectl("apply", "--dry-run=server", "-f", str(path), check=False)
+            assert refused.returncode != 0, (path.name, refused.stdout)
+            if "denied the request" in refused.stderr:
+                by_webhook += 1
+                message = refused.stderr.split("denied the request: ", 1)[1].strip()
+                assert message == "\n".join(said), path.name
+            else:
+                field = said[0].split(": ")[1]
+                assert field.split("[")[0].split(".")[0] in refused.stderr, (path.name, said)
+        assert by_webhook >= 4  # the plugins' args, which the schema leaves to them
+        overcommitting = policy(pool, pool, predicates=[{"name": "TaintToleration"}])
+        applied = cluster.kubectl("apply", "-f", "-", stdin=json.dumps(overcommitting))
+        assert "Warning: " in applied.stderr and "no NodeResourcesFit predicate" in applied.stderr
+        condition = wait_for(
+            "the Overcommit condition",
+            lambda: next(
+                (
+                    c
+                    for c in _status(cluster, pool).get("conditions", ())
+                    if c["type"] == "Overcommit"
+                ),
+                None,
+            ),
+        )
+        assert condition["status"] == "True"
+        assert not re.search(r"forbidden|\b403\b", operator.logs(), re.IGNORECASE)
+    finally:
+        operator.stop()
+        cluster.kubectl("delete", WEBHOOKS, "policy-scheduler", "--ignore-not-found")
+        cluster.kubectl(
+            "delete",
+            "secret",
+            "policy-scheduler-webhook-tls",
+            "-n",
+            NAMESPACE,
+            "--ignore-not-found",
+        )
+        print(operator.logs()[-20000:])
