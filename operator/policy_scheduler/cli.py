@@ -155,7 +155,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="FILE",
-        help="Nodes and Pods, as `kubectl get nodes,pods -A -o yaml` prints them",
+        help="Nodes and Pods (and the other kinds the README lists), as `kubectl get "
+        "nodes,pods,... -A -o yaml` prints them; objects of other kinds are skipped, and counted "
+        "on stderr",
     )
     sim.add_argument(
         "--seed", type=int, help="seed tie-breaking and Random plugins, for reproducible output"
@@ -400,6 +402,16 @@ def simulate_cluster(args: argparse.Namespace) -> int:
     _, policy = _compile(args.policy, 1, policies[0], sys.stderr)
     if policy is None:
         return EXIT_INVALID_POLICY
+    if cluster.skipped_objects:
+        objects = (
+            "1 object of a kind"
+            if cluster.skipped_objects == 1
+            else f"{cluster.skipped_objects} objects of kinds"
+        )
+        print(
+            f"{args.cluster}: skipped {objects} simulate does not use: {cluster.skipped_kinds()}",
+            file=sys.stderr,
+        )
     decisions = simulate(policies[0], cluster, args.seed, candidates=args.candidates)
     if args.output == "json":
         print(json.dumps([d.to_dict() for d in decisions], indent=2))
