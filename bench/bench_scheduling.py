@@ -759,10 +759,14 @@ class SchedulerProcess:
         return None if self.metrics_url is None else self.scrape()
 
     def peak_rss_mib(self) -> float:
+        return self.status_mib("VmHWM")
+
+    def status_mib(self, field: str) -> float:
+        """A memory field of /proc/PID/status (VmRSS, VmHWM, ...) in MiB."""
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmHWM in /proc/PID/status")
+        raise RuntimeError(f"no {field} in /proc/PID/status")
 
     def stop(self) -> None:
         if self.process.stdin is not None:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import yaml
 
-from policy_scheduler.kube.timings import LeaseTimings
+from policy_scheduler.kube.timings import LeaseTimings, parse_duration
 from policy_scheduler.manifests import ManifestError, read_objects
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.plugins.base import reason_counts
@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
             type=_duration,
             default=default,
             metavar="DURATION",
-            help=f"e.g. 15s, 500ms, 1m (default {default:g}s)",
+            help=f"e.g. 15s, 500ms, 1m30s (default {default:g}s)",
         )
     election.add_argument(
         "--leader-elect-resource-namespace",
@@ -196,7 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="FILE",
-        help="Nodes and Pods, as `kubectl get nodes,pods -A -o yaml` prints them",
+        help="Nodes and Pods (and the other kinds the README lists), as `kubectl get "
+        "nodes,pods,... -A -o yaml` prints them; objects of other kinds are skipped, and counted "
+        "on stderr",
     )
     sim.add_argument(
         "--seed", type=int, help="seed tie-breaking and Random plugins, for reproducible output"
@@ -287,17 +289,12 @@ def _boolean(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"{text!r} is not true or false")
 
 
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "": 1.0}
-
-
 def _duration(text: str) -> float:
-    """A Go-style duration as kube-scheduler's flags take it ("15s", "500ms", "1m")."""
-    number = text.rstrip("ms")
-    unit = text[len(number) :]
+    """A positive duration in Go's syntax, as kube-scheduler's flags take it ("15s", "1m30s")."""
     try:
-        seconds = float(number) * _UNITS[unit]
-    except (KeyError, ValueError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration such as 15s") from None
+        seconds = parse_duration(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
     if seconds <= 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be positive")
     return seconds
@@ -507,6 +504,16 @@ def simulate_cluster(args: argparse.Namespace) -> int:
     _, policy = _compile(args.policy, 1, policies[0], sys.stderr)
     if policy is None:
         return EXIT_INVALID_POLICY
+    if cluster.skipped_objects:
+        objects = (
+            "1 object of a kind"
+            if cluster.skipped_objects == 1
+            else f"{cluster.skipped_objects} objects of kinds"
+        )
+        print(
+            f"{args.cluster}: skipped {objects} simulate does not use: {cluster.skipped_kinds()}",
+            file=sys.stderr,
+        )
     decisions = simulate(policies[0], cluster, args.seed, candidates=args.candidates)
     if args.output == "json":
         print(json.dumps([d.to_dict() for d in decisions], indent=2))

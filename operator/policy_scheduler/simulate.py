@@ -2,15 +2,21 @@
 
 The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicationcontrollers,
 replicasets,statefulsets,persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,
-resourceclaims -A -o yaml`` prints (a ``List``) or multi-document YAML of those kinds, as
-:mod:`policy_scheduler.manifests` reads them: the nodes and pods, and what default topology
-spreading (the Services' and controllers' selectors), pod affinity's ``namespaceSelector`` (the
-Namespaces' labels), the volume plugins (PersistentVolumeClaims, PersistentVolumes,
-StorageClasses, CSINodes) and DynamicResources (ResourceClaims) read, which a file may leave out.
+resourceclaims,poddisruptionbudgets,priorityclasses -A -o yaml`` prints (a ``List``) or
+multi-document YAML, as :mod:`policy_scheduler.manifests` reads them: the nodes and pods, and what
+default topology spreading (the Services' and controllers' selectors), pod affinity's
+``namespaceSelector`` (the Namespaces' labels), the volume plugins (PersistentVolumeClaims,
+PersistentVolumes, StorageClasses, CSINodes), DynamicResources (ResourceClaims) and preemption
+(PodDisruptionBudgets) read, which a file may leave out. Objects of any other kind (a dump of
+``kubectl get all,...`` holds Deployments, ConfigMaps, Events, ...) are skipped and counted
+(:attr:`ClusterDump.skipped`). A pod without ``spec.priority`` (written by hand: the API server
+sets it on every pod it admits) gets its priority from the file's PriorityClasses, as admission
+would give it (:mod:`~policy_scheduler.model.priority_classes`).
 
 :func:`simulate` runs the operator's own scheduling loop
-(:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's nodes and
-pods are fed to it as a watch would, binds succeed in memory, events and statuses are kept in
+(:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's objects
+are fed to it as the operator's watches feed it (:mod:`~policy_scheduler.kube.scheduler`), binds
+succeed in memory, events and statuses are kept in
 memory, and the clock stands still, so each pending pod of the policy's scheduler is decided once,
 in scheduling order, each placement counting against its node for the next (the cache's assumed
 pods). Gated pods, pods being deleted and pods nominated elsewhere are treated as the operator
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -28,10 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from policy_scheduler.manifests import ManifestError, read_objects, type_name
-from policy_scheduler.model import volumes, workloads
+from policy_scheduler.model import disruption, priority_classes, volumes, workloads
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import NodeView, PodView, Raw
+from policy_scheduler.model.objects import NodeView, ObjectError, PodView, Raw
+from policy_scheduler.model.priority_classes import PriorityClass, PriorityClasses
 from policy_scheduler.pipeline import Decision
 from policy_scheduler.policy.compiler import Mode
 from policy_scheduler.scheduling.loop import Scheduler
@@ -44,44 +52,92 @@ class ClusterFileError(ManifestError):
 
 @dataclass(frozen=True)
 class ClusterDump:
-    """The objects of a cluster file."""
+    """The objects of a cluster file that simulate uses, and how many of each other kind it
+    skipped."""
 
     nodes: tuple[NodeView, ...]
     pods: tuple[PodView, ...]
+    """With their priority resolved from the file's PriorityClasses, as the API server's
+    admission would have (:meth:`~policy_scheduler.model.priority_classes.PriorityClasses.
+    admit`)."""
     workloads: tuple[tuple[str, Raw], ...] = ()
     """Services, ReplicationControllers, ReplicaSets and StatefulSets, each with its kind."""
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
     """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims,
     each with its kind."""
+    disruption_budgets: tuple[Raw, ...] = ()
+    skipped: tuple[tuple[str, int], ...] = ()
+    """The kinds of the file's objects that simulate does not use, by name, with how many."""
+
+    @property
+    def skipped_objects(self) -> int:
+        return sum(count for _, count in self.skipped)
+
+    def skipped_kinds(self) -> str:
+        """The kinds skipped, for people: "ConfigMap (5), Deployment (7)"."""
+        return ", ".join(f"{kind} ({count})" for kind, count in self.skipped)
 
     @classmethod
     def of(cls, objects: Iterable[Any]) -> ClusterDump:
-        """The dump of these objects (each with its ``kind``); ValueError for one that is none
-        of the kinds a dump holds."""
+        """The dump of these objects (each with its ``kind``); ValueError for one that is no
+        Kubernetes object or a broken one, and for pods whose priority cannot be resolved."""
         return cls._of([_parse(obj) for obj in objects])
 
     @classmethod
-    def _of(cls, objects: Sequence[NodeView | PodView | tuple[str, Raw]]) -> ClusterDump:
+    def _of(cls, objects: Sequence[_Parsed], where: str = "") -> ClusterDump:
+        """The dump of parsed objects; ManifestError, each problem starting with ``where``, for
+        every pod naming a PriorityClass that does not exist."""
         others = [o for o in objects if isinstance(o, tuple)]
+        classes = PriorityClasses(o for o in objects if isinstance(o, PriorityClass))
+        pods: list[PodView] = []
+        problems: list[str] = []
+        for pod in (o for o in objects if isinstance(o, PodView)):
+            try:
+                pods.append(classes.admit(pod))
+            except ObjectError as error:
+                problems.append(f"{where}{error}")
+        if problems:
+            raise ManifestError(problems)
         return cls(
             tuple(o for o in objects if isinstance(o, NodeView)),
-            tuple(o for o in objects if isinstance(o, PodView)),
+            tuple(pods),
             tuple((kind, raw) for kind, raw in others if kind in workloads.KINDS),
             tuple(raw for kind, raw in others if kind == NAMESPACE),
             tuple((kind, raw) for kind, raw in others if kind in volumes.KINDS),
+            tuple(raw for kind, raw in others if kind == disruption.KIND),
+            tuple(sorted(Counter(kind for kind, _ in others if kind not in KINDS).items())),
         )
 
 
 NAMESPACE = "Namespace"
-KINDS = ("Node", "Pod", NAMESPACE, *workloads.KINDS, *volumes.KINDS)
+KINDS = (
+    "Node",
+    "Pod",
+    NAMESPACE,
+    *workloads.KINDS,
+    *volumes.KINDS,
+    disruption.KIND,
+    priority_classes.KIND,
+)
 _EXPECTED = f"{', '.join(KINDS[:-1])} or {KINDS[-1]}"
 
+_Parsed = NodeView | PodView | PriorityClass | tuple[str, Raw]
 
-def _parse(obj: Any) -> NodeView | PodView | tuple[str, Raw]:
+
+def _parse(obj: Any) -> _Parsed:
+    """The object as simulate keeps it; any kind it does not use, with its kind, to be counted.
+    ValueError for what is no Kubernetes object, and for an object of a kind simulate uses that
+    the API server would not hold (a broken quantity, selector or PriorityClass)."""
     if not isinstance(obj, Mapping):
         raise ValueError(f"expected a Kubernetes object ({_EXPECTED}), got {type_name(obj)}")
     kind = obj.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise ValueError(
+            f"kind is {kind!r}, expected {_EXPECTED}"
+            if kind
+            else f"kind is missing, expected {_EXPECTED}"
+        )
     if kind == "Node":
         return NodeView(obj)
     if kind == "Pod":
@@ -89,25 +145,28 @@ def _parse(obj: Any) -> NodeView | PodView | tuple[str, Raw]:
         # Parse the requests now, so a broken quantity is reported here, not mid-run.
         _ = pod.requests
         return pod
+    if kind == priority_classes.KIND:
+        return PriorityClass.of(obj)
     if kind == volumes.PVC:
         # As a pod's requests: a claim's broken selector is reported here, not mid-run.
         _ = volumes.ClaimView(obj).selector
-    if kind in KINDS:
-        return str(kind), obj
-    raise ValueError(
-        f"kind is {kind!r}, expected {_EXPECTED}"
-        if kind
-        else f"kind is missing, expected {_EXPECTED}"
-    )
+    if kind == disruption.KIND:
+        # Preemption would take a broken selector for one that protects nothing: say so instead.
+        disruption.selector(obj)
+    return kind, obj
 
 
 def load_cluster(path: Path) -> ClusterDump:
-    """Read a cluster dump; raises :class:`ClusterFileError` naming every bad object."""
+    """Read a cluster dump; raises :class:`ClusterFileError` naming every bad object, or saying
+    that the file holds no object simulate uses."""
     try:
         objects = read_objects(path, _EXPECTED, _parse)
+        dump = ClusterDump._of(objects, f"{path}: ")
     except ManifestError as error:
         raise ClusterFileError(error.problems) from None
-    return ClusterDump._of(objects)
+    if dump.skipped_objects == len(objects):
+        raise ClusterFileError([f"{path}: holds no {_EXPECTED}, only {dump.skipped_kinds()}"])
+    return dump
 
 
 def snapshot_of(cluster: ClusterDump) -> Snapshot:
@@ -131,6 +190,7 @@ def snapshot_of(cluster: ClusterDump) -> Snapshot:
         selectors,
         labels,
         storage,
+        disruption.DisruptionBudgets(cluster.disruption_budgets),
     )
 
 
@@ -202,13 +262,16 @@ def simulate(
     seed: int | None = None,
     *,
     candidates: int | None = 3,
+    memory: InMemory | None = None,
 ) -> list[Decision]:
     """Decide every pending pod that ``policy`` (a SchedulingPolicy that compiles) serves, in
     scheduling order, with the operator's loop; each decision reports its ``candidates`` best
-    feasible nodes (None: all of them) with their scores."""
+    feasible nodes (None: all of them) with their scores. What the run bound, told, nominated
+    and would have evicted is kept in ``memory``, when given, for a caller that wants more than
+    the decisions."""
     enforced = copy.deepcopy(dict(policy))
     enforced.setdefault("spec", {})["mode"] = Mode.ENFORCE.value
-    memory = InMemory()
+    memory = InMemory() if memory is None else memory
     decisions: list[Decision] = []
     scheduler = Scheduler(
         memory,
@@ -227,6 +290,8 @@ def simulate(
         scheduler.namespace_changed(raw)
     for kind, raw in cluster.storage:
         scheduler.storage_changed(kind, raw)
+    for raw in cluster.disruption_budgets:
+        scheduler.disruption_budget_changed(raw)
     for node in cluster.nodes:
         scheduler.node_changed(node.raw)
     for pod in cluster.pods:

@@ -223,9 +223,10 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 # --- simulate: files that cannot be used, invalid policies ------------------------------------
 
 # The last kinds a cluster file may hold, as its errors list them: StatefulSet, then the storage
-# and device kinds.
+# and device kinds, then what preemption and priorities read.
 LAST_KINDS = (
-    "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or ResourceClaim"
+    "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, ResourceClaim, "
+    "PodDisruptionBudget or PriorityClass"
 )
 SIMULATE_ERROR_CASES = [
     pytest.param(
@@ -249,14 +250,24 @@ SIMULATE_ERROR_CASES = [
     pytest.param(
         {
             "policy": POLICY % "spread",
-            "cluster": CLUSTER + "- {apiVersion: v1, kind: ConfigMap, metadata: {name: s}}\n",
+            "cluster": "kind: List\nitems:\n- {kind: ConfigMap, metadata: {name: a}}\n"
+            "- {kind: Event, metadata: {name: b}}\n- {kind: ConfigMap, metadata: {name: c}}\n",
         },
         EXIT_BAD_INPUT,
         [
-            "{cluster}: document 1, items[6]: kind is 'ConfigMap', expected Node, Pod, "
-            f"Namespace, Service, ReplicationController, ReplicaSet, {LAST_KINDS}"
+            "{cluster}: holds no Node, Pod, Namespace, Service, ReplicationController, "
+            f"ReplicaSet, {LAST_KINDS}, only ConfigMap (2), Event (1)"
         ],
-        id="cluster-wrong-kind",
+        id="cluster-of-unused-kinds-only",
+    ),
+    pytest.param(
+        {"policy": POLICY % "spread", "cluster": CLUSTER + "- {kind: 7, metadata: {name: s}}\n"},
+        2,
+        [
+            "{cluster}: document 1, items[6]: kind is 7, expected Node, Pod, Namespace, "
+            f"Service, ReplicationController, ReplicaSet, {LAST_KINDS}"
+        ],
+        id="cluster-kind-not-a-name",
     ),
     pytest.param(
         {"policy": POLICY % "spread", "cluster": "just text\n---\n{metadata: {}}\n"},

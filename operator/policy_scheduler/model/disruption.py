@@ -18,8 +18,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_scheduler.model.objects import PodView, Raw
+from policy_scheduler.model.objects import ObjectError, PodView, Raw
 from policy_scheduler.model.selectors import LabelSelector, SelectorError
+
+KIND = "PodDisruptionBudget"
 
 _Key = tuple[str, str]  # namespace, name
 
@@ -45,6 +47,21 @@ def slim(raw: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _key(raw: Mapping[str, Any]) -> _Key:
+    metadata = _mapping(raw.get("metadata"))
+    return str(metadata.get("namespace") or "default"), str(metadata.get("name", ""))
+
+
+def selector(raw: Mapping[str, Any]) -> LabelSelector:
+    """A budget's ``spec.selector``; ObjectError, naming the budget and the field, for one the
+    API server would refuse."""
+    try:
+        return LabelSelector.parse(_mapping(raw.get("spec")).get("selector"), "spec.selector")
+    except SelectorError as error:
+        namespace, name = _key(raw)
+        raise ObjectError(f"poddisruptionbudget {namespace}/{name}: {error}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class DisruptionBudget:
     """One PodDisruptionBudget as preemption reads it."""
@@ -58,22 +75,19 @@ class DisruptionBudget:
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> DisruptionBudget:
-        metadata = _mapping(raw.get("metadata"))
         status = _mapping(raw.get("status"))
-        raw_selector = _mapping(raw.get("spec")).get("selector")
-        selector: LabelSelector | None
+        matches: LabelSelector | None
         try:
-            selector = LabelSelector.parse(raw_selector)
-        except SelectorError:
-            selector = None
-        if selector is not None and (selector.empty or selector.selects_nothing):
+            matches = selector(raw)
+        except ObjectError:
+            matches = None
+        if matches is not None and (matches.empty or matches.selects_nothing):
             # kube-scheduler: "A PDB with a nil or empty selector matches nothing."
-            selector = None
+            matches = None
         allowed = status.get("disruptionsAllowed")
         return cls(
-            str(metadata.get("namespace") or "default"),
-            str(metadata.get("name", "")),
-            selector,
+            *_key(raw),
+            matches,
             allowed if isinstance(allowed, int) and not isinstance(allowed, bool) else 0,
             frozenset(map(str, _mapping(status.get("disruptedPods")))),
         )
@@ -114,10 +128,9 @@ class DisruptionBudgets:
         self._budgets.setdefault(budget.namespace, {})[budget.name] = budget
 
     def delete(self, raw: Mapping[str, Any]) -> None:
-        metadata = _mapping(raw.get("metadata"))
-        namespace = str(metadata.get("namespace") or "default")
+        namespace, name = _key(raw)
         budgets = self._budgets.get(namespace, {})
-        budgets.pop(str(metadata.get("name", "")), None)
+        budgets.pop(name, None)
         if not budgets:
             self._budgets.pop(namespace, None)
 
