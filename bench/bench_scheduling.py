@@ -151,19 +151,20 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import requests
 import yaml
 from kube_http import Api, ApiError, follow
-from kubernetes.utils import parse_quantity
 from prometheus_client.parser import text_string_to_metric_families
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
 from scheduling_report import write_reports
 from urllib3.exceptions import InsecureRequestWarning
 
 from policy_scheduler.kube.events import POST_CONCURRENCY
+from policy_scheduler.model.quantity import parse_quantity
 from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
 
 REPO = Path(__file__).resolve().parents[1]
@@ -1442,7 +1443,7 @@ def verify(admin: Api, phases: Mapping[str, PhaseRun], kind: str) -> dict[str, A
         f"/api/v1/namespaces/{NAMESPACE}/events", fieldSelector="reason=Scheduled"
     )
     unbound = sorted(name for name in pods if name not in pending and not listing.node_of(name))
-    used: dict[str, Counter[str]] = defaultdict(Counter)
+    used: dict[str, dict[str, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
     for pod in pods.values():
         node = pod["spec"].get("nodeName")
         if not node:

@@ -262,7 +262,7 @@ SIMULATE_ERROR_CASES = [
     ),
     pytest.param(
         {"policy": POLICY % "spread", "cluster": CLUSTER + "- {kind: 7, metadata: {name: s}}\n"},
-        2,
+        EXIT_BAD_INPUT,
         [
             "{cluster}: document 1, items[6]: kind is 7, expected Node, Pod, Namespace, "
             f"Service, ReplicationController, ReplicaSet, {LAST_KINDS}"

@@ -6,6 +6,7 @@ pass); and the warning of a policy that would overcommit nodes."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_the_corpus_covers_the_plugin_arguments_the_schema_leaves_to_the_plugins
     }
 
 
-POLICY = {
+POLICY: dict[str, Any] = {
     "apiVersion": "policy-scheduler.dev/v1alpha1",
     "kind": "SchedulingPolicy",
     "metadata": {"name": "loose", "uid": "u", "generation": 1},

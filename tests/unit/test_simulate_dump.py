@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from policy_scheduler.cli import main
+from policy_scheduler.cli import EXIT_BAD_INPUT, main
 from policy_scheduler.simulate import ClusterDump, InMemory, load_cluster, simulate
 
 DUMP = Path(__file__).parent / "dumps" / "kubectl-get-all.yaml"
@@ -196,7 +196,7 @@ def test_a_pod_naming_a_missing_class_is_refused_with_its_name(
     )
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
-    assert main(["simulate", "--policy", str(policy), "--cluster", str(cluster)]) == 2
+    assert main(["simulate", "--policy", str(policy), "--cluster", str(cluster)]) == EXIT_BAD_INPUT
     refused = (
         "spec.priorityClassName: no PriorityClass {!r}, which the API server refuses; "
         "add the PriorityClass, or give the pod spec.priority"
