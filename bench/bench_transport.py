@@ -2,18 +2,20 @@
 beside aiohttp's client, against a real kube-apiserver.
 
 Starts a control plane (``hack/controlplane/up`` into a temporary directory, torn down at the
-end), creates a namespace and a ConfigMap in it, then, on uvloop as the operator runs, for each
-client: a warm-up, ``--requests`` event POSTs (shaped as the operator's ``Scheduled`` events),
-``--concurrency`` at once, then as many GETs of the ConfigMap. Each phase is timed by
-``time.process_time()``, this process's CPU (the control plane runs in its own processes), JSON
-encoding and decoding included, and by the wall clock.
+end), creates a namespace and a ConfigMap in it, then, on uvloop as the operator runs, sends
+through each client, after a warm-up, ``--requests`` event POSTs (shaped as the operator's
+``Scheduled`` events), ``--concurrency`` at once, and as many GETs of the ConfigMap. They go in
+``--blocks`` blocks, the two clients' in turn, each block timed by ``time.process_time()``, this
+process's CPU (the control plane runs in its own processes), JSON encoding and decoding included,
+and by the wall clock. The CPU per request is the median block's: a block that shared the
+machine with a burst of something else does not move it.
 
 ``Kube`` is constructed as the operator constructs it (``Kube(kubeconfig, concurrency=N)``).
 The aiohttp client does what ``Kube.request`` does (headers, orjson, the status check, the
 timeout) over one ``ClientSession`` with as many connections, as the operator's client did
 before kube/transport.py replaced it.
 
-    python bench/bench_transport.py [--requests N] [--concurrency C]
+    python bench/bench_transport.py [--requests N] [--concurrency C] [--blocks B]
 
 The machine's other load moves the wall time; the CPU per request much less, which makes it the
 figure to compare between runs and commits.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ssl
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -52,13 +55,30 @@ Send = Callable[[str, str, dict[str, Any] | None], Awaitable[dict[str, Any]]]
 
 @dataclass(frozen=True)
 class Phase:
+    """One block of requests: how many, the CPU they took (seconds) and the wall time."""
+
     requests: int
     cpu: float
     wall: float
 
+
+@dataclass(frozen=True)
+class Figures:
+    """One client's blocks of one method."""
+
+    blocks: list[Phase]
+
+    @property
+    def requests(self) -> int:
+        return sum(block.requests for block in self.blocks)
+
     @property
     def ms_per_request(self) -> float:
-        return 1000 * self.cpu / self.requests
+        return statistics.median(1000 * block.cpu / block.requests for block in self.blocks)
+
+    @property
+    def wall(self) -> float:
+        return sum(block.wall for block in self.blocks)
 
 
 def event(i: int) -> dict[str, Any]:
@@ -153,17 +173,10 @@ class AiohttpClient:
         return decoded
 
 
-async def run_client(send: Send, requests: int, concurrency: int) -> tuple[Phase, Phase]:
-    await measure(send, "POST", WARM_UP, concurrency)
-    await measure(send, "GET", WARM_UP, concurrency)
-    return (
-        await measure(send, "POST", requests, concurrency),
-        await measure(send, "GET", requests, concurrency),
-    )
-
-
-async def bench(kubeconfig: Path, requests: int, concurrency: int) -> dict[str, tuple[Phase, ...]]:
-    results: dict[str, tuple[Phase, ...]] = {}
+async def bench(
+    kubeconfig: Path, requests: int, concurrency: int, blocks: int
+) -> dict[str, dict[str, Figures]]:
+    """Per client, per method, its figures."""
     kube = Kube(load(str(kubeconfig)), concurrency=concurrency)
     try:
         await kube.request("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
@@ -172,21 +185,38 @@ async def bench(kubeconfig: Path, requests: int, concurrency: int) -> dict[str, 
             path("api", "v1", "namespaces", NAMESPACE, "configmaps"),
             {"metadata": {"name": CONFIGMAP}, "data": {"key": "value"}},
         )
-        results["Kube (kube/transport.py)"] = await run_client(kube.request, requests, concurrency)
+        async with AiohttpClient(kubeconfig, concurrency) as aiohttp_client:
+            clients: dict[str, Send] = {
+                "Kube (kube/transport.py)": kube.request,
+                "aiohttp's client": aiohttp_client.request,
+            }
+            phases: dict[str, dict[str, list[Phase]]] = {
+                name: {"POST": [], "GET": []} for name in clients
+            }
+            for send in clients.values():
+                await measure(send, "POST", WARM_UP, concurrency)
+                await measure(send, "GET", WARM_UP, concurrency)
+            for _block in range(blocks):
+                for method in ("POST", "GET"):
+                    for name, send in clients.items():
+                        phase = await measure(send, method, requests // blocks, concurrency)
+                        phases[name][method].append(phase)
     finally:
         await kube.close()
-    async with AiohttpClient(kubeconfig, concurrency) as client:
-        results["aiohttp's client"] = await run_client(client.request, requests, concurrency)
-    return results
+    return {
+        name: {method: Figures(measured) for method, measured in methods.items()}
+        for name, methods in phases.items()
+    }
 
 
-def table(results: dict[str, tuple[Phase, ...]]) -> str:
+def table(results: dict[str, dict[str, Figures]]) -> str:
     lines = [
         "| client | requests | POST ms CPU/request | GET ms CPU/request | POST wall s "
         "| GET wall s |",
         "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, (post, get) in results.items():
+    for name, figures in results.items():
+        post, get = figures["POST"], figures["GET"]
         lines.append(
             f"| {name} | {post.requests} | {post.ms_per_request:.3f} | {get.ms_per_request:.3f} "
             f"| {post.wall:.2f} | {get.wall:.2f} |"
@@ -198,13 +228,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=3000, help="POSTs, then GETs (3000)")
     parser.add_argument("--concurrency", type=int, default=16, help="requests at once (16)")
+    parser.add_argument("--blocks", type=int, default=5, help="blocks of requests (5)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-transport-") as state:
         state_dir = Path(state) / "cluster"
         up = [str(CONTROLPLANE / "up"), "--dir", str(state_dir)]
         try:
             subprocess.run(up, check=True, stdout=subprocess.DEVNULL)
-            results = uvloop.run(bench(state_dir / "kubeconfig", args.requests, args.concurrency))
+            results = uvloop.run(
+                bench(state_dir / "kubeconfig", args.requests, args.concurrency, args.blocks)
+            )
         finally:
             down = [str(CONTROLPLANE / "down"), "--dir", str(state_dir)]
             subprocess.run(down, check=True, stdout=subprocess.DEVNULL)

@@ -238,6 +238,10 @@ def test_an_answer_is_read_by_its_framing(
             "not an HTTP header: 'Content-Length : 5'", id="a space before a header's colon",
         ),
         pytest.param(
+            b"HTTP/1.1 200 OK\r\n: 5\r\n\r\n",
+            "not an HTTP header: ': 5'", id="a header without a name",
+        ),
+        pytest.param(
             b"HTTP/1.1 200 OK\r\nX-A: 1\r\n 2\r\nContent-Length: 0\r\n\r\n",
             "not an HTTP header: ' 2'", id="a header folded onto a second line",
         ),

@@ -6,10 +6,11 @@
 server answers: a body of known length, a chunked one (watches), or one that runs until the
 server closes; a ``1xx`` interim answer is skipped.
 
-It replaced aiohttp's client: a request through :class:`~policy_scheduler.kube.client.Kube`
-cost 0.43 ms of CPU on aiohttp and costs 0.26 ms on this, JSON included (3,000 event posts, 16 at
-once, against kube-apiserver). A bind and its event are two requests per pod, and in a 100-node
-burst aiohttp's request path was over a third of the operator's CPU.
+It replaced aiohttp's client, on which a request through
+:class:`~policy_scheduler.kube.client.Kube` costs 1.6 to 1.7 times the CPU, JSON included
+(bench/bench_transport.py: 0.15 against 0.24 ms an event post, 0.10 against 0.17 ms a GET, 16
+at once, against kube-apiserver). A bind and its event are two requests per pod, and in a
+100-node burst aiohttp's request path was over a third of the operator's CPU.
 What aiohttp did there and this does not need: cookies, redirects, compression, tracing,
 multipart bodies.
 
@@ -86,8 +87,13 @@ class HttpError(Exception):
 
 CUT_OFF = "the server closed the connection before its answer was complete"
 
-_STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?: (.*))?")
-_TCHARS = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]*")
+_STATUS_LINE = re.compile(r"HTTP/1\.([0-9]) ([0-9]{3})(?= |$) ?(.*)")
+_TOKEN = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_TOKEN_NAMES: set[str] = set()
+"""Header names (in lower case) already found to be tokens, at most :data:`_MAX_TOKEN_NAMES`: the
+API server sends the same few in every answer, and a regular expression on each would cost more
+than the rest of the parsing."""
+_MAX_TOKEN_NAMES = 1024
 _WARNING = re.compile(r'[0-9]{3} \S+ "((?:[^"\\]|\\.)*)"')
 _ESCAPED = re.compile(r"\\(.)")
 _SOCKET_OPTIONS = [
@@ -221,39 +227,43 @@ class Response:
         connection: _Connection,
         method: str,
         status: re.Match[str],
-        fields: list[tuple[str, str]],
+        lines: list[str],
         headers: dict[str, str],
     ) -> None:
-        self.status = int(status[2])
-        self.reason: str = status[3] or ""
-        self.fields = fields
-        """Every header as it came, ``(name, value)``, names in lower case."""
+        minor_version, code, reason = status.groups()
+        self.status = status_code = int(code)
+        self.reason: str = reason
         self.headers = headers
         """Header names in lower case; a repeated header's values joined by ``", "``, as
         RFC 9110 combines them."""
+        self.complete = False
+        """The whole body has been read."""
+        self._lines = lines
         self._connection = connection
-        coding = headers.get("transfer-encoding")
-        self._chunked = False
-        self._remaining: int | None = None
-        reusable = status[1] != "0"  # HTTP/1.0 closes
-        if coding is not None:
-            self._chunked = _tokens(coding)[-1:] == ["chunked"]
+        chunked = False
+        remaining: int | None = None
+        reusable = minor_version != "0"  # HTTP/1.0 closes
+        if "transfer-encoding" in headers:
+            chunked = _tokens(headers["transfer-encoding"])[-1:] == ["chunked"]
             # Both framings at once may be an attempt at smuggling (RFC 9112 6.3): the length
             # is ignored, and the connection not trusted with another request.
             reusable = reusable and "content-length" not in headers
         elif (length := headers.get("content-length")) is not None:
-            self._remaining = _content_length(length)
-        if method == "HEAD" or self.status in (204, 304):
-            self._chunked = False
-            self._remaining = 0  # no body, whatever the headers say
-        connection_tokens = headers.get("connection")
-        self._reusable = (
-            reusable
-            and (self._chunked or self._remaining is not None)
-            and (connection_tokens is None or "close" not in _tokens(connection_tokens))
-        )
-        self.complete = False
-        """The whole body has been read."""
+            remaining = (
+                int(length) if length.isdigit() and length.isascii() else _content_length(length)
+            )
+        if method == "HEAD" or status_code in (204, 304):
+            chunked, remaining = False, 0  # no body, whatever the headers say
+        if reusable and "connection" in headers:
+            reusable = "close" not in _tokens(headers["connection"])
+        self._chunked = chunked
+        self._remaining = remaining
+        self._reusable = reusable and (chunked or remaining is not None)
+
+    @property
+    def fields(self) -> list[tuple[str, str]]:
+        """Every header as it came, ``(name, value)``, names in lower case."""
+        return _fields(self._lines)
 
     def header_values(self, name: str) -> list[str]:
         """The values of every copy of the header ``name``, in the order they came."""
@@ -307,15 +317,15 @@ def _tokens(value: str) -> list[str]:
 
 
 def _content_length(value: str) -> int:
-    if not (value.isascii() and value.isdigit()):
-        # Copies of the header (or a list in one) are the same length said twice, or a lie.
-        lengths = {part.strip(" \t") for part in value.split(",")}
-        if len(lengths) > 1:
-            raise HttpError(f"Content-Length values disagree: {value[:80]!r}")
-        value = lengths.pop()
-        if not (value.isascii() and value.isdigit()):
-            raise HttpError(f"not a Content-Length: {value[:80]!r}")
-    return int(value)
+    """A Content-Length that is not plain digits: copies of the header (or a list in one),
+    which must say the same length, else it is a lie."""
+    lengths = {part.strip(" \t") for part in value.split(",")}
+    if len(lengths) > 1:
+        raise HttpError(f"Content-Length values disagree: {value[:80]!r}")
+    length = lengths.pop()
+    if not (length.isascii() and length.isdigit()):
+        raise HttpError(f"not a Content-Length: {length[:80]!r}")
+    return int(length)
 
 
 def _chunk_size(line: bytes) -> int:
@@ -339,24 +349,31 @@ async def _answer(connection: _Connection, method: str) -> Response:
     status, lines = _head(await connection.read_until(b"\r\n\r\n", MAX_HEAD))
     while status[2][0] == "1":
         status, lines = _head(await connection.read_until(b"\r\n\r\n", MAX_HEAD))
-    fields = []
+    headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(":")
-        if not (colon and name):
+        if not colon:
             raise HttpError(f"not an HTTP header: {line[:80]!r}")
-        fields.append((name.lower(), value.strip(" \t")))
-    headers = dict(fields)
-    # The names checked all at once, most often by the quick test alone: a regular expression
-    # per header would cost more than the rest of the parsing.
-    names = "".join(headers)
-    if not (names.isascii() and names.replace("-", "").isalnum()) and not _TCHARS.fullmatch(names):
-        line = next(line for line in lines if not _TCHARS.fullmatch(line.partition(":")[0]))
-        raise HttpError(f"not an HTTP header: {line[:80]!r}")
-    if len(headers) < len(fields):
+        headers[name.lower()] = value.strip(" \t")
+    if len(headers) < len(lines):
         headers = {}
-        for name, value in fields:
+        for name, value in _fields(lines):
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    return Response(connection, method, status, fields, headers)
+    if not headers.keys() <= _TOKEN_NAMES:
+        for line in lines:
+            if not _TOKEN.fullmatch(line.partition(":")[0]):
+                raise HttpError(f"not an HTTP header: {line[:80]!r}")
+        if len(_TOKEN_NAMES) < _MAX_TOKEN_NAMES:
+            _TOKEN_NAMES.update(headers)
+    return Response(connection, method, status, lines, headers)
+
+
+def _fields(lines: list[str]) -> list[tuple[str, str]]:
+    """Each header line as ``(name, value)``, the name in lower case."""
+    return [
+        (name.lower(), value.strip(" \t"))
+        for name, _, value in (line.partition(":") for line in lines)
+    ]
 
 
 def _warning_texts(value: str) -> list[str]:
