@@ -46,6 +46,27 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 CRD, which the offline commands read at every start), else the pure-Python one."""
 
 
+def yaml_documents(path: Path) -> list[Any]:
+    """The YAML documents of ``path``; :class:`ManifestError` with one line naming the file, and
+    the line and column where it stops being YAML, when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ManifestError([f"{path}: {error.strerror}"]) from None
+    try:
+        try:
+            return list(yaml.load_all(data, Loader=SAFE_LOADER))
+        except yaml.YAMLError:
+            # Said in the pure-Python parser's words, which are clearer than libyaml's.
+            return list(yaml.safe_load_all(data))
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ManifestError([f"{where}: not valid YAML: {error.problem}"]) from None
+    except yaml.YAMLError as error:  # not text at all: the reader's errors carry no mark
+        raise ManifestError([f"{path}: not valid YAML: {error}"]) from None
+
+
 def read_objects(path: Path, expected: str, parse: Callable[[Any], T]) -> list[T]:
     """``parse`` of every object of the YAML file ``path``, in file order.
 
@@ -55,22 +76,7 @@ def read_objects(path: Path, expected: str, parse: Callable[[Any], T]) -> list[T
     the message, every list without items, and a file that holds no ``expected`` object at all;
     or, alone, the place where the file stops being YAML.
     """
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ManifestError([f"{path}: {error.strerror}"]) from None
-    try:
-        try:
-            documents = list(yaml.load_all(data, Loader=SAFE_LOADER))
-        except yaml.YAMLError:
-            # Said in the pure-Python parser's words, which are clearer than libyaml's.
-            documents = list(yaml.safe_load_all(data))
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ManifestError([f"{where}: not valid YAML: {error.problem}"]) from None
-    except yaml.YAMLError as error:  # not text at all: the reader's errors carry no mark
-        raise ManifestError([f"{path}: not valid YAML: {error}"]) from None
+    documents = yaml_documents(path)
     parsed: list[T] = []
     problems: list[str] = []
     for number, document in enumerate(documents, start=1):
