@@ -2,7 +2,8 @@
 
 Real TLS servers on 127.0.0.1, with a throwaway CA and certificates made by the ``openssl`` CLI:
 the server's certificate names ``kubernetes.internal`` only, so a connection to 127.0.0.1 gets
-through only with that name as the pool's ``server_name``. The servers record the name each
+through only with a context that sends that name (``transport.client_context``, as a
+kubeconfig's ``tls-server-name`` makes it). The servers record the name each
 client sent (SNI) and the certificate it presented; the proxy is a small CONNECT proxy that
 records what it was asked and tunnels to 127.0.0.1 alone. Each test runs on asyncio's event loop
 and on uvloop, the operator's."""
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 from test_kube_transport import LOOPS, CannedServer, get, keepalive, run
 
+from policy_scheduler.kube import transport
 from policy_scheduler.kube.transport import HttpError, Pool
 
 SERVER_NAME = "kubernetes.internal"
@@ -172,8 +174,11 @@ async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> No
     writer.close()
 
 
-def client_context(pki: Pki, client: str | None = None) -> ssl.SSLContext:
-    context = ssl.create_default_context(cafile=pki.ca)
+def client_context(
+    pki: Pki, client: str | None = None, server_name: str | None = SERVER_NAME
+) -> ssl.SSLContext:
+    context = transport.client_context(server_name)
+    context.load_verify_locations(cafile=pki.ca)
     if client is not None:
         context.load_cert_chain(*pki.cert(client))
     return context
@@ -195,12 +200,12 @@ def test_the_server_name_is_sent_and_checked_instead_of_the_urls_host(pki: Pki, 
     async def scenario() -> None:
         server = TlsServer(pki)
         async with tls_listening(server) as url:
-            async with pool_for(url, client_context(pki), server_name=SERVER_NAME) as pool:
+            async with pool_for(url, client_context(pki)) as pool:
                 assert await get(pool) == (200, b"ok")
                 assert await get(pool) == (200, b"ok")
                 assert keepalive(pool) == (1, 30, 10, 3)
             assert server.names == [SERVER_NAME]
-            async with pool_for(url, client_context(pki)) as pool:
+            async with pool_for(url, client_context(pki, server_name=None)) as pool:
                 with pytest.raises(ssl.SSLCertVerificationError, match="IP address mismatch"):
                     await get(pool)
             assert server.names == [SERVER_NAME, None]  # no SNI for an IP address
@@ -216,9 +221,7 @@ def test_tls_through_a_proxy_is_checked_as_without_it(pki: Pki, loop: Loop) -> N
         server, proxy = TlsServer(pki), ConnectProxy()
         async with tls_listening(server) as url, proxy.listening() as port:
             proxy_url = f"http://bench%20user:p%40ss@127.0.0.1:{port}"
-            async with pool_for(
-                url, client_context(pki), server_name=SERVER_NAME, proxy=proxy_url
-            ) as pool:
+            async with pool_for(url, client_context(pki), proxy=proxy_url) as pool:
                 assert await get(pool) == (200, b"ok")
                 assert await get(pool) == (200, b"ok")
                 assert keepalive(pool) == (1, 30, 10, 3)
@@ -230,7 +233,9 @@ def test_tls_through_a_proxy_is_checked_as_without_it(pki: Pki, loop: Loop) -> N
             ]
             assert server.names == [SERVER_NAME]
             assert server.requests[0].startswith(f"GET /x HTTP/1.1\r\nHost: {authority}".encode())
-            async with pool_for(url, client_context(pki), proxy=proxy_url) as pool:
+            async with pool_for(
+                url, client_context(pki, server_name=None), proxy=proxy_url
+            ) as pool:
                 with pytest.raises(ssl.SSLCertVerificationError, match="IP address mismatch"):
                     await get(pool)
 
@@ -311,7 +316,7 @@ def test_a_rotated_client_certificate_closes_the_idle_connections(pki: Pki, loop
     async def scenario() -> None:
         server, certificate = TlsServer(pki, client_certs=True), Rotating(pki)
         async with tls_listening(server) as url:
-            async with pool_for(url, certificate, server_name=SERVER_NAME) as pool:
+            async with pool_for(url, certificate) as pool:
                 await get(pool)
                 await get(pool)
                 certificate.current = "client-b"
@@ -330,7 +335,7 @@ def test_a_rotated_client_certificate_closes_a_busy_connection_after_its_answer(
     async def scenario() -> None:
         server, certificate = TlsServer(pki, client_certs=True), Rotating(pki)
         async with tls_listening(server) as url:
-            async with pool_for(url, certificate, server_name=SERVER_NAME) as pool:
+            async with pool_for(url, certificate) as pool:
                 async with pool.request("GET", "/x", {}) as busy:
                     certificate.current = "client-b"
                     assert await get(pool) == (200, b"ok")

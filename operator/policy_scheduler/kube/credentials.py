@@ -57,7 +57,8 @@ from urllib.parse import quote, urlsplit
 import orjson
 import yaml
 
-from policy_scheduler.kube.transport import HttpError, Pool, proxy_for
+from policy_scheduler.kube.transport import HttpError, Pool, client_context, proxy_for
+from policy_scheduler.manifests import ManifestError, yaml_documents
 
 logger = logging.getLogger(__name__)
 
@@ -427,25 +428,6 @@ def _base64(text: str, where: str) -> bytes:
         raise CredentialsError(f"{where}: not base64") from None
 
 
-class _ServerNameContext(ssl.SSLContext):
-    """A client TLS context that checks the server's certificate against ``server_name`` and
-    sends it as SNI, whatever host the connection was opened to (kubeconfig
-    ``tls-server-name``). Every TLS client here, asyncio's, uvloop's and aiohttp's, wraps its
-    connection through :meth:`wrap_bio`, so one context serves them all."""
-
-    server_name = ""
-
-    def wrap_bio(
-        self,
-        incoming: ssl.MemoryBIO,
-        outgoing: ssl.MemoryBIO,
-        server_side: bool = False,
-        server_hostname: str | bytes | None = None,
-        session: ssl.SSLSession | None = None,
-    ) -> ssl.SSLObject:
-        return super().wrap_bio(incoming, outgoing, server_side, self.server_name, session)
-
-
 class Credentials:
     """The process's one identity to the API server: :attr:`target` says where and how to
     connect, :meth:`authorization` what to send, :meth:`ssl_context` the TLS of new
@@ -526,12 +508,7 @@ class Credentials:
 
     def _build_context(self) -> ssl.SSLContext:
         target = self.target
-        context: ssl.SSLContext
-        if target.server_name:
-            context = _ServerNameContext(ssl.PROTOCOL_TLS_CLIENT)
-            context.server_name = target.server_name
-        else:
-            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        context = client_context(target.server_name)
         if target.insecure:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
@@ -600,11 +577,10 @@ def _merge(files: Sequence[Path]) -> _Merged:
     merged = _Merged()
     for file in files:
         try:
-            document = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-        except OSError as error:
-            raise CredentialsError(f"cannot read {file}: {error.strerror or error}") from None
-        except yaml.YAMLError as error:
-            raise CredentialsError(f"{file}: not YAML: {error}") from None
+            documents = yaml_documents(file)
+        except ManifestError as error:
+            raise CredentialsError(str(error)) from None
+        document = documents[0] if documents and documents[0] is not None else {}
         if not isinstance(document, dict):
             raise CredentialsError(f"{file}: not a kubeconfig (a YAML mapping)")
         merged.files.append(file)

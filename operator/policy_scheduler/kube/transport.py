@@ -23,8 +23,9 @@ server's own idle timeout can race a request sent on it.
 
 What client-go and Go's net/http do for the clusters they run in, this does too:
 
-- ``server_name`` (a kubeconfig's ``tls-server-name``) is the name sent as SNI and checked
-  against the certificate, for an API server reached by an address its certificate does not name.
+- A context of :class:`ServerNameContext` (a kubeconfig's ``tls-server-name``) sends a name of
+  its own as SNI and checks the certificate against it, for an API server reached by an address
+  its certificate does not name; it does so for every TLS client, aiohttp's (Kopf's) too.
 - An ``http://`` proxy is asked for a tunnel (``CONNECT``) and TLS runs through it as it would
   without; :func:`proxy_for` finds the proxy in the environment as Go's ``ProxyFromEnvironment``
   does. Only ``http://`` proxies: a TLS or SOCKS proxy is refused when the pool is made rather
@@ -390,13 +391,40 @@ def _redacted(url: SplitResult) -> str:
     return url._replace(netloc=f"{userinfo.partition(':')[0]}:xxxxx@{host}").geturl()
 
 
+class ServerNameContext(ssl.SSLContext):
+    """A client TLS context that sends ``server_name`` as SNI and checks the server's certificate
+    against it, whatever host the connection was opened to. Every TLS client on the event loop
+    (asyncio's, uvloop's, aiohttp's) wraps its connection through :meth:`wrap_bio`, so one
+    context serves them all."""
+
+    server_name = ""
+
+    def wrap_bio(
+        self,
+        incoming: ssl.MemoryBIO,
+        outgoing: ssl.MemoryBIO,
+        server_side: bool = False,
+        server_hostname: str | bytes | None = None,
+        session: ssl.SSLSession | None = None,
+    ) -> ssl.SSLObject:
+        name = self.server_name or server_hostname
+        return super().wrap_bio(incoming, outgoing, server_side, name, session)
+
+
+def client_context(server_name: str | None = None) -> ssl.SSLContext:
+    """A client TLS context (certificates verified), with ``server_name`` as the name to send and
+    check instead of the host connected to, if given; trusting nothing yet."""
+    context = ServerNameContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.server_name = server_name or ""
+    return context
+
+
 class Pool:
     """Keep-alive connections to one server, at most ``limit`` of them in use at once.
 
     ``ssl_context``: the TLS context for an ``https://`` server, or a function that gives the
-    current one (the same object until it changes), asked before each request. ``server_name``:
-    the name to send as SNI and to check the certificate against, instead of the URL's host.
-    ``proxy``: an ``http://[user:password@]host:port`` proxy to tunnel through."""
+    current one (the same object until it changes), asked before each request. ``proxy``: an
+    ``http://[user:password@]host:port`` proxy to tunnel through."""
 
     def __init__(
         self,
@@ -404,7 +432,6 @@ class Pool:
         ssl_context: ssl.SSLContext | Callable[[], ssl.SSLContext],
         limit: int,
         *,
-        server_name: str | None = None,
         proxy: str | None = None,
     ) -> None:
         parts = urlsplit(server)
@@ -420,7 +447,7 @@ class Pool:
             else:
                 self._current_ssl = ssl_context
                 self._ssl = ssl_context()
-        self._server_hostname = server_name or self._host
+        self._server_hostname = self._host
         self._host_header = parts.netloc.rpartition("@")[2]
         self._base = parts.path.rstrip("/")
         self._proxy = None if proxy is None else _Proxy(proxy, self._host, self._port)
