@@ -59,9 +59,12 @@ def connect(kubeconfig: str | None, context: str | None = None) -> Kube:
     """A client for ``kubeconfig``, else $KUBECONFIG or ~/.kube/config, else the in-cluster
     service account, as ``run`` connects."""
     try:
-        return Kube(load(kubeconfig, context), CONCURRENCY)
+        kube = Kube(load(kubeconfig, context), CONCURRENCY)
     except CredentialsError as error:
         raise ExplainError(f"cannot use the kubeconfig: {error}") from None
+    # A refusal is this command's own one line on stderr, not also the operator's log line.
+    kube.refusals.told = False
+    return kube
 
 
 def default_namespace(kube: Kube) -> str:

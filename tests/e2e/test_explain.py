@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 from harness import Cluster, Operator, node, pod, policy, wait_for
 
+from policy_scheduler.cli import EXIT_BAD_INPUT, EXIT_NOT_SERVED
+
 EXECUTABLE = Path(sys.executable).with_name("policy-scheduler")
 UNTOLERATED = "node(s) had untolerated taint(s)"
 OUTSIDE = "node(s) didn't match the policy's nodeSelector"
@@ -250,11 +252,15 @@ def test_what_cannot_be_explained(
     cases = [
         (
             ("theirs",),
-            1,
+            EXIT_NOT_SERVED,
             "no SchedulingPolicy serves schedulerName 'default-scheduler-nobody-runs'",
         ),
-        (("ours",), 1, f"SchedulingPolicy {pool} is invalid: spec.priorities[0].args.label: "),
-        (("missing",), 2, f'pod "missing" not found in namespace "{namespace}"'),
+        (
+            ("ours",),
+            EXIT_NOT_SERVED,
+            f"SchedulingPolicy {pool} is invalid: spec.priorities[0].args.label: ",
+        ),
+        (("missing",), EXIT_BAD_INPUT, f'pod "missing" not found in namespace "{namespace}"'),
     ]
     for args, code, message in cases:
         result = explain(cluster.kubeconfig, *args, "-n", namespace)
@@ -267,15 +273,15 @@ def test_what_cannot_be_explained(
     stranger = tmp_path / "stranger"
     stranger.write_text(yaml.safe_dump(config))
     result = explain(stranger, "ours", "-n", namespace)
-    assert (result.returncode, result.stdout) == (2, "")
+    assert (result.returncode, result.stdout) == (EXIT_BAD_INPUT, "")
     assert result.stderr.startswith("policy-scheduler explain: cannot read the cluster: ")
-    assert "(HTTP 401)" in result.stderr
+    assert "401: Unauthorized" in result.stderr
     assert len(result.stderr.splitlines()) == 1
-    for bad, text in [(tmp_path / "none", "not found"), (tmp_path / "garbage", "kubeconfig")]:
+    for bad, text in [(tmp_path / "none", "no such file"), (tmp_path / "garbage", "kubeconfig")]:
         if bad.name == "garbage":
             bad.write_text("[")
         result = explain(bad, "ours", "-n", namespace)
-        assert result.returncode == 2
+        assert result.returncode == EXIT_BAD_INPUT
         assert result.stderr.startswith("policy-scheduler explain: cannot use the kubeconfig: ")
         assert text in result.stderr
         assert len(result.stderr.splitlines()) == 1

@@ -62,6 +62,9 @@ class Refusals:
         self.identity = identity
         """Who was refused, for the log line: where the credentials came from."""
         self.sink = sink
+        self.told = True
+        """Whether refusals are logged: a command that says its error itself (explain) does not
+        want them said twice."""
         self._refused: set[tuple[str, str]] = set()
         self._told_credentials: set[str] = set()
 
@@ -74,6 +77,8 @@ class Refusals:
         if self.sink is not None:
             self.sink(verb, resource, str(status))
         kind = (verb, resource)
+        if not self.told:
+            return
         if kind in self._refused:
             logger.debug("refused again (%d): %s %s: %s", status, verb, resource, message)
             return
@@ -116,6 +121,8 @@ class Refusals:
         """No credential could be had for a request (an exec plugin or a refresh failed)."""
         if self.sink is not None:
             self.sink("", "", "credentials")
+        if not self.told:
+            return
         if reason in self._told_credentials:
             logger.debug("still no credentials: %s", reason)
             return
