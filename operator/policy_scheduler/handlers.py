@@ -163,7 +163,7 @@ def register(
             await servers.start()
         except OSError as error:
             # Not worth retrying: the operator stops, and says why.
-            raise kopf.PermanentError(f"cannot serve: {error}") from None
+            raise kopf.PermanentError(error.strerror) from None
         loop = asyncio.get_running_loop()
         tasks.append(loop.create_task(replica.watch(), name="watches"))
         tasks.append(loop.create_task(replica.serve(election, on_lost=on_lost), name="scheduling"))

@@ -102,7 +102,8 @@ class Servers:
             except OSError as error:
                 await runner.cleanup()
                 await self.stop()
-                raise OSError(error.errno, f"http://{host}:{port}: {error.strerror}") from None
+                served = ", ".join(str(e) for e in self._served if (e.host, e.port) == (host, port))
+                raise OSError(error.errno, f"cannot serve {served}: {error.strerror}") from None
             self._runners.append(runner)
         for endpoint in self._served:
             logger.info("serving %s", endpoint)

@@ -125,4 +125,4 @@ def test_a_metrics_port_in_use_stops_the_operator_saying_why(
         except subprocess.TimeoutExpired:
             pytest.fail("the operator kept running without its metrics port")
     assert code != 0
-    assert f"cannot serve metrics on http://127.0.0.1:{port}/metrics" in operator.logs()
+    assert f"cannot serve http://127.0.0.1:{port}/metrics: " in operator.logs()
