@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from policy_scheduler.cli import EXIT_LOST_LEASE
+
 REPO = Path(__file__).resolve().parents[2]
 NODES = 2  # of 1 cpu: 20 pods of 100m fill them
 PODS = 10 * NODES
@@ -62,7 +64,7 @@ def test_the_chaos_benchmark_injects_its_faults_and_checks_the_invariants(tmp_pa
     frozen = runs["leader-freeze"]
     assert frozen["bound_at_fault"] >= 2  # a tenth of the pods, before the freeze
     assert frozen["takeover_seconds"] > 0
-    assert frozen["old_leader_exit_code"] == 1  # "lost Lease", at once
+    assert frozen["old_leader_exit_code"] == EXIT_LOST_LEASE  # "lost Lease", at once
     assert frozen["old_leader_late_binds"] == 0
 
     deleted = runs["policy-deleted-while-down"]

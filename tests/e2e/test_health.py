@@ -22,7 +22,18 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Cluster, Operator, free_port, node, pod, policy, scrape, value, wait_for
+from harness import (
+    Cluster,
+    Operator,
+    Samples,
+    free_port,
+    node,
+    pod,
+    policy,
+    scrape,
+    value,
+    wait_for,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "policy-scheduler"
@@ -151,9 +162,14 @@ def test_a_watch_refused_makes_the_replica_unready_and_a_refused_write_is_said_a
                 "poddisruptionbudgets" in r for r in probe(ready_url)[1].get("reasons", ())
             ),
         )
-        samples = wait_for("a scrape", lambda: scrape(metrics_url))
+
+        def listed_pods() -> Samples | None:
+            found = scrape(metrics_url)
+            synced = found and value(found, "policy_scheduler_watch_synced", kind="pods")
+            return found if synced == 1 else None
+
+        samples = wait_for("the pods' watch listed", listed_pods)
         assert value(samples, "policy_scheduler_watch_synced", kind="poddisruptionbudgets") == 0
-        assert value(samples, "policy_scheduler_watch_synced", kind="pods") == 1
         assert value(
             samples,
             "policy_scheduler_api_refusals_total",
