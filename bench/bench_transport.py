@@ -40,6 +40,7 @@ import aiohttp
 import orjson
 import uvloop
 import yaml
+from raw_binder import event_body
 
 from policy_scheduler.kube.client import Kube, path
 from policy_scheduler.kube.credentials import load
@@ -81,32 +82,9 @@ class Figures:
         return sum(block.wall for block in self.blocks)
 
 
-def event(i: int) -> dict[str, Any]:
-    """A core/v1 Event as the operator's Recorder posts one for a pod it bound."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return {
-        "apiVersion": "v1",
-        "kind": "Event",
-        "metadata": {"name": f"web-{i}.{time.time_ns():x}", "namespace": NAMESPACE},
-        "involvedObject": {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "namespace": NAMESPACE,
-            "name": f"web-{i}",
-            "uid": f"00000000-0000-0000-0000-{i:012d}",
-        },
-        "type": "Normal",
-        "reason": "Scheduled",
-        "message": f"Successfully assigned {NAMESPACE}/web-{i} to node-{i % 100}",
-        "action": "Binding",
-        "source": {"component": "policy-scheduler"},
-        "reportingComponent": "policy-scheduler",
-        "reportingInstance": "bench",
-        "firstTimestamp": stamp,
-        "lastTimestamp": stamp,
-        "eventTime": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()),
-        "count": 1,
-    }
+def scheduled(i: int) -> dict[str, Any]:
+    """The ``Scheduled`` event of a pod, as the operator's Recorder posts one for a pod it bound."""
+    return event_body(NAMESPACE, f"web-{i}", f"00000000-0000-0000-0000-{i:012d}", "node", "bench")
 
 
 async def measure(send: Send, method: str, count: int, concurrency: int) -> Phase:
@@ -118,7 +96,7 @@ async def measure(send: Send, method: str, count: int, concurrency: int) -> Phas
     async def worker() -> None:
         for i in numbers:
             if method == "POST":
-                await send("POST", events_path, event(i))
+                await send("POST", events_path, scheduled(i))
             else:
                 await send("GET", get_path, None)
 
