@@ -147,12 +147,26 @@ class Scenario:
 @dataclass(frozen=True)
 class Expect:
     """Where kube-scheduler binds the preemptor (a node suffix; None: it stays pending), whom it
-    evicts, and, for a pod left pending, its FailedScheduling message with ``{all}`` for the
-    number of nodes in the cluster and ``{others}`` for the number not on the pod's side."""
+    evicts, and its first FailedScheduling message with ``{all}`` for the number of nodes in the
+    cluster and ``{others}`` for the number not on the pod's side. For a preemptor that made
+    room, the message is why no node fitted: :meth:`said` adds the preemption's own words."""
 
     node: str | None
     victims: frozenset[str] = frozenset()
     message: str | None = None
+
+    def said(self, every: int, others: int) -> str | None:
+        """The whole message expected. Since v1.37 (kubernetes#140180) a successful preemption
+        ends it with where it found room and how many victims ("victims" even for one)."""
+        if self.message is None:
+            return None
+        message = self.message.format(all=every, others=others, not_full=every - 1)
+        if self.node is not None and self.victims:
+            message += (
+                f" preemption: found a potential placement for pod on node {self.node}, "
+                f"preempting {len(self.victims)} victims"
+            )
+        return message
 
 
 @dataclass
@@ -444,9 +458,8 @@ def unexpected(kube: Outcome, expect: Expect, every: int, counts: dict[str, int]
         problems.append(f"expected kube-scheduler to bind on {expect.node}")
     if set(kube.victims) != expect.victims:
         problems.append(f"expected kube-scheduler to evict {sorted(expect.victims)}")
-    if expect.message is not None:
-        others = every - counts["kube"]
-        message = expect.message.format(all=every, others=others, not_full=every - 1)
+    message = expect.said(every, every - counts["kube"])
+    if message is not None:
         if kube.failed != message:
             problems.append(f"expected kube-scheduler to say {message!r}")
     return problems
@@ -454,13 +467,12 @@ def unexpected(kube: Outcome, expect: Expect, every: int, counts: dict[str, int]
 
 # --- scenarios ----------------------------------------------------------------------------------
 
-# kube-scheduler v1.34.4's FailedScheduling messages, as it posted them on this control plane
+# kube-scheduler v1.37.2's FailedScheduling messages, as it posted them on this control plane
 # ({all}: the nodes of the cluster, {others}: those of the other side, which the pod's
-# nodeSelector rules out). A preemptor that made room is told only why no node fitted; one that
-# could not is told what the PostFilter plugins said too, in their order: DynamicResources
-# (enabled by default since v1.34; "no new claims to deallocate" for a pod without claims),
-# then DefaultPreemption.
-NO_CLAIMS = "no new claims to deallocate, "
+# nodeSelector rules out). A preemptor that made room is told why no node fitted and where it
+# found room (Expect.said); one that could not is told what DefaultPreemption said too
+# (DynamicResources' PostFilter, before it, says nothing since v1.37: v1.34 added "no new claims
+# to deallocate, ").
 INSUFFICIENT_2 = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
     "affinity/selector."
@@ -631,7 +643,7 @@ def test_ties_go_to_the_victims_started_last(sides: Sides) -> None:
 
 NEVER_MESSAGE = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. {NO_CLAIMS}preemption: not eligible due to preemptionPolicy=Never."
+    f"affinity/selector. preemption: not eligible due to preemptionPolicy=Never."
 )
 
 
@@ -725,20 +737,20 @@ def test_daemonset_pod_on_a_full_node(sides: Sides) -> None:
 
 NO_VICTIMS = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. {NO_CLAIMS}preemption: 0/{{all}} nodes are available: 2 No preemption "
+    f"affinity/selector. preemption: 0/{{all}} nodes are available: 2 No preemption "
     "victims found for incoming pod, {others} Preemption is not helpful for scheduling."
 )
 # Even with every pod of lower priority gone it would not fit: kube counts the node among those
 # preemption does not help, not among those without victims.
 TOO_BIG = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. {NO_CLAIMS}preemption: 0/{{all}} nodes are available: {{all}} "
+    f"affinity/selector. preemption: 0/{{all}} nodes are available: {{all}} "
     "Preemption is not helpful for scheduling."
 )
 # An unmet required pod affinity is unresolvable: its reason stays in the preemption's count.
 NO_AFFINITY = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. {NO_CLAIMS}preemption: 0/{{all}} nodes are available: {{others}} "
+    f"affinity/selector. preemption: 0/{{all}} nodes are available: {{others}} "
     "Preemption is not helpful for scheduling, 2 node(s) didn't match pod affinity rules."
 )
 

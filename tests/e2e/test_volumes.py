@@ -211,7 +211,7 @@ def test_second_pod_of_read_write_once_pod_claim_stays_pending(
     # Then kube's preemption sentence: the other pod has no lower priority.
     assert re.fullmatch(
         rf"0/(\d+) nodes are available: (.*, )?2 {re.escape(RWOP_CONFLICT)}(, .*)?\. "
-        r"no new claims to deallocate, preemption: 0/\1 nodes are available: .*\.",
+        r"preemption: 0/\1 nodes are available: .*\.",
         message,
     ), message
     assert "second" not in bound(cluster, namespace)

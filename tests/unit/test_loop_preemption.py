@@ -358,8 +358,8 @@ class Saying(PostFilter[None]):
     ("results", "ends"),
     [
         pytest.param(
-            [PostFilterResult("no new claims to deallocate"), PostFilterResult("preemption: x.")],
-            " no new claims to deallocate, preemption: x.",
+            [PostFilterResult("none here"), PostFilterResult("preemption: x.")],
+            " none here, preemption: x.",
             id="the post-filters' words joined, as kube joins their reasons",
         ),
         pytest.param(
@@ -370,10 +370,10 @@ class Saying(PostFilter[None]):
         pytest.param(
             [
                 PostFilterResult("none here"),
-                PostFilterResult("", Preemption("n1", (PodView(LOW_A),), 0)),
+                PostFilterResult("preemption: found n1", Preemption("n1", (PodView(LOW_A),), 0)),
             ],
-            "cpu.",
-            id="room made: no words at all",
+            "cpu. preemption: found n1",
+            id="room made: the words of the one that made it alone (v1.37)",
         ),
     ],
 )

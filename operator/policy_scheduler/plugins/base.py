@@ -361,12 +361,12 @@ class Preemption:
 @dataclass(frozen=True, slots=True)
 class PostFilterResult:
     """What a post-filter has to say about a pod no node fits: its words for the
-    FailedScheduling message (none when it made room), the room it found, if any, and whether
-    it ends the post-filters (``final``: kube-scheduler's Error or UnschedulableAndUnresolvable
-    status, after which no post-filter runs and only these words are told). The words of the
-    post-filters that ran are joined with ", ", as kube-scheduler joins their reasons.
-    ``waits_on`` names the node whose pods, still terminating, are why the pod may not preempt
-    now (its nominated node): the loop then knows what the pod waits for."""
+    FailedScheduling message (when it made room, the only words told), the room it found, if
+    any, and whether it ends the post-filters (``final``: kube-scheduler's Error or
+    UnschedulableAndUnresolvable status, after which no post-filter runs and only these words
+    are told). The words of the post-filters that ran are joined with ", ", as kube-scheduler
+    joins their reasons. ``waits_on`` names the node whose pods, still terminating, are why the
+    pod may not preempt now (its nominated node): the loop then knows what the pod waits for."""
 
     message: str = ""
     preemption: Preemption | None = None

@@ -1,5 +1,5 @@
 """DefaultPreemption: when no node fits a pod, find the node where evicting the fewest, least
-important pods of lower priority makes room (kube-scheduler v1.34's DefaultPreemption PostFilter,
+important pods of lower priority makes room (kube-scheduler v1.37's DefaultPreemption PostFilter,
 ``pkg/scheduler/framework/plugins/defaultpreemption`` and ``framework/preemption``).
 
 The steps, as kube-scheduler takes them:
@@ -27,8 +27,10 @@ The steps, as kube-scheduler takes them:
    2^31, so fewer victims weigh first), fewest victims, latest start of the most important
    victims; then the first.
 
-The result is a :class:`~.base.Preemption`; the loop evicts and nominates. With no candidate, the
-message is kube's: "preemption: 0/N nodes are available: ..." counting each node's reason.
+The result is a :class:`~.base.Preemption`, said as kube says it ("preemption: found a potential
+placement for pod on node N, preempting K victims"); the loop evicts and nominates. With no
+candidate, the message is kube's: "preemption: 0/N nodes are available: ..." counting each
+node's reason.
 Only pods that no node fits, of policies listing this post-filter, pay for any of it.
 """
 
@@ -63,6 +65,9 @@ MIN_CANDIDATE_NODES_ABSOLUTE = 100
 """kube-scheduler's defaults for DefaultPreemptionArgs."""
 
 PREFIX = "preemption: "
+FOUND = "found a potential placement for pod on node {node}, preempting {victims} victims"
+"""What a successful preemption says since v1.37 (kube's Evaluator.Preempt): the end of the
+preemptor's FailedScheduling message."""
 NEVER = "not eligible due to preemptionPolicy=Never."
 TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -240,7 +245,8 @@ class DefaultPreemption(PostFilter[None]):
         chosen, because = pick(candidates)
         why = _why(chosen, because, cycle.pod.priority)
         return PostFilterResult(
-            "", Preemption(chosen.node, chosen.victims, chosen.pdb_violations, why)
+            PREFIX + FOUND.format(node=chosen.node, victims=len(chosen.victims)),
+            Preemption(chosen.node, chosen.victims, chosen.pdb_violations, why),
         )
 
     def ineligible(self, cycle: Cycle, statuses: NodeStatuses) -> str:

@@ -24,12 +24,11 @@ then, claim by claim in the pod's order:
 or the node fails with kube's "resourceclaim not available on the node". Claims allocated
 without a node selector fit every node.
 
-**PostFilter**, when no node fits, says what kube-scheduler's says, which starts the
-preemption sentence of every FailedScheduling message (DynamicResources runs before
-DefaultPreemption): "no new claims to deallocate" for a pod without claims; "not found" when a
-filter before this one rejected the pod in its pre-filter (kube's PreFilters stop there, so this
-plugin's state is missing, an error that ends the post-filters: no preemption is tried); and
-"still not schedulable" for a pod with claims. Unlike kube-scheduler's, it never deallocates a
+**PostFilter**, when no node fits, does what kube-scheduler v1.37's does for claims it did not
+allocate: nothing, and it says nothing (v1.34's "no new claims to deallocate" and "still not
+schedulable" are gone) — except "not found" when a filter before this one rejected the pod in
+its pre-filter (kube's PreFilters stop there, so this plugin's state is missing, an error that
+ends the post-filters: no preemption is tried). Unlike kube-scheduler's, it never deallocates a
 claim to let the pod's devices be allocated elsewhere: this scheduler allocates none.
 
 **PreBind** adds the pod to the ``status.reservedFor`` of each claim not yet reserved for it, as
@@ -93,8 +92,6 @@ RESERVED_FOR_MAX_SIZE: Final = 256
 NOT_AVAILABLE: Final = ("resourceclaim not available on the node",)
 IN_USE: Final = "resourceclaim in use"
 STATE_NOT_FOUND: Final = "not found"
-NO_CLAIMS: Final = "no new claims to deallocate"
-STILL_NOT_SCHEDULABLE: Final = "still not schedulable"
 
 
 def not_created(pod: PodView) -> str:
@@ -237,16 +234,13 @@ class _DynamicResourcesFilter(
     def post_filter(
         self, state: ClaimState | None, cycle: Cycle, statuses: NodeStatuses
     ) -> PostFilterResult:
-        """kube-scheduler's DynamicResources PostFilter, which runs before DefaultPreemption
-        and so starts the preemption sentence of every FailedScheduling message (see the
-        module's docstring)."""
+        """kube-scheduler's DynamicResources PostFilter, which runs before DefaultPreemption:
+        silent, unless its state is missing (see the module's docstring)."""
         if statuses.pre_filtered is not None and self.name not in statuses.pre_filtered:
             # An earlier pre-filter rejected the pod: kube finds no state of this plugin, and
             # the error ends the post-filters.
             return PostFilterResult(STATE_NOT_FOUND, final=True)
-        if state is None or not state.claims:
-            return PostFilterResult(NO_CLAIMS)
-        return PostFilterResult(STILL_NOT_SCHEDULABLE)
+        return PostFilterResult()
 
     async def pre_bind(
         self, state: ClaimState | None, pod: PodView, node: str, objects: ObjectWriter

@@ -576,7 +576,7 @@ class Scheduler:
                     # As kube-scheduler's RunPostFilterPlugins: the first that made room ends
                     # them, and its success is all the status says.
                     preemption = result.preemption
-                    said = []
+                    said = [result.message] if result.message else []
                     break
             if said:
                 message = f"{message} {', '.join(said)}"

@@ -388,7 +388,12 @@ def test_victims(
     on = node("n2", 2, *pods) if expected[0] == "n2" else node("n1", 4, *pods)
     result = preempt([on], pod("p", 2, HIGH), budgets)
     assert victims(result) == expected, case
-    assert result.message == ""
+    # v1.37 (kubernetes#140180): a successful preemption says where, and how many victims
+    # ("victims" even for one).
+    assert result.message == (
+        f"preemption: found a potential placement for pod on node {expected[0]}, "
+        f"preempting {len(expected[1])} victims"
+    )
 
 
 def test_anti_affinity_with_a_lower_priority_pod_is_resolved_by_evicting_it() -> None:
