@@ -383,20 +383,33 @@ CASES = {
         [feed(node("n1"), GATED, policy()), settle()],
         Expect(binds=[], where={"gated": Where.GATED}),
     ),
-    "a pod being deleted never enters the queue": Case(
+    # kube-scheduler's skipPodSchedule: a pod being deleted (a finalizer holds it) is popped,
+    # told "skip schedule deleting pod: NS/NAME" and dropped.
+    "a pod being deleted is told it is skipped and leaves the queue": Case(
         [
             feed(node("n1"), policy(), changed(pod("a"), metadata__deletionTimestamp="now")),
             settle(),
         ],
-        Expect(binds=[], events={"a": []}, where={"a": None}),
+        Expect(binds=[], events={"a": ["FailedScheduling"]}, where={"a": None}),
     ),
-    "a queued pod that starts terminating leaves the queue": Case(
+    "a parked pod that starts terminating is told once it is its turn, then leaves": Case(
         [
             feed(node("n1", cpu="1"), policy(), BIG),
             settle(),
             feed(changed(BIG, metadata__deletionTimestamp="now")),
+            later(20),
+            settle(),
         ],
-        Expect(where={"big": None}),
+        Expect(events={"big": ["FailedScheduling", "FailedScheduling"]}, where={"big": None}),
+    ),
+    "a DryRun pod that starts terminating is forgotten": Case(
+        [
+            feed(node("n1"), policy("DryRun"), pod("a")),
+            settle(),
+            feed(changed(pod("a"), metadata__deletionTimestamp="now")),
+            settle(),
+        ],
+        Expect(events={"a": ["DryRunScheduled"]}, where={"a": None}),
     ),
     # Bug: pods nominated by a preemption were ignored, and their room taken.
     "a nominated pod of higher priority holds its node's room": Case(
@@ -674,6 +687,22 @@ def test_schedule_one(case: Case) -> None:
     finally:
         loop.close()
         asyncio.set_event_loop(None)
+
+
+def test_a_pod_being_deleted_is_told_in_kubes_words() -> None:
+    run = Run()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        feed(node("n1"), policy(), changed(pod("a"), metadata__deletionTimestamp="now"))(run)
+        settle()(run)
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+    assert run.memory.events == [
+        ("ns/a", "Warning", "FailedScheduling", "skip schedule deleting pod: ns/a")
+    ]
+    assert run.memory.conditions == []
 
 
 # --- The extension points: which run, in which order, and what a refusal undoes -------------

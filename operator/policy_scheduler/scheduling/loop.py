@@ -278,10 +278,12 @@ class Scheduler:
         # it again would bind it twice, and the second bind's failure would free its room.
         if self.cache.node_of(pod.uid) is not None and pod.uid not in self.queue:
             return
-        if pod.deleting or pod.terminated:
+        done = self._dry_run_done.get(pod.uid)
+        if pod.terminated or (pod.deleting and done is not None):
             self._forget_pending(pod.uid)
             return
-        done = self._dry_run_done.get(pod.uid)
+        # A pod being deleted (a finalizer holds it) stays queued, as in kube-scheduler, whose
+        # cycle then skips it saying so (schedule_one).
         if done is not None:
             self._dry_run_done[pod.uid] = (pod, done[1])
             return
@@ -526,6 +528,17 @@ class Scheduler:
                 self._wait(entry, route.waiting, now, "NoSchedulingPolicy", None)
             return
         policy = route.policy
+        if pod.deleting:
+            # kube-scheduler's skipPodSchedule: no attempt, no condition, one event.
+            self.queue.delete(pod.uid)
+            self.events.event(
+                pod,
+                WARNING,
+                "FailedScheduling",
+                f"skip schedule deleting pod: {pod.key}",
+                "Scheduling",
+            )
+            return
         started = self.clock.monotonic()
         states = CycleState()
         # Once for the cycle: it does not yield, so no watch event changes them meanwhile.
