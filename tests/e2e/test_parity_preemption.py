@@ -459,9 +459,8 @@ def unexpected(kube: Outcome, expect: Expect, every: int, counts: dict[str, int]
     if set(kube.victims) != expect.victims:
         problems.append(f"expected kube-scheduler to evict {sorted(expect.victims)}")
     message = expect.said(every, every - counts["kube"])
-    if message is not None:
-        if kube.failed != message:
-            problems.append(f"expected kube-scheduler to say {message!r}")
+    if message is not None and kube.failed != message:
+        problems.append(f"expected kube-scheduler to say {message!r}")
     return problems
 
 
@@ -643,7 +642,7 @@ def test_ties_go_to_the_victims_started_last(sides: Sides) -> None:
 
 NEVER_MESSAGE = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. preemption: not eligible due to preemptionPolicy=Never."
+    "affinity/selector. preemption: not eligible due to preemptionPolicy=Never."
 )
 
 
@@ -737,20 +736,20 @@ def test_daemonset_pod_on_a_full_node(sides: Sides) -> None:
 
 NO_VICTIMS = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. preemption: 0/{{all}} nodes are available: 2 No preemption "
+    "affinity/selector. preemption: 0/{all} nodes are available: 2 No preemption "
     "victims found for incoming pod, {others} Preemption is not helpful for scheduling."
 )
 # Even with every pod of lower priority gone it would not fit: kube counts the node among those
 # preemption does not help, not among those without victims.
 TOO_BIG = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. preemption: 0/{{all}} nodes are available: {{all}} "
+    "affinity/selector. preemption: 0/{all} nodes are available: {all} "
     "Preemption is not helpful for scheduling."
 )
 # An unmet required pod affinity is unresolvable: its reason stays in the preemption's count.
 NO_AFFINITY = (
     "0/{all} nodes are available: 2 Insufficient cpu, {others} node(s) didn't match Pod's node "
-    f"affinity/selector. preemption: 0/{{all}} nodes are available: {{others}} "
+    "affinity/selector. preemption: 0/{all} nodes are available: {others} "
     "Preemption is not helpful for scheduling, 2 node(s) didn't match pod affinity rules."
 )
 
