@@ -201,7 +201,10 @@ class InMemory:
     binds: list[tuple[str, str]] = field(default_factory=list)
     events: list[tuple[str, str, str, str]] = field(default_factory=list)
     conditions: list[tuple[str, str]] = field(default_factory=list)
-    """The pods set ``PodScheduled=False``, with the message."""
+    """The pods set ``PodScheduled=False, reason=Unschedulable``, with the message."""
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    """The pods set ``PodScheduled=False, reason=SchedulerError``, with the message (their
+    nomination cleared in the same write)."""
     nominations: list[tuple[str, str]] = field(default_factory=list)
     """The pods whose ``nominatedNodeName`` was written, with the node ("" when cleared)."""
     preemptions: list[tuple[str, str, str, str]] = field(default_factory=list)
@@ -220,13 +223,16 @@ class InMemory:
     async def drain(self) -> None:
         pass
 
-    def unschedulable(self, pod: PodView, message: str, nominated_node: str = "") -> None:
+    def unschedulable(self, pod: PodView, message: str, nominated_node: str | None = None) -> None:
         self.conditions.append((pod.key, message))
-        if nominated_node:
+        if nominated_node is not None:
             self.nominations.append((pod.key, nominated_node))
 
-    def clear_nomination(self, pod: PodView) -> None:
-        self.nominations.append((pod.key, ""))
+    def scheduler_error(self, pod: PodView, message: str) -> None:
+        self.errors.append((pod.key, message))
+
+    def nominate(self, pod: PodView, node: str) -> None:
+        self.nominations.append((pod.key, node))
 
     async def preempt(
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str

@@ -215,21 +215,34 @@ def test_a_victim_is_told_only_once_deleted(
     assert (script.log, evicted) == (log, gone)
 
 
-def test_the_nomination_goes_with_the_unschedulable_condition_and_is_cleared_alone() -> None:
+def test_the_nomination_goes_with_the_pods_condition_or_alone() -> None:
     from policy_scheduler.kube.events import Recorder  # noqa: PLC0415
 
-    script = Script({"PATCH": [{}, {}, {}]})
+    script = Script({"PATCH": [{}] * 6})
+    generation_3 = PodView({**POD.raw, "metadata": {**POD.raw["metadata"], "generation": 3}})
 
     async def run() -> None:
         recorder = Recorder(cast(Kube, script), "here")
         recorder.unschedulable(PREEMPTOR, "0/1 nodes are available", "n1")
-        recorder.unschedulable(POD, "0/1 nodes are available")
-        recorder.clear_nomination(POD)
+        recorder.unschedulable(generation_3, "0/1 nodes are available")
+        recorder.unschedulable(POD, "0/1 nodes are available", "")
+        recorder.scheduler_error(POD, "binding rejected")
+        recorder.nominate(POD, "n2")
+        recorder.nominate(POD, "")
         await recorder.drain()
 
     asyncio.run(run())
-    nominating, plain, clearing = script.bodies
+    nominating, plain, clearing, error, before_pre_bind, cleared = script.bodies
     assert nominating["status"]["nominatedNodeName"] == "n1"
     assert nominating["status"]["conditions"][0]["reason"] == "Unschedulable"
     assert "nominatedNodeName" not in plain["status"]
-    assert clearing == {"status": {"nominatedNodeName": None}}
+    # The generation the condition was written for (kube: PodObservedGenerationTracking, GA).
+    assert plain["status"]["conditions"][0]["observedGeneration"] == 3
+    assert "observedGeneration" not in nominating["status"]["conditions"][0]
+    assert clearing["status"]["nominatedNodeName"] is None
+    # An error is a SchedulerError, and it clears the nomination (kube's clearNominatedNode).
+    assert error["status"]["conditions"][0]["reason"] == "SchedulerError"
+    assert error["status"]["conditions"][0]["message"] == "binding rejected"
+    assert error["status"]["nominatedNodeName"] is None
+    assert before_pre_bind == {"status": {"nominatedNodeName": "n2"}}
+    assert cleared == {"status": {"nominatedNodeName": None}}

@@ -411,6 +411,19 @@ CASES = {
         ],
         Expect(events={"a": ["DryRunScheduled"]}, where={"a": None}),
     ),
+    # v1.37 (kubernetes#139057): a gated pod's nomination holds its room all the same.
+    "a gated pod nominated to a node holds its room": Case(
+        [
+            feed(
+                node("n1"),
+                policy(),
+                pod("nominee", "2", priority=10, nominated="n1", gates=["example.com/hold"]),
+                pod("a", priority=5),
+            ),
+            settle(),
+        ],
+        Expect(binds=[], where={"nominee": Where.GATED, "a": Where.UNSCHEDULABLE}),
+    ),
     # Bug: pods nominated by a preemption were ignored, and their room taken.
     "a nominated pod of higher priority holds its node's room": Case(
         [
@@ -752,6 +765,9 @@ class Recorder(
     def permit(self, state: str, pod: PodView, node: str) -> str | None:
         return self._call("permit", pod)
 
+    def pre_flight(self, state: str, pod: PodView, node: str) -> bool:
+        return bool(pod.labels.get("waits"))
+
     async def pre_bind(
         self, state: str, pod: PodView, node: str, objects: ObjectWriter
     ) -> str | None:
@@ -776,6 +792,10 @@ class PointCase:
     refuse: str = ""
     labels: dict[str, str] = field(default_factory=dict)
     binder_fails: bool = False
+    errors: list[str] = field(default_factory=list)
+    """The messages of pod a's PodScheduled=False, reason=SchedulerError conditions."""
+    nominations: list[str] = field(default_factory=list)
+    """The nodes pod a was nominated to ("": cleared)."""
 
 
 S = "(state of a)"
@@ -785,29 +805,50 @@ POINTS = {
         binds=[("a", "n1")],
         events=["Scheduled"],
     ),
-    "a refused reserve unreserves and backs off": PointCase(
+    "a refused reserve unreserves and backs off, a SchedulerError": PointCase(
         [f"reserve a {S}", f"unreserve a {S}"],
         events=["FailedScheduling"],
         where=Where.BACKOFF,
         refuse="reserve",
+        errors=["reserve refused"],
     ),
     "a refused permit unreserves and backs off": PointCase(
         [f"reserve a {S}", "permit a", f"unreserve a {S}"],
         events=["FailedScheduling"],
         where=Where.BACKOFF,
         refuse="permit",
+        errors=["permit refused"],
     ),
     "a refused pre-bind unreserves and binds nothing": PointCase(
         [f"reserve a {S}", "permit a", "pre_bind a", f"unreserve a {S}"],
         events=["FailedScheduling"],
         where=Where.BACKOFF,
         refuse="pre_bind",
+        errors=["pre_bind refused"],
     ),
     "a failed bind unreserves": PointCase(
         [f"reserve a {S}", "permit a", "pre_bind a", f"unreserve a {S}"],
         events=["FailedScheduling"],
         where=Where.BACKOFF,
         binder_fails=True,
+        errors=["Binding rejected: etcd said no"],
+    ),
+    # v1.35+ (NominatedNodeNameForExpectation): the node is told before PreBind waits.
+    "a pre-bind with work to do has the pod nominated to the node first": PointCase(
+        [f"reserve a {S}", "permit a", "pre_bind a", "post_bind a"],
+        binds=[("a", "n1")],
+        events=["Scheduled"],
+        labels={"waits": "yes"},
+        nominations=["n1"],
+    ),
+    "then a refused pre-bind clears the nomination with its SchedulerError": PointCase(
+        [f"reserve a {S}", "permit a", "pre_bind a", f"unreserve a {S}"],
+        events=["FailedScheduling"],
+        where=Where.BACKOFF,
+        refuse="pre_bind",
+        labels={"waits": "yes"},
+        errors=["pre_bind refused"],
+        nominations=["n1"],
     ),
     "no node fits: post-filter runs and its words end the message": PointCase(
         [f"post_filter a {S}"],
@@ -845,6 +886,8 @@ def test_extension_points(case: PointCase, monkeypatch: pytest.MonkeyPatch) -> N
     assert run.memory.binds == [(f"ns/{p}", n) for p, n in case.binds]
     assert run.reasons("a") == case.events
     assert run.where("a") == case.where
+    assert run.memory.errors == [("ns/a", message) for message in case.errors]
+    assert run.memory.nominations == [("ns/a", node) for node in case.nominations]
     # Assumed until the watch shows the pod bound; forgotten after a failure.
     assert run.scheduler.cache.is_assumed("a") == bool(case.binds)
     if case.where is Where.UNSCHEDULABLE:

@@ -385,3 +385,33 @@ def test_what_the_post_filters_say_ends_the_message(
     settle()(run)
     (message,) = [m for key, m in run.memory.conditions if key == "ns/high"]
     assert message.endswith(ends) and message.count(ends) == 1
+
+
+@pytest.mark.parametrize(
+    ("results", "cleared"),
+    [
+        pytest.param([], True, id="no post-filter: the nomination is cleared"),
+        pytest.param(
+            [PostFilterResult("preemption: 0/1 nodes are available.", clears_nomination=True)],
+            True,
+            id="preemption cannot help: cleared",
+        ),
+        pytest.param(
+            [PostFilterResult("preemption: victims still terminating.")],
+            False,
+            id="preemption not tried now (victims terminating): kept",
+        ),
+    ],
+)
+def test_a_pod_that_fits_nowhere_keeps_its_nomination_only_while_preemption_may_help(
+    run: Run, monkeypatch: pytest.MonkeyPatch, results: list[PostFilterResult], cleared: bool
+) -> None:
+    """kube-scheduler's schedulingAlgorithm: the nominating info of a failed attempt clears the
+    pod's nominatedNodeName unless a post-filter left it (nil PostFilterResult)."""
+    with_post_filter(monkeypatch, *(Saying(f"p{i}", r) for i, r in enumerate(results)))
+    feed(node("n1", "1"), policy(), pod("high", "2", priority=10, nominated="n1"))(run)
+    settle()(run)
+    assert run.memory.nominations == ([("ns/high", "")] if cleared else [])
+    # A pod nominated no more holds no room against others.
+    holding = run.scheduler._holding_room(PodView(pod("b"))).by_node
+    assert [p.name for p in holding.get("n1", ())] == ([] if cleared else ["high"])

@@ -238,6 +238,9 @@ class HoldsSlowPods(PreBind[None]):
     def __init__(self) -> None:
         self.release = asyncio.Event()
 
+    def pre_flight(self, state: None, pod: PodView, node: str) -> bool:
+        return pod.name.startswith("slow-")
+
     async def pre_bind(
         self, state: None, pod: PodView, node: str, objects: ObjectWriter
     ) -> str | None:

@@ -75,6 +75,24 @@ def _pod_ref(pod: PodView) -> dict[str, str]:
     }
 
 
+def pod_condition(
+    pod: PodView, type_: str, status: str, reason: str, message: str
+) -> dict[str, Any]:
+    """A condition of ``pod`` as kube-scheduler writes one, with the pod's generation as the one
+    observed (PodObservedGenerationTracking, GA since v1.35; none when the pod has none)."""
+    condition: dict[str, Any] = {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastProbeTime": None,
+        "lastTransitionTime": now_rfc3339(),
+    }
+    if pod.generation:
+        condition["observedGeneration"] = pod.generation
+    return condition
+
+
 class Recorder:
     """Posts core/v1 Events about pods and patches their PodScheduled condition and
     ``nominatedNodeName``: the loop's :class:`~policy_scheduler.scheduling.ports.EventRecorder`
@@ -126,40 +144,40 @@ class Recorder:
             f"post {reason} event for {pod.key}",
         )
 
-    def unschedulable(self, pod: PodView, message: str, nominated_node: str = "") -> None:
+    def unschedulable(self, pod: PodView, message: str, nominated_node: str | None = None) -> None:
         """Set ``PodScheduled=False, reason=Unschedulable`` (what cluster autoscalers read), and
-        with a ``nominated_node`` the pod's ``nominatedNodeName`` in the same patch, as
-        kube-scheduler's ``updatePod``."""
-        patch: dict[str, Any] = {
-            "status": {
-                "conditions": [
-                    {
-                        "type": "PodScheduled",
-                        "status": "False",
-                        "reason": "Unschedulable",
-                        "message": message,
-                        "lastProbeTime": None,
-                        "lastTransitionTime": now_rfc3339(),
-                    }
-                ]
-            }
-        }
-        what = f"set PodScheduled=False on {pod.key}"
-        if nominated_node:
-            patch["status"]["nominatedNodeName"] = nominated_node
-            what += f" and nominate it to {nominated_node}"
-        self._spawn(
-            "PATCH", pod_path(pod.namespace, pod.name, "status"), patch, what, STRATEGIC_MERGE_PATCH
-        )
+        the pod's ``nominatedNodeName`` in the same patch unless ``nominated_node`` is None ("":
+        cleared), as kube-scheduler's ``updatePod``."""
+        self._not_scheduled(pod, "Unschedulable", message, nominated_node)
 
-    def clear_nomination(self, pod: PodView) -> None:
-        """Empty the pod's ``nominatedNodeName`` (a null deletes the field in a merge patch)."""
+    def scheduler_error(self, pod: PodView, message: str) -> None:
+        """Set ``PodScheduled=False, reason=SchedulerError`` and clear the nomination: what
+        kube-scheduler writes when an attempt ends in an error rather than a verdict."""
+        self._not_scheduled(pod, "SchedulerError", message, "")
+
+    def nominate(self, pod: PodView, node: str) -> None:
+        """Set the pod's ``nominatedNodeName`` alone ("": clear it; a null deletes the field in
+        a merge patch)."""
         self._spawn(
             "PATCH",
             pod_path(pod.namespace, pod.name, "status"),
-            {"status": {"nominatedNodeName": None}},
-            f"clear the nominated node of {pod.key}",
+            {"status": {"nominatedNodeName": node or None}},
+            f"nominate {pod.key} to {node}" if node else f"clear the nominated node of {pod.key}",
             STRATEGIC_MERGE_PATCH,
+        )
+
+    def _not_scheduled(
+        self, pod: PodView, reason: str, message: str, nominated_node: str | None
+    ) -> None:
+        patch: dict[str, Any] = {
+            "status": {"conditions": [pod_condition(pod, "PodScheduled", "False", reason, message)]}
+        }
+        what = f"set PodScheduled=False on {pod.key}"
+        if nominated_node is not None:
+            patch["status"]["nominatedNodeName"] = nominated_node or None
+            what += f" and nominate it to {nominated_node}" if nominated_node else ""
+        self._spawn(
+            "PATCH", pod_path(pod.namespace, pod.name, "status"), patch, what, STRATEGIC_MERGE_PATCH
         )
 
     def _spawn(

@@ -22,7 +22,7 @@ from policy_scheduler.kube.client import (
     path,
     pod_path,
 )
-from policy_scheduler.kube.events import RETRY_SECONDS, Recorder, now_rfc3339
+from policy_scheduler.kube.events import RETRY_SECONDS, Recorder, pod_condition
 from policy_scheduler.kube.retry import retrying
 from policy_scheduler.model.objects import (
     DISRUPTION_TARGET,
@@ -186,14 +186,9 @@ class KubeEvictor:
     async def preempt(
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str
     ) -> bool:
-        condition = {
-            "type": DISRUPTION_TARGET,
-            "status": "True",
-            "reason": PREEMPTION_BY_SCHEDULER,
-            "message": condition_message,
-            "lastProbeTime": None,
-            "lastTransitionTime": now_rfc3339(),
-        }
+        condition = pod_condition(
+            victim, DISRUPTION_TARGET, "True", PREEMPTION_BY_SCHEDULER, condition_message
+        )
         status_path = pod_path(victim.namespace, victim.name, "status")
         deletion = {
             "apiVersion": "v1",

@@ -195,6 +195,8 @@ class PodView:
         self.metadata = metadata
         self.creation_timestamp: str = str(metadata.get("creationTimestamp") or "")
         self.deleting = metadata.get("deletionTimestamp") is not None
+        generation = metadata.get("generation")
+        self.generation: int = generation if isinstance(generation, int) else 0
         self.node_name: str = str(self.spec.get("nodeName") or "")
         self.scheduler_name: str = str(self.spec.get("schedulerName") or "default-scheduler")
         priority = self.spec.get("priority")

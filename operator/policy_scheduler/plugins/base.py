@@ -366,12 +366,15 @@ class PostFilterResult:
     UnschedulableAndUnresolvable status, after which no post-filter runs and only these words
     are told). The words of the post-filters that ran are joined with ", ", as kube-scheduler
     joins their reasons. ``waits_on`` names the node whose pods, still terminating, are why the
-    pod may not preempt now (its nominated node): the loop then knows what the pod waits for."""
+    pod may not preempt now (its nominated node): the loop then knows what the pod waits for.
+    ``clears_nomination``: no room can be made for the pod, so a node it was nominated to holds
+    no room for it any more (kube's PostFilterResult nominating no node)."""
 
     message: str = ""
     preemption: Preemption | None = None
     final: bool = False
     waits_on: str = ""
+    clears_nomination: bool = False
 
 
 def _nothing_counted(pods: Iterable[tuple[str, PodView]]) -> AbstractContextManager[object]:
@@ -520,6 +523,12 @@ class PreBind(ABC, Generic[State]):
     """API writes the bind depends on (a volume's claim, say), made in the binding cycle."""
 
     name: str
+
+    @abstractmethod
+    def pre_flight(self, state: State, pod: PodView, node: str) -> bool:
+        """Whether :meth:`pre_bind` has work to do for the pod on ``node`` (kube-scheduler's
+        PreBindPreFlight answering Success rather than Skip): the loop then writes the pod's
+        ``nominatedNodeName`` first, so that others see where the pod is going while it waits."""
 
     @abstractmethod
     async def pre_bind(

@@ -231,17 +231,17 @@ class DefaultPreemption(PostFilter[None]):
             raise TypeError("DefaultPreemption needs the live ClusterState as the snapshot")
         total = len(snapshot.table)
         if not total:
-            return PostFilterResult(PREFIX + NO_NODES)
+            return PostFilterResult(PREFIX + NO_NODES, clears_nomination=True)
         potential = [info for info in snapshot.table.infos if statuses.resolvable(info.name)]
         if not potential:
-            return PostFilterResult(PREFIX + fit_error(total, {}))
+            return PostFilterResult(PREFIX + fit_error(total, {}), clears_nomination=True)
         what_if = statuses.start_what_if(cycle)
         candidates, failures, errors = self.dry_run(cycle, what_if, snapshot, potential)
         if not candidates:
             if errors:
                 text = errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
                 return PostFilterResult(PREFIX + text)
-            return PostFilterResult(PREFIX + fit_error(total, failures))
+            return PostFilterResult(PREFIX + fit_error(total, failures), clears_nomination=True)
         chosen, because = pick(candidates)
         why = _why(chosen, because, cycle.pod.priority)
         return PostFilterResult(

@@ -242,6 +242,10 @@ class _DynamicResourcesFilter(
             return PostFilterResult(STATE_NOT_FOUND, final=True)
         return PostFilterResult()
 
+    def pre_flight(self, state: ClaimState | None, pod: PodView, node: str) -> bool:
+        """kube's PreBindPreFlight: work to do for any pod with claims, reserved or not."""
+        return state is not None and bool(state.claims)
+
     async def pre_bind(
         self, state: ClaimState | None, pod: PodView, node: str, objects: ObjectWriter
     ) -> str | None:

@@ -514,6 +514,10 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
         for claim in provisions:
             volumes.restore(PVC, claim.key)
 
+    def pre_flight(self, state: _PodClaims | None, pod: PodView, node: str) -> bool:
+        """kube's PreBindPreFlight: work to do unless every claim of the pod was bound."""
+        return state is not None and bool(state.delayed)
+
     async def pre_bind(
         self, state: _PodClaims | None, pod: PodView, node: str, objects: ObjectWriter
     ) -> str | None:

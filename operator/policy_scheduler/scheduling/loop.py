@@ -254,7 +254,15 @@ class Scheduler:
 
     def pod_changed(self, raw: Mapping[str, Any]) -> None:
         pod = PodView(raw)
-        if pod.nominated_node_name and not pod.node_name and not pod.deleting:
+        # A pod in its binding cycle is assumed on its node already: the nomination written
+        # before its PreBind (see _bind) must not count it twice (kube-scheduler's nominator
+        # skips assumed pods too).
+        if (
+            pod.nominated_node_name
+            and not pod.node_name
+            and not pod.deleting
+            and not self.cache.is_assumed(pod.uid)
+        ):
             self._nominated[pod.uid] = pod
         else:
             self._nominated.pop(pod.uid, None)
@@ -566,6 +574,9 @@ class Scheduler:
             preemption: Preemption | None = None
             said: list[str] = []
             waits_on = ""
+            # kube-scheduler clears a pod's nomination when no post-filter could run, or one
+            # found that preemption cannot help it.
+            clears = not policy.extensions.post_filter
             statuses = policy.pipeline.node_statuses(decision, nominated)
             for plugin in policy.extensions.post_filter:
                 try:
@@ -580,6 +591,7 @@ class Scheduler:
                     )
                     return
                 waits_on = waits_on or result.waits_on
+                clears = clears or result.clears_nomination
                 if result.final:
                     said = [result.message] if result.message else []
                     break
@@ -601,6 +613,7 @@ class Scheduler:
                 (policy, decision),
                 preemption=preemption,
                 waits_on=waits_on,
+                clears=clears,
             )
             self.metrics.attempt(UNSCHEDULABLE, policy.name, self.clock.monotonic() - started)
         elif policy.mode is Mode.DRY_RUN:
@@ -671,9 +684,13 @@ class Scheduler:
     def _failed(
         self, pod: PodView, policy: CompiledPolicy, started: float, message: str, action: str
     ) -> None:
-        """An error (not a verdict) ended the pod's attempt: it backs off and is tried again."""
+        """An error (not a verdict) ended the pod's attempt: it backs off and is tried again,
+        told as kube-scheduler tells it (the event, ``PodScheduled=False`` with reason
+        SchedulerError) and nominated nowhere."""
         self.queue.retry_later(pod.uid, self.clock.monotonic())
+        self._nominated.pop(pod.uid, None)
         self.events.event(pod, WARNING, "FailedScheduling", message, action)
+        self._conditions.scheduler_error(pod, message)
         self.metrics.attempt(ERROR, policy.name, self.clock.monotonic() - started)
 
     def _wait(
@@ -686,17 +703,25 @@ class Scheduler:
         *,
         preemption: Preemption | None = None,
         waits_on: str = "",
+        clears: bool = False,
     ) -> None:
         """Park an unschedulable pod; tell its story once per distinct message, and act on
         every preemption a post-filter found for it (a DryRun one, which changes nothing and so
         comes back at each try, is told once while it stays the same). A pod that preempts, or
-        may not while its victims on ``waits_on`` terminate, waits for them (:mod:`~.waiting`)."""
+        may not while its victims on ``waits_on`` terminate, waits for them (:mod:`~.waiting`).
+        With ``clears``, a nomination the pod had is cleared."""
         dry_run = decision is not None and decision[0].mode is Mode.DRY_RUN
+        nominated: str | None = None
+        if clears and not dry_run and entry.pod.uid in self._nominated:
+            del self._nominated[entry.pod.uid]
+            nominated = ""
         story = message
         if preemption is not None:
             story += f"\n{preemption.node}: {_victims(preemption)}"
             waits_on = "" if dry_run else preemption.node
-        repeated = entry.last_failure == story and (preemption is None or dry_run)
+        repeated = (
+            entry.last_failure == story and (preemption is None or dry_run) and nominated is None
+        )
         rejected_by = decision[1].rejected_by if decision is not None else frozenset()
         self.queue.unschedulable(entry.pod.uid, story, now, rejected_by, waits_on)
         if repeated:
@@ -704,7 +729,6 @@ class Scheduler:
         self.events.event(entry.pod, WARNING, reason, message, "Scheduling")
         if decision is not None:
             policy, result = decision
-            nominated = ""
             if preemption is not None:
                 if dry_run:
                     self._tell_preemption(entry.pod, policy, preemption)
@@ -743,7 +767,7 @@ class Scheduler:
                 and self.policies.route(other.scheduler_name).ours
             ):
                 del self._nominated[other.uid]
-                self._conditions.clear_nomination(other)
+                self._conditions.nominate(other, "")
                 # Its status change alone would not move it; kube-scheduler's does.
                 if other.uid in self.queue:
                     self.queue.add(_nominated_to(other, ""), now)
@@ -839,7 +863,16 @@ class Scheduler:
         """The binding cycle: pre-bind, bind, post-bind, and report; ``attempts`` and
         ``started`` (the attempt's start) are for metrics."""
         node = str(decision.node)
-        for plugin in policy.extensions.pre_bind:
+        pre_binds = policy.extensions.pre_bind
+        if pod.nominated_node_name != node and any(
+            _guarded(plugin, "PreBindPreFlight", plugin.pre_flight, states.read(plugin), pod, node)
+            is True
+            for plugin in pre_binds
+        ):
+            # v1.35+ (NominatedNodeNameForExpectation): where the pod is going, told before a
+            # PreBind that waits; the API server clears it when the pod is bound.
+            self._conditions.nominate(pod, node)
+        for plugin in pre_binds:
             try:
                 refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
             except Exception as error:

@@ -84,14 +84,21 @@ class PodConditions(Protocol):
     condition (what cluster autoscalers read) and ``nominatedNodeName`` (the node a preemption
     made room on, which other schedulers count against that node)."""
 
-    def unschedulable(self, pod: PodView, message: str, nominated_node: str = "") -> None:
-        """``PodScheduled=False`` with ``message``; with a ``nominated_node``, in the same
-        write, the pod's nomination to it (as kube-scheduler's ``updatePod``)."""
+    def unschedulable(self, pod: PodView, message: str, nominated_node: str | None = None) -> None:
+        """``PodScheduled=False, reason=Unschedulable`` with ``message``; unless
+        ``nominated_node`` is None, in the same write, the pod's nomination to it ("": none), as
+        kube-scheduler's ``updatePod``."""
         ...
 
-    def clear_nomination(self, pod: PodView) -> None:
-        """Empty the pod's ``nominatedNodeName``: a preemption of higher priority took the
-        room it was nominated to (kube-scheduler's ``clearNominatedNodeName``)."""
+    def scheduler_error(self, pod: PodView, message: str) -> None:
+        """``PodScheduled=False, reason=SchedulerError`` with ``message``, and no nomination:
+        the attempt ended in an error, not a verdict."""
+        ...
+
+    def nominate(self, pod: PodView, node: str) -> None:
+        """Write the pod's ``nominatedNodeName`` alone ("": empty it): the node its binding
+        cycle waits to bind it to, or none when a preemption of higher priority took the room
+        it was nominated to (kube-scheduler's ``clearNominatedNodeName``)."""
         ...
 
 

@@ -182,6 +182,8 @@ PREEMPTED = {
 def test_not_eligible(case: str, preemptor: PodView, nodes: list[NodeInfo], message: str) -> None:
     result = preempt(nodes, preemptor)
     assert (result.message, result.preemption) == (message, None), case
+    # kube's Preempt: a nil PostFilterResult keeps the pod's nomination.
+    assert not result.clears_nomination, case
 
 
 @pytest.mark.parametrize(
@@ -271,6 +273,8 @@ def test_no_candidate(case: str, nodes: list[NodeInfo], preemptor: PodView, mess
     policy = pipeline({"pool": "yes"}) if "pool" in case else None
     result = preempt(nodes, preemptor, policy=policy)
     assert (result.message, result.preemption) == (message, None), case
+    # kube's FitError path nominates no node: the pod's nomination is cleared.
+    assert result.clears_nomination, case
 
 
 def test_a_pre_filter_rejection_makes_every_node_unhelpful() -> None:
