@@ -21,7 +21,8 @@ SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
 - ``scheduler_pod_scheduling_attempts`` histogram: attempts a pod took, observed when it is bound.
 - ``scheduler_pending_pods{queue}`` gauge: pods waiting in the ``active``, ``backoff``,
   ``unschedulable`` and ``gated`` queues (``gated``: held by a pre-enqueue plugin, scheduling
-  gates among them, or a preemptor while its victims are evicted).
+  gates among them, or a preemptor while its victims are evicted), and v1.37's pod-group
+  queues ``incomplete`` and ``pending``, always empty here (no pod groups).
   Popped pods are not pending, as in kube-scheduler; those being bound are
   ``policy_scheduler_binds_in_flight``.
 - ``scheduler_cache_size{type}`` gauge: ``nodes`` and ``pods`` (assumed pods included) in the
@@ -84,7 +85,10 @@ from policy_scheduler.scheduling.ports import SchedulerState
 WatchState = Mapping[str, tuple[bool, float | None]]
 """Per watched kind: whether its watch is current, and seconds since it last was (None: never)."""
 
-PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated")
+PENDING_QUEUES = ("active", "backoff", "unschedulable", "gated", "incomplete", "pending")
+"""kube-scheduler v1.37's queues: the last two hold members of pod groups (the pods waiting for
+their PodGroup to be seen, and those waiting for the rest of their group); this scheduler has
+no pod groups, so they stay empty, as kube-scheduler's do on a cluster without them."""
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -107,7 +111,8 @@ class _StateCollector(Collector):
         state = self._read()
         pending = GaugeMetricFamily(
             "scheduler_pending_pods",
-            "Number of pending pods, by the queue type: active, backoff, unschedulable, gated.",
+            "Number of pending pods, by the queue type: active, backoff, unschedulable, gated, "
+            "incomplete, pending.",
             labels=["queue"],
         )
         for queue in PENDING_QUEUES:

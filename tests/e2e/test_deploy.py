@@ -259,6 +259,8 @@ ALLOWED = [
     *(("patch", kind, "-n default") for kind in STORAGE_PATCHED),
     # DynamicResources' PreBind reserves an allocated claim for the pod.
     ("patch", "resourceclaims.resource.k8s.io/status", "-n default"),
+    # ... and, since v1.36, the reservation's cluster-wide permission.
+    ("patch", "resourceclaims.resource.k8s.io/binding", ""),
     ("get", POLICIES, ""),
     ("list", POLICIES, ""),
     ("watch", POLICIES, ""),
@@ -417,6 +419,7 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         **{kind: {"list", "watch"} for kind in STORAGE_WATCHED},
         **{kind: {"list", "watch", "patch"} for kind in STORAGE_PATCHED},
         "resourceclaims.resource.k8s.io/status": {"patch"},
+        "resourceclaims.resource.k8s.io/binding": {"patch"},
         POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
         f"{WEBHOOKS}/policy-scheduler": {"get", "patch"},

@@ -23,11 +23,12 @@ from harness import (
     wait_for,
 )
 
-QUEUES = ("active", "backoff", "unschedulable", "gated")
+# kube-scheduler v1.37's queues (the last two hold pod-group members).
+QUEUES = ("active", "backoff", "unschedulable", "gated", "incomplete", "pending")
 
 
 def pending(samples: Samples) -> float:
-    """Pods in the four queues; each queue is reported, if empty with 0."""
+    """Pods in the six queues; each queue is reported, if empty with 0."""
     counts = [value(samples, "scheduler_pending_pods", queue=q) for q in QUEUES]
     assert None not in counts, counts
     return sum(c or 0 for c in counts)

@@ -144,6 +144,10 @@ def test_state_is_read_when_collected() -> None:
     assert value(found, "scheduler_pending_pods", queue="backoff") == 0  # empty, still reported
     assert value(found, "scheduler_pending_pods", queue="unschedulable") == 1
     assert value(found, "scheduler_pending_pods", queue="in-flight") is None  # not pending
+    # v1.37's queues of pod-group members, reported empty as kube-scheduler reports them while
+    # no pod group waits (it has them from the start, whatever the feature gates).
+    assert value(found, "scheduler_pending_pods", queue="incomplete") == 0
+    assert value(found, "scheduler_pending_pods", queue="pending") == 0
     assert value(found, "policy_scheduler_binds_in_flight") == 3
     assert value(found, "scheduler_cache_size", type="nodes") == 5
     assert value(found, "scheduler_cache_size", type="pods") == 40
