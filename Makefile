@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLUSTER_DIR := .local/cluster
 
-.PHONY: demo test lint typecheck unit e2e controlplane cluster cluster-down clean bench bench-quick chaos
+.PHONY: demo test lint typecheck unit e2e controlplane older-apiservers cluster cluster-down clean bench bench-quick chaos
 
 # The virtualenv is rebuilt whenever pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -15,6 +15,10 @@ $(BIN)/.installed: pyproject.toml
 
 controlplane:
 	hack/controlplane/build > /dev/null
+
+# The kube-apiservers of the older releases the operator supports (tests/e2e/test_servers.py).
+older-apiservers:
+	hack/controlplane/build --older > /dev/null
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check operator tests bench
@@ -27,7 +31,7 @@ typecheck: $(BIN)/.installed
 unit: $(BIN)/.installed
 	$(BIN)/pytest tests/unit
 
-e2e: $(BIN)/.installed controlplane
+e2e: $(BIN)/.installed controlplane older-apiservers
 	$(BIN)/pytest tests/e2e
 
 test: lint typecheck unit e2e

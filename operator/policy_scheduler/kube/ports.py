@@ -3,7 +3,9 @@ subresource, the objects pre-bind plugins write, and the eviction of a preemptio
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import random
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -45,6 +47,13 @@ failed."""
 UNANSWERED = frozenset({0, 500, 503, 504})
 """Statuses after which a bind may have been committed: no answer at all (the connection broke
 or timed out), or the API server's own storage timed out."""
+BIND_RETRIED = frozenset({0, 500, 503})
+"""The errors after which kube-scheduler's DefaultBinder binds again (v1.37, its ``Retriable``:
+an internal error, unavailable, a refused connection, for which a transport failure stands
+here): once the pod shows the bind was not committed."""
+BIND_RETRY_DELAYS = (0.010, 0.050, 0.250)
+"""client-go's retry.DefaultBackoff before the second, third and fourth bind."""
+BIND_RETRY_JITTER = 0.1
 
 
 class KubeBinder:
@@ -52,7 +61,9 @@ class KubeBinder:
 
     A bind whose reply was lost (the API server restarted, the connection broke) may have been
     committed. Counting it failed would free its room in the cache while the pod holds it; so the
-    binder reads the pod, for up to :data:`SETTLE_SECONDS`, to learn what became of it."""
+    binder reads the pod, for up to :data:`SETTLE_SECONDS`, to learn what became of it. A bind
+    the pod shows uncommitted is sent again after the errors kube-scheduler's binder retries
+    (:data:`BIND_RETRIED`), four binds in all."""
 
     def __init__(self, kube: Kube, clock: Callable[[], float] = time.monotonic) -> None:
         self._kube = kube
@@ -66,22 +77,32 @@ class KubeBinder:
             "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
-        try:
-            await self._kube.request("POST", pod_path(pod.namespace, pod.name, "binding"), body)
-        except NotLeading as error:
-            return BindResult(Outcome.FAILED, error.message)
-        except ApiError as error:
-            if error.status == 409:
-                return BindResult(Outcome.TAKEN, error.message)
-            if error.status == 404:
-                return BindResult(Outcome.GONE, error.message)
-            if error.status in UNANSWERED:
-                return await self._settle(pod, node, error.message)
-            return BindResult(Outcome.FAILED, error.message)
-        return BindResult(Outcome.BOUND)
+        for delay in (*BIND_RETRY_DELAYS, None):
+            try:
+                await self._kube.request("POST", pod_path(pod.namespace, pod.name, "binding"), body)
+            except NotLeading as error:
+                return BindResult(Outcome.FAILED, error.message)
+            except ApiError as error:
+                if error.status == 409:
+                    return BindResult(Outcome.TAKEN, error.message)
+                if error.status == 404:
+                    return BindResult(Outcome.GONE, error.message)
+                if error.status not in UNANSWERED:
+                    return BindResult(Outcome.FAILED, error.message)
+                settled = await self._settle(pod, node, error.message)
+                if settled is not None:
+                    return settled
+                # Not committed: bound again after an error kube-scheduler's binder retries.
+                if delay is None or error.status not in BIND_RETRIED:
+                    return BindResult(Outcome.FAILED, error.message)
+                await asyncio.sleep(delay * random.uniform(1.0, 1.0 + BIND_RETRY_JITTER))
+                continue
+            return BindResult(Outcome.BOUND)
+        raise AssertionError("unreachable: the last attempt returns")
 
-    async def _settle(self, pod: PodView, node: str, lost: str) -> BindResult:
-        """What became of a bind whose reply was ``lost``, as the pod now says."""
+    async def _settle(self, pod: PodView, node: str, lost: str) -> BindResult | None:
+        """What became of a bind whose reply was ``lost``, as the pod now says; None when the
+        pod is still pending, the bind not committed."""
         try:
             raw = await retrying(
                 lambda: self._kube.request("GET", pod_path(pod.namespace, pod.name)),
@@ -110,7 +131,7 @@ class KubeBinder:
             return BindResult(Outcome.BOUND)
         if assigned:
             return BindResult(Outcome.TAKEN, f"{lost}; {pod.key} was bound to {assigned} meanwhile")
-        return BindResult(Outcome.FAILED, lost)
+        return None
 
 
 class KubeStatusStore:
