@@ -75,7 +75,7 @@ NODE_IMAGES = 50
 # The images a node reports: a few every node has, the rest drawn from the workloads' images.
 SYSTEM_IMAGES = (
     "registry.k8s.io/pause:3.10",
-    "registry.k8s.io/kube-proxy:v1.34.4",
+    "registry.k8s.io/kube-proxy:v1.37.2",
     "registry.k8s.io/coredns/coredns:v1.12.1",
     "docker.io/calico/node:v3.30.2",
     "docker.io/calico/cni:v3.30.2",
@@ -231,7 +231,7 @@ def node_body(index: int) -> dict[str, Any]:
                 "containerRuntimeVersion": "containerd://2.1.4",
                 "kernelVersion": "6.12.40",
                 "kubeProxyVersion": "",
-                "kubeletVersion": "v1.34.4",
+                "kubeletVersion": "v1.37.2",
                 "machineID": _digest(f"machine-{name}")[:32],
                 "operatingSystem": "linux",
                 "osImage": "Amazon Linux 2023",

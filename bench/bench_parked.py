@@ -35,7 +35,7 @@ minute, the FailedScheduling events posted (the delta of their summed ``count`` 
 namespace), the churn actually done, and where the parked pods wait at the end
 (``scheduler_pending_pods{queue}``).
 
-**Node churn** (``--node-churn``), policy-scheduler against kube-scheduler v1.34 side by side on
+**Node churn** (``--node-churn``), policy-scheduler against kube-scheduler v1.37 side by side on
 one fresh control plane, so that both see the same nodes come and go at the same moments:
 
 1. ``--nodes`` tainted nodes as above; ``policy-scheduler run`` (default-profile policy) and

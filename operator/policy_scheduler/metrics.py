@@ -4,7 +4,7 @@ Each :class:`Metrics` keeps its own :class:`~prometheus_client.CollectorRegistry
 process-wide default one), so tests can make several and only what is registered here is served.
 :mod:`~policy_scheduler.serving` serves it (``run --metrics URL``).
 
-kube-scheduler v1.34's metrics, with their names, labels, buckets and meaning (``profile`` is the
+kube-scheduler v1.37's metrics, with their names, labels, buckets and meaning (``profile`` is the
 SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
 
 - ``scheduler_schedule_attempts_total{result, profile}`` counter: attempts to schedule a pod.

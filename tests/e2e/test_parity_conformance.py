@@ -1,4 +1,4 @@
-"""Parity with kube-scheduler v1.34.4 on two classes of issue 12, checked to the number.
+"""Parity with kube-scheduler v1.37.2 on two classes of issue 12, checked to the number.
 
 test_parity.py checks placements and reason texts; here a kube-scheduler of our own runs beside the
 control plane's, with ``-v=10`` for the two places that log scores (``schedule_one.go``: every

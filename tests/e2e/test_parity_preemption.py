@@ -23,7 +23,7 @@ No kubelet runs: a pod deleted gracefully would stay Terminating forever. As kub
 integration tests do, the test stands in for the kubelet: a pod seen with a deletionTimestamp is
 recorded as a victim (its conditions read) and then force-deleted.
 
-Each scenario also says what kube-scheduler should do (worked out by hand from v1.34.4's
+Each scenario also says what kube-scheduler should do (worked out by hand from v1.37.2's
 preemption: fewest PDB violations, then the lowest highest-priority victim, the smallest sum of
 victims' priorities each offset by 2^31, the fewest victims, the latest start time of the
 highest-priority victims; on a node, the pods whose eviction would break a budget are added back
@@ -32,7 +32,7 @@ which checks that the scenario exercises what it claims to.
 
 The last test, on the same two sides, is about the queue rather than preemption: a pod parked
 after failed attempts and moved back by a node that fits is retried at once, not once its backoff
-ends (kube-scheduler v1.34's SchedulerPopFromBackoffQ), as a preemptor is when its victims leave.
+ends (kube-scheduler v1.37's SchedulerPopFromBackoffQ), as a preemptor is when its victims leave.
 """
 
 from __future__ import annotations
@@ -852,7 +852,7 @@ def wait_for_attempts(cluster: Cluster, side: Side, attempts: int) -> None:
 
 
 def test_a_parked_pod_an_event_helps_does_not_wait_out_its_backoff(sides: Sides) -> None:
-    """kube-scheduler v1.34's SchedulerPopFromBackoffQ (on by default): with nothing else to
+    """kube-scheduler v1.37's SchedulerPopFromBackoffQ (on by default): with nothing else to
     schedule, a pod moved back by an event is taken from the backoff queue at once, not when its
     backoff ends. After five failed attempts that backoff is 10 s; both schedulers bind the pod
     within half of it once a node that fits is added (a scheduler that waited would take the
@@ -985,3 +985,42 @@ def test_a_pod_nominated_to_another_zone_does_not_count_in_the_spread(sides: Sid
             time.sleep(0.1)
     assert placed["kube"] is None, f"scenario: kube-scheduler bound the spread pod: {placed}"
     assert placed["ours"] == placed["kube"], placed
+
+
+def test_a_pending_pod_being_deleted_is_skipped_saying_so(sides: Sides) -> None:
+    """kube-scheduler's skipPodSchedule: a pending pod whose deletion a finalizer holds is not
+    decided when it is popped again; its FailedScheduling event says "skip schedule deleting
+    pod: NS/NAME". The pod fits no node; once it is being deleted, a node added to its side
+    moves it (on both sides, whatever the deletion's own update does) and it is popped."""
+    cluster = sides.cluster
+    finalizer = "policy-scheduler.dev/e2e-hold"
+    for side in sides.both():
+        doomed = side.pod("doomed", "low", cpu="8")
+        doomed["metadata"]["finalizers"] = [finalizer]
+        cluster.apply(side.node("small"))
+        cluster.apply(doomed, namespace=side.namespace)
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        for side in sides.both():
+            while not messages(side_events(cluster, side), "FailedScheduling", "doomed"):
+                assert time.monotonic() < deadline, f"{side.name}: never tried"
+                time.sleep(0.1)
+            cluster.kubectl("delete", "pod", "doomed", "-n", side.namespace, "--wait=false")
+            cluster.apply(side.node("another"))
+        told: dict[str, str] = {}
+        for side in sides.both():
+            while side.name not in told:
+                said = messages(side_events(cluster, side), "FailedScheduling", "doomed")
+                skipped = [m for m in said if m.startswith("skip schedule")]
+                if skipped:
+                    told[side.name] = side.normal(skipped[0])
+                assert time.monotonic() < deadline + TIMEOUT, f"{side.name}: {said}"
+                time.sleep(0.1)
+        assert told["kube"] == "skip schedule deleting pod: <ns>/doomed", told
+        assert told["ours"] == told["kube"], told
+    finally:
+        for side in sides.both():
+            cluster.kubectl(
+                "patch", "pod", "doomed", "-n", side.namespace, "--type=json",
+                "-p", '[{"op": "remove", "path": "/metadata/finalizers"}]', check=False,
+            )  # fmt: skip

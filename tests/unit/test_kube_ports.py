@@ -197,7 +197,9 @@ def test_a_victim_gets_its_condition_then_is_deleted_then_told() -> None:
         "Preempting",
     )
     assert event["involvedObject"]["uid"] == "u1"
-    assert event["related"]["uid"] == "u9"
+    # v1.37 names the preemptor in the message only: its recorder cannot make a reference of
+    # the preemptor (a wrapper type its scheme does not know), so the event has no related.
+    assert "related" not in event
 
 
 @pytest.mark.parametrize(

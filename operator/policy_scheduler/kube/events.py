@@ -111,11 +111,8 @@ class Recorder:
         reason: str,
         message: str,
         action: str,
-        *,
-        related: PodView | None = None,
     ) -> None:
-        """Post an event about ``pod`` in the background; ``related``, a second pod it concerns
-        (a victim's ``Preempted`` event names its preemptor so, as kube-scheduler's)."""
+        """Post an event about ``pod`` in the background."""
         stamp = now_rfc3339()
         body: dict[str, Any] = {
             "apiVersion": "v1",
@@ -135,8 +132,6 @@ class Recorder:
             "eventTime": now_micro(),
             "count": 1,
         }
-        if related is not None:
-            body["related"] = _pod_ref(related)
         self._spawn(
             "POST",
             path("api", "v1", "namespaces", pod.namespace, "events"),

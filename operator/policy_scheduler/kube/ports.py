@@ -196,9 +196,10 @@ class KubeEvictor:
     victim's controllers and a PodDisruptionBudget's status read as a disruption), then a
     DELETE with the pod's default grace period and its uid as a precondition (so that a pod
     created again under the name is not the one deleted), then a ``Preempted`` event on the
-    victim naming the preemptor. A step the API server could not answer is tried again for up
-    to a minute; a refused condition evicts nothing (kube-scheduler gives up then too), and a
-    victim gone meanwhile is told nothing."""
+    victim naming the preemptor's uid (in its message only, as kube-scheduler v1.37's). A step
+    the API server could not answer is tried again for up to a minute; a refused condition
+    evicts nothing (kube-scheduler gives up then too), and a victim gone meanwhile is told
+    nothing."""
 
     def __init__(self, kube: Kube, recorder: Recorder) -> None:
         self._kube = kube
@@ -250,6 +251,5 @@ class KubeEvictor:
             "Preempted",
             f"Preempted by pod {preemptor.uid} on node {node}",
             "Preempting",
-            related=preemptor,
         )
         return True

@@ -1,4 +1,4 @@
-"""PodDisruptionBudgets as preemption reads them (kube-scheduler v1.34's DefaultPreemption,
+"""PodDisruptionBudgets as preemption reads them (kube-scheduler v1.37's DefaultPreemption,
 ``filterPodsWithPDBViolation``): per namespace, each budget's ``spec.selector``,
 ``status.disruptionsAllowed`` and the names in ``status.disruptedPods``, and nothing else.
 

@@ -1,5 +1,5 @@
 """PriorityClasses, and a pod's priority resolved from them as the API server's Priority admission
-plugin resolves it when the pod is created (kube-apiserver v1.34, ``plugin/pkg/admission/
+plugin resolves it when the pod is created (kube-apiserver v1.37, ``plugin/pkg/admission/
 priority``), for cluster files whose pods were written by hand rather than read from a cluster.
 
 A pod the API server has admitted carries ``spec.priority`` (and ``spec.preemptionPolicy``), which

@@ -1,6 +1,6 @@
 """The selectors of the objects that select pods: Services, ReplicationControllers, ReplicaSets and
 StatefulSets, from which kube-scheduler's default topology spreading takes a pod's selector
-(``helper.DefaultSelector``, v1.34).
+(``helper.DefaultSelector``, v1.37).
 
 :class:`Workloads` keeps, per namespace, each Service's ``spec.selector`` and each controller's,
 and nothing else of these objects: a cluster has many ReplicaSets (ten old ones per Deployment by

@@ -3,7 +3,7 @@
 - **active**: ready to be decided, highest priority first, then oldest;
 - **backoff**: tried and failed (bind error, or unschedulable and then moved back), waiting
   1 s, 2 s, 4 s ... up to 10 s by attempt before they are active again. As in kube-scheduler
-  v1.34 (SchedulerPopFromBackoffQ, on by default), a pod moved back from unschedulable does not
+  v1.37 (SchedulerPopFromBackoffQ, on by default), a pod moved back from unschedulable does not
   wait out its backoff when no pod is active: the one whose backoff ends first is decided at
   once. A pod whose bind failed (kube-scheduler's error backoff) always waits;
 - **unschedulable**: no node fit; they wait until a cluster change that could help them (the
