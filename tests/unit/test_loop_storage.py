@@ -29,7 +29,10 @@ from policy_scheduler.plugins.base import (
     EventKind,
     Filter,
     ObjectWriter,
+    PostFilter,
+    PostFilterResult,
     PreBind,
+    Preemption,
 )
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.scheduling import policies
@@ -291,3 +294,61 @@ def test_binding_cycles_waiting_in_pre_bind_do_not_hold_back_other_binds(
         assert len(run.memory.binds) == BIND_CONCURRENCY + 1
 
     asyncio.run(scenario())
+
+
+class PreemptsSlowVictim(PostFilter[None]):
+    """Makes room for ``high`` on n1 by evicting ``slow-victim``, once."""
+
+    name = "Preempting"
+
+    def __init__(self) -> None:
+        self.times = 1
+
+    def post_filter(self, state: None, cycle: Cycle, statuses: Any) -> PostFilterResult:
+        if cycle.pod.name != "high" or not self.times:
+            return PostFilterResult("preemption: no victims.")
+        self.times -= 1
+        victim = PodView(changed(pod("slow-victim"), spec__nodeName="n1"))
+        return PostFilterResult("preemption: found n1", Preemption("n1", (victim,), 0))
+
+
+def test_a_victim_waiting_in_pre_bind_is_preempted_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kube-scheduler v1.36+ (kubernetes#135502): a victim still in its PreBind is not deleted;
+    its binding cycle is cancelled ("running PreBind plugin ...: preempted by <plugin>", an
+    error: it backs off), its Preempted event says "(in kube-scheduler memory).", and the
+    preemptor, waiting for no deletion, takes the room at once."""
+    holds = HoldsSlowPods()
+    preempting = PreemptsSlowVictim()
+
+    def with_plugins(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        extensions = dataclasses.replace(
+            compiled.extensions, pre_bind=(holds,), post_filter=(preempting,)
+        )
+        return dataclasses.replace(compiled, extensions=extensions)
+
+    monkeypatch.setattr(policies, "compile_policy", with_plugins)
+    run = Run()
+
+    async def scenario() -> None:
+        run.scheduler.node_changed(node("n1", "1"))
+        run.scheduler.policy_changed(policy())
+        run.scheduler.pod_changed(pod("slow-victim"))
+        await settle_binds(run)
+        run.scheduler.pod_changed(pod("high", priority=10))
+        await settle_binds(run)
+        await run.scheduler.drain()  # the victim's cycle, cancelled, frees its room
+        await settle_binds(run)
+        await run.scheduler.drain()
+
+    asyncio.run(scenario())
+    assert run.memory.preemptions == []  # nothing deleted
+    assert run.memory.errors == [
+        ("ns/slow-victim", 'running PreBind plugin "HoldsSlowPods": preempted by Preempting')
+    ]
+    assert ("ns/slow-victim", "Normal", "Preempted", "Preempted by pod high on node n1 (in "
+            "kube-scheduler memory).") in run.memory.events  # fmt: skip
+    assert run.where("slow-victim") is Where.BACKOFF
+    assert run.memory.binds == [("ns/high", "n1")]
