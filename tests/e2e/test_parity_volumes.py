@@ -455,7 +455,9 @@ def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> Non
 
 def allocated_claim(name: str, node: str) -> dict[str, Any]:
     """A ResourceClaim (resource.k8s.io/v1) allocated, as a DRA scheduler would, to a device
-    reachable from ``node`` only."""
+    reachable from ``node`` only. With its allocationTimestamp, as v1.37's allocator writes it:
+    kube-scheduler v1.37 (DRADeviceBindingConditions) stamps an allocation that lacks one when
+    it reserves the claim, which the API server refuses (allocation is immutable), forever."""
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -473,6 +475,7 @@ def allocated_claim(name: str, node: str) -> dict[str, Any]:
                         }
                     ]
                 },
+                "allocationTimestamp": "2026-01-01T00:00:00Z",
                 "nodeSelector": {
                     "nodeSelectorTerms": [
                         {
