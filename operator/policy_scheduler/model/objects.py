@@ -79,14 +79,27 @@ _POD_METADATA = (
     "ownerReferences",
 )
 _POD_STATUS = ("phase", "conditions", "nominatedNodeName", "startTime", "resourceClaimStatuses")
-# Requests, host ports, images (ImageLocality) and sidecars (restartPolicy of an init container).
-_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+# Requests, host ports, images (ImageLocality), sidecars (restartPolicy of an init container) and
+# restart rules (a node feature, NodeDeclaredFeatures).
+_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 _CONTAINER_LISTS = ("containers", "initContainers")
-# Ephemeral containers request nothing and are never scheduled.
-_POD_SPEC_DROPPED = ("ephemeralContainers",)
+# Ephemeral containers request nothing and are never scheduled: of them, as of the other
+# containers' volume mounts, only the mounts with bindMountOptions are kept, a node feature.
+_EPHEMERAL_CONTAINERS = "ephemeralContainers"
 _NODE_METADATA = ("name", "uid", "resourceVersion", "labels")
 _NODE_SPEC = ("unschedulable", "taints")
-_NODE_STATUS = ("allocatable", "images")
+_NODE_STATUS = ("allocatable", "images", "declaredFeatures")
+
+# The node features (a node's status.declaredFeatures) a pod needs to be scheduled there, as
+# k8s.io/component-helpers' nodedeclaredfeatures infers them for scheduling (InferForScheduling
+# of its registered features; the others are inferred for pod updates only, which the kubelet
+# checks, or never).
+RESTART_ALL_CONTAINERS = "RestartAllContainersOnContainerExits"
+"""A container's ``restartPolicyRules`` with the action ``RestartAllContainers``."""
+USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
+"""``hostNetwork: true`` with ``hostUsers: false``."""
+VOLUME_BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
+"""A volume mount with ``bindMountOptions``, of any container, ephemeral ones included."""
 
 
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -114,16 +127,22 @@ def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
 
 def slim_pod(raw: Raw) -> dict[str, Any]:
     """What the scheduler reads of a Pod, as an informer keeps it: all of its spec but each
-    container's command, environment, probes and the like (and ephemeral containers), and of its
+    container's command, environment, probes and the like (of ephemeral containers and volume
+    mounts only the mounts with ``bindMountOptions``, a node feature), and of its
     metadata and status only what scheduling reads (the uid and resourceVersion among them, for
     the informer). Built anew, so that the decoded object's memory goes back whole."""
     spec = {
-        key: (
-            [_only(c, _CONTAINER) for c in _sequence(value)] if key in _CONTAINER_LISTS else value
-        )
+        key: [_slim_container(c) for c in _sequence(value)] if key in _CONTAINER_LISTS else value
         for key, value in _mapping(raw.get("spec")).items()
-        if key not in _POD_SPEC_DROPPED
+        if key != _EPHEMERAL_CONTAINERS
     }
+    ephemeral = [
+        {"name": c.get("name"), "volumeMounts": mounts}
+        for c in map(_mapping, _sequence(_mapping(raw.get("spec")).get(_EPHEMERAL_CONTAINERS)))
+        if (mounts := _bind_mounts(c))
+    ]
+    if ephemeral:
+        spec[_EPHEMERAL_CONTAINERS] = ephemeral
     return {
         "metadata": _only(raw.get("metadata"), _POD_METADATA),
         "spec": spec,
@@ -131,10 +150,26 @@ def slim_pod(raw: Raw) -> dict[str, Any]:
     }
 
 
+def _bind_mounts(container: Raw) -> list[Any]:
+    """The container's volume mounts that set ``bindMountOptions``."""
+    return [
+        m for m in _sequence(container.get("volumeMounts")) if _mapping(m).get("bindMountOptions")
+    ]
+
+
+def _slim_container(raw: object) -> dict[str, Any]:
+    container = _only(raw, _CONTAINER)
+    mounts = _bind_mounts(_mapping(raw))
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container
+
+
 def slim_node(raw: Raw) -> dict[str, Any]:
     """What :class:`NodeView` (and an informer, to resume and relist) reads of a Node: its
     name, uid, resourceVersion and labels, ``spec.unschedulable`` and taints, and its
-    allocatable and images; not its conditions, addresses, capacity or system info."""
+    allocatable, images and declared features; not its conditions, addresses, capacity or
+    system info."""
     return {
         "metadata": _only(raw.get("metadata"), _NODE_METADATA),
         "spec": _only(raw.get("spec"), _NODE_SPEC),
@@ -373,6 +408,26 @@ class PodView:
         return self.pod_requests(NON_ZERO_DEFAULTS, pod_level=False)
 
     @cached_property
+    def required_node_features(self) -> frozenset[str]:
+        """The node features (a node's ``status.declaredFeatures``) the pod needs, as
+        component-helpers' nodedeclaredfeatures infers them for scheduling."""
+        features: set[str] = set()
+        containers = (*self.containers, *self.init_containers)
+        if any(
+            _mapping(rule).get("action") == "RestartAllContainers"
+            for container in containers
+            for rule in _sequence(container.get("restartPolicyRules"))
+        ):
+            features.add(RESTART_ALL_CONTAINERS)
+        # hostUsers false, not merely unset: an unset hostUsers shares the host's user namespace.
+        if self.spec.get("hostNetwork") is True and self.spec.get("hostUsers") is False:
+            features.add(USER_NAMESPACES_HOST_NETWORK)
+        ephemeral = map(_mapping, _sequence(self.spec.get(_EPHEMERAL_CONTAINERS)))
+        if any(_bind_mounts(container) for container in (*containers, *ephemeral)):
+            features.add(VOLUME_BIND_MOUNT_OPTIONS)
+        return frozenset(features)
+
+    @cached_property
     def host_ports(self) -> tuple[HostPort, ...]:
         """Host ports of the containers and the restartable ("sidecar") init containers, as
         kube-scheduler v1.34's GetHostPorts: other init containers have exited before the pod's
@@ -534,6 +589,10 @@ class NodeView:
             self.allocatable = parse_resources(status.get("allocatable"), "status.allocatable")
         except ObjectError as error:
             raise ObjectError(f"node {self.name}: {error}") from None
+        self.declared_features: frozenset[str] = frozenset(
+            str(f) for f in _sequence(status.get("declaredFeatures"))
+        )
+        """``status.declaredFeatures``: the features the node's kubelet says it has."""
         self.images: tuple[tuple[tuple[str, ...], int], ...] = tuple(
             (tuple(str(n) for n in _sequence(image.get("names"))), int(image.get("sizeBytes") or 0))
             for image in map(_mapping, _sequence(status.get("images")))

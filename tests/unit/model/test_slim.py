@@ -113,12 +113,23 @@ RUNNING_POD: dict[str, Any] = {
                     "limits": {"cpu": "1"},
                 },
                 "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
-                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                "volumeMounts": [
+                    {"name": "data", "mountPath": "/data"},
+                    {"name": "disk", "mountPath": "/disk", "bindMountOptions": ["nosuid"]},
+                ],
+                "restartPolicyRules": [
+                    {
+                        "action": "RestartAllContainers",
+                        "exitCodes": {"operator": "In", "values": [42]},
+                    }
+                ],
                 "terminationMessagePath": "/dev/termination-log",
                 "imagePullPolicy": "IfNotPresent",
             }
         ],
         "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+        "hostNetwork": True,
+        "hostUsers": False,
         "dnsPolicy": "ClusterFirst",
         "securityContext": {"runAsUser": 1000},
     },
@@ -156,6 +167,7 @@ NODE: dict[str, Any] = {
         "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
         "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
         "images": [{"names": ["web:3", "registry/web@sha256:1"], "sizeBytes": 300000000}],
+        "declaredFeatures": ["RestartAllContainersOnContainerExits", "VolumeBindMountOptions"],
         "conditions": [{"type": "Ready", "status": "True"}],
         "nodeInfo": {"kubeletVersion": "v1.34.4"},
         "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
@@ -250,7 +262,7 @@ def test_the_slim_node_drops_what_the_node_view_never_reads() -> None:
     assert slim["metadata"] == {
         key: NODE["metadata"][key] for key in ("name", "uid", "resourceVersion", "labels")
     }
-    assert set(slim["status"]) == {"allocatable", "images"}
+    assert set(slim["status"]) == {"allocatable", "images", "declaredFeatures"}
     assert "podCIDR" not in slim["spec"]
 
 
@@ -274,3 +286,20 @@ def test_the_example_clusters_are_decided_alike_from_slim_objects(cluster: Path)
 
 def outcome(decision: Decision) -> tuple[Any, ...]:
     return decision.pod, decision.node, decision.score, decision.message, decision.candidates
+
+
+def test_the_slim_pod_keeps_only_the_mounts_with_bind_mount_options() -> None:
+    mount = {"name": "disk", "mountPath": "/disk", "bindMountOptions": ["nosuid"]}
+    raw = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "c", "volumeMounts": [{"name": "a", "mountPath": "/a"}]}],
+            "ephemeralContainers": [
+                {"name": "debug", "image": "busybox", "volumeMounts": [mount]},
+                {"name": "shell", "image": "busybox"},
+            ],
+        },
+    }
+    spec = slim_pod(raw)["spec"]
+    assert spec["containers"] == [{"name": "c"}]
+    assert spec["ephemeralContainers"] == [{"name": "debug", "volumeMounts": [mount]}]
