@@ -141,7 +141,19 @@ RUNNING_POD: dict[str, Any] = {
             {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
         ],
         "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "web-0-gpu-x1"}],
-        "containerStatuses": [{"name": "main", "ready": True, "restartCount": 0}],
+        "containerStatuses": [
+            {
+                "name": "main",
+                "ready": True,
+                "restartCount": 0,
+                "allocatedResources": {"cpu": "750m", "memory": "256Mi"},
+                "resources": {"requests": {"cpu": "600m", "memory": "512Mi"}},
+                "state": {"running": {"startedAt": "2026-12-01T09:00:06Z"}},
+            }
+        ],
+        "initContainerStatuses": [
+            {"name": "proxy", "ready": True, "allocatedResources": {"cpu": "300m"}}
+        ],
         "podIP": "10.0.0.7",
         "qosClass": "Burstable",
     },
@@ -185,11 +197,13 @@ def properties(view_type: type, excluded: frozenset[str] = frozenset()) -> list[
     )
 
 
-# The slim containers themselves differ (fewer keys); everything read from them is compared.
+# The slim containers and their statuses themselves differ (fewer keys); everything read from
+# them is compared.
 # required_node_affinity is compiled into matching functions, which compare by identity; what it
 # is compiled from (node_selector, affinity) is compared.
 POD_PROPERTIES = properties(
-    PodView, frozenset({"containers", "init_containers", "required_node_affinity"})
+    PodView,
+    frozenset({"containers", "init_containers", "_container_statuses", "required_node_affinity"}),
 )
 
 
@@ -216,7 +230,8 @@ def test_what_else_the_scheduler_reads_is_the_same(name: str, read: Any) -> None
     [
         ("managed fields", ("metadata", "managedFields")),
         ("annotations", ("metadata", "annotations")),
-        ("container statuses", ("status", "containerStatuses")),
+        ("a container status' state", ("status", "containerStatuses", 0, "state")),
+        ("a container status' readiness", ("status", "containerStatuses", 0, "ready")),
         ("pod IP", ("status", "podIP")),
         ("ephemeral containers", ("spec", "ephemeralContainers")),
         ("a container's environment", ("spec", "containers", 0, "env")),
