@@ -43,7 +43,7 @@ GATE = "parity.policy-scheduler.dev/hold"
 PAUSE = "registry.k8s.io/pause:3.10"
 MB = 1024 * 1024
 
-# kube-scheduler v1.34's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): the
+# kube-scheduler v1.37's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): the
 # filters in its order (a node's first failing filter gives its reason) and the score weights.
 # NodeResourcesFit's default scoring strategy is LeastAllocated over cpu and memory, weight 1 each.
 SCORE_WEIGHTS: Mapping[str, int] = {

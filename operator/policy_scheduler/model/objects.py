@@ -556,7 +556,7 @@ class PodView:
     @cached_property
     def host_ports(self) -> tuple[HostPort, ...]:
         """Host ports of the containers and the restartable ("sidecar") init containers, as
-        kube-scheduler v1.34's GetHostPorts: other init containers have exited before the pod's
+        kube-scheduler v1.37's GetHostPorts: other init containers have exited before the pod's
         containers start, so their ports are free again while the pod runs."""
         sidecars = (c for c in self.init_containers if c.get("restartPolicy") == "Always")
         ports = []
