@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -30,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from harness import Cluster, items, node, wait_for
 
 from policy_scheduler import simulate
 from policy_scheduler.pipeline import Decision, Pipeline
+from policy_scheduler.plugins.registry import FILTERS
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
 from policy_scheduler.simulate import ClusterDump, snapshot_of
@@ -1198,3 +1201,30 @@ def test_in_place_resize_requests(cluster: Cluster, namespace: str, prefix: str)
         ],
     )
     run(cluster, namespace, prefix, scenario)
+
+
+def test_the_default_profiles_filters_are_kubes_in_its_order(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """default-profile.yaml's predicates are the filters of kube-scheduler's default profile that
+    this scheduler has, in its order (NodeName before NodeUnschedulable, NodeDeclaredFeatures
+    last, in v1.37), as the real binary completes its configuration (``--write-config-to``
+    writes it and exits: kube-scheduler runs the multiPoint plugins that filter in their
+    order)."""
+    written = tmp_path / "config.yaml"
+    subprocess.run(
+        [
+            str(cluster.bin / "kube-scheduler"),
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--secure-port=0",
+            "--write-config-to",
+            str(written),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (profile,) = yaml.safe_load(written.read_text())["profiles"]
+    multi_point = [plugin["name"] for plugin in profile["plugins"]["multiPoint"]["enabled"]]
+    ours = [p["name"] for p in read_policy_file(DEFAULT_PROFILE)[0]["spec"]["predicates"]]
+    assert [name for name in multi_point if name in FILTERS] == ours
