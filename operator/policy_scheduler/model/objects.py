@@ -377,7 +377,7 @@ class PodView:
                 return condition.get("reason") == "Infeasible"
         return False
 
-    def _spec_requests(self, container: Raw, path: str) -> Resources | None:
+    def _spec_requests(self, container: Raw, path: str) -> Resources:
         requests = _mapping(container.get("resources")).get("requests")
         return parse_resources(requests, f"{path}.resources.requests")
 
