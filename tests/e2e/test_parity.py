@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -30,10 +31,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from harness import Cluster, items, node, wait_for
 
 from policy_scheduler import simulate
 from policy_scheduler.pipeline import Decision, Pipeline
+from policy_scheduler.plugins.registry import FILTERS
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
 from policy_scheduler.simulate import ClusterDump, snapshot_of
@@ -43,7 +46,7 @@ GATE = "parity.policy-scheduler.dev/hold"
 PAUSE = "registry.k8s.io/pause:3.10"
 MB = 1024 * 1024
 
-# kube-scheduler v1.34's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): the
+# kube-scheduler v1.37's default profile (pkg/scheduler/apis/config/v1/default_plugins.go): the
 # filters in its order (a node's first failing filter gives its reason) and the score weights.
 # NodeResourcesFit's default scoring strategy is LeastAllocated over cpu and memory, weight 1 each.
 SCORE_WEIGHTS: Mapping[str, int] = {
@@ -1092,3 +1095,136 @@ def test_a_nominated_node_is_tried_first(cluster: Cluster, namespace: str, prefi
         ],
     )
     run(cluster, namespace, prefix, scenario)
+
+
+RESTART_ALL = "RestartAllContainersOnContainerExits"
+
+
+def test_node_declared_features(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """NodeDeclaredFeatures (v1.37's default profile): a pod whose container restarts all
+    containers on an exit code (RestartAllContainersOnContainerExits, on by default) fits only
+    nodes whose ``status.declaredFeatures`` lists that feature; the others say "node(s) didn't
+    match Pod's required features". A pod that needs nothing goes anywhere."""
+    restarts_all = {
+        "restartPolicy": "Never",
+        "restartPolicyRules": [
+            {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+        ],
+    }
+
+    def declaring(suffix: str, cpu: str, *features: str) -> dict[str, Any]:
+        obj = make_node(suffix, cpu=cpu)
+        obj["status"]["declaredFeatures"] = sorted(features)
+        return obj
+
+    scenario = Scenario(
+        nodes=[
+            make_node("plain", cpu="8"),
+            declaring("declares", "4", RESTART_ALL, "UserNamespacesHostNetworkSupport"),
+            declaring("other", "6", "UserNamespacesHostNetworkSupport"),
+        ],
+        steps=[
+            # The roomier nodes lack the feature: only declares is feasible.
+            Step(make_pod("restarter", cpu="1", container=restarts_all), "declares"),
+            # A pod that needs no feature goes to the roomiest node.
+            Step(make_pod("plain-pod", cpu="1"), "plain"),
+            # declares has 3 cpu left: Insufficient cpu there, the feature missing elsewhere.
+            Step(make_pod("too-big", cpu="4", container=restarts_all), UNSCHEDULABLE),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_in_place_resize_requests(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """A pod resizing in place counts on its node as the largest of its spec, what the kubelet
+    allocated and what its containers run with (component-helpers' PodRequests with the
+    status' resources, kube-scheduler's NodeInfo); a resize the kubelet found infeasible leaves
+    the spec out. No kubelet runs here: the statuses are written as a kubelet would write them.
+
+    a: spec 1 cpu, allocated and running with 3 (shrinking): counts 3, 1 free.
+    b: spec 2 cpu, no resize: counts 2, 2 free.
+    c: spec 3 cpu, allocated and running with 1, resize Infeasible: counts 1, 3 free.
+    """
+
+    def resized(allocated: str, running: str, infeasible: bool = False) -> dict[str, Any]:
+        status: dict[str, Any] = {
+            "phase": "Running",
+            "containerStatuses": [
+                {
+                    "name": "main",
+                    "image": PAUSE,
+                    "imageID": "",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                    "allocatedResources": {"cpu": allocated, "memory": "128Mi"},
+                    "resources": {"requests": {"cpu": running, "memory": "128Mi"}},
+                }
+            ],
+        }
+        if infeasible:
+            status["conditions"] = [
+                {
+                    "type": "PodResizePending",
+                    "status": "True",
+                    "reason": "Infeasible",
+                    "message": "Node didn't have enough capacity",
+                }
+            ]
+        return status
+
+    def write_resizes(cluster: Cluster, namespace: str) -> None:
+        for name, status in (
+            ("shrinking", resized("3", "3")),
+            ("stuck", resized("1", "1", infeasible=True)),
+        ):
+            write_status(
+                cluster, namespace, {"kind": "Pod", "metadata": {"name": name}, "status": status}
+            )
+        # kube-scheduler learns of the statuses through its informer.
+        time.sleep(1.0)
+
+    scenario = Scenario(
+        nodes=[make_node("a"), make_node("b"), make_node("c")],
+        existing=[
+            ("a", make_pod("shrinking", cpu="1")),
+            ("b", make_pod("steady", cpu="2")),
+            ("c", make_pod("stuck", cpu="3")),
+        ],
+        steps=[
+            # Counting specs, a (3 free) would take it; counted as kube counts, only c has room.
+            Step(make_pod("p1", cpu="2500m"), "c", write_resizes),
+            Step(make_pod("p2", cpu="1500m"), "b"),
+            Step(make_pod("p3", cpu="1"), "a"),
+            Step(make_pod("p4", cpu="600m"), UNSCHEDULABLE),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_the_default_profiles_filters_are_kubes_in_its_order(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """default-profile.yaml's predicates are the filters of kube-scheduler's default profile that
+    this scheduler has, in its order (NodeName before NodeUnschedulable, NodeDeclaredFeatures
+    last, in v1.37), as the real binary completes its configuration (``--write-config-to``
+    writes it and exits: kube-scheduler runs the multiPoint plugins that filter in their
+    order)."""
+    written = tmp_path / "config.yaml"
+    subprocess.run(
+        [
+            str(cluster.bin / "kube-scheduler"),
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--secure-port=0",
+            "--write-config-to",
+            str(written),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (profile,) = yaml.safe_load(written.read_text())["profiles"]
+    multi_point = [plugin["name"] for plugin in profile["plugins"]["multiPoint"]["enabled"]]
+    ours = [p["name"] for p in read_policy_file(DEFAULT_PROFILE)[0]["spec"]["predicates"]]
+    assert [name for name in multi_point if name in FILTERS] == ours

@@ -286,6 +286,24 @@ HOSTS = (
     node("n2", "2", {"kubernetes.io/hostname": "n2"}),
 )
 GATED = pod("gated", gates=["example.com/quota"])
+# A pod that needs a node feature (NodeDeclaredFeatures): its container restarts them all.
+RESTART_ALL = "RestartAllContainersOnContainerExits"
+FEATURES = policy()
+FEATURES["spec"]["predicates"] = [{"name": "NodeDeclaredFeatures"}, {"name": "NodeResourcesFit"}]
+RESTARTER = pod("restarter")
+RESTARTER["spec"]["containers"][0].update(
+    restartPolicy="Never",
+    restartPolicyRules=[
+        {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+    ],
+)
+
+
+def declaring(name: str, *features: str) -> Raw:
+    """Node ``name`` (as :func:`node` makes it) with ``status.declaredFeatures``."""
+    raw = node(name)
+    raw["status"]["declaredFeatures"] = sorted(features)
+    return raw
 
 
 @dataclass(frozen=True)
@@ -514,6 +532,25 @@ CASES = {
             feed(node("n1", labels={"rack": "r1"})),
         ],
         Expect(where={"big": Where.UNSCHEDULABLE}),
+    ),
+    "a node declaring the feature a pod needs wakes it": Case(
+        [
+            feed(node("n1"), FEATURES, RESTARTER),
+            settle(),
+            later(20),
+            feed(declaring("n1", RESTART_ALL)),
+            settle(),
+        ],
+        Expect(binds=[("restarter", "n1")]),
+    ),
+    "a node label change does not wake a pod needing a feature": Case(
+        [
+            feed(node("n1"), FEATURES, RESTARTER),
+            settle(),
+            later(20),
+            feed(node("n1", labels={"rack": "r1"})),
+        ],
+        Expect(where={"restarter": Where.UNSCHEDULABLE}),
     ),
     "a node added that is large enough wakes a pod short of CPU": Case(
         [feed(node("n1"), policy(), BIG), settle(), later(20), feed(node("n2", "8")), settle()],

@@ -58,7 +58,7 @@ _COUNTED = (
 )
 """What the state and its NodeInfos read of a pod (besides its uid and namespace): cached
 properties of PodView, each derived from the pod's name, namespace, labels, deletion and spec
-(``spec.nodeName`` aside) alone."""
+(``spec.nodeName`` aside), and for the requests its resize status, alone."""
 
 
 def _subtract(total: Resources, amounts: Mapping[str, int]) -> None:
@@ -68,9 +68,10 @@ def _subtract(total: Resources, amounts: Mapping[str, int]) -> None:
 
 def counts_alike(counted: PodView, pod: PodView) -> bool:
     """Whether ``pod`` counts in the state exactly as ``counted`` does: two views of one pod
-    with the same name, namespace, labels, deletion and spec but for ``spec.nodeName``, whatever
-    else differs (status, resourceVersion, annotations), so every property of :data:`_COUNTED`
-    is equal. False when unsure: such a pod is taken out and added again."""
+    with the same name, namespace, labels, deletion, spec but for ``spec.nodeName`` and resize
+    status (:attr:`~policy_scheduler.model.objects.PodView.resize_status`), whatever else differs
+    (the rest of the status, resourceVersion, annotations), so every property of
+    :data:`_COUNTED` is equal. False when unsure: such a pod is taken out and added again."""
     return (
         counted.uid == pod.uid
         and counted.name == pod.name
@@ -78,6 +79,7 @@ def counts_alike(counted: PodView, pod: PodView) -> bool:
         and counted.deleting == pod.deleting
         and counted.labels == pod.labels
         and _same_spec_but_node(counted.spec, pod.spec)
+        and counted.resize_status == pod.resize_status
     )
 
 

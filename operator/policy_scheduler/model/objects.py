@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
@@ -78,15 +78,40 @@ _POD_METADATA = (
     "deletionTimestamp",
     "ownerReferences",
 )
-_POD_STATUS = ("phase", "conditions", "nominatedNodeName", "startTime", "resourceClaimStatuses")
-# Requests, host ports, images (ImageLocality) and sidecars (restartPolicy of an init container).
-_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy")
+# The pod-level resources and allocatedResources: what an in-place resize has come to.
+_POD_STATUS = (
+    "phase",
+    "conditions",
+    "nominatedNodeName",
+    "startTime",
+    "resourceClaimStatuses",
+    "resources",
+    "allocatedResources",
+)
+# Of each container's status only what an in-place resize has come to.
+_CONTAINER_STATUS = ("name", "resources", "allocatedResources")
+_CONTAINER_STATUS_LISTS = ("containerStatuses", "initContainerStatuses")
+# Requests, host ports, images (ImageLocality), sidecars (restartPolicy of an init container) and
+# restart rules (a node feature, NodeDeclaredFeatures).
+_CONTAINER = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 _CONTAINER_LISTS = ("containers", "initContainers")
-# Ephemeral containers request nothing and are never scheduled.
-_POD_SPEC_DROPPED = ("ephemeralContainers",)
+# Ephemeral containers request nothing and are never scheduled: of them, as of the other
+# containers' volume mounts, only the mounts with bindMountOptions are kept, a node feature.
+_EPHEMERAL_CONTAINERS = "ephemeralContainers"
 _NODE_METADATA = ("name", "uid", "resourceVersion", "labels")
 _NODE_SPEC = ("unschedulable", "taints")
-_NODE_STATUS = ("allocatable", "images")
+_NODE_STATUS = ("allocatable", "images", "declaredFeatures")
+
+# The node features (a node's status.declaredFeatures) a pod needs to be scheduled there, as
+# k8s.io/component-helpers' nodedeclaredfeatures infers them for scheduling (InferForScheduling
+# of its registered features; the others are inferred for pod updates only, which the kubelet
+# checks, or never).
+RESTART_ALL_CONTAINERS = "RestartAllContainersOnContainerExits"
+"""A container's ``restartPolicyRules`` with the action ``RestartAllContainers``."""
+USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
+"""``hostNetwork: true`` with ``hostUsers: false``."""
+VOLUME_BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
+"""A volume mount with ``bindMountOptions``, of any container, ephemeral ones included."""
 
 
 DISRUPTION_TARGET = "DisruptionTarget"
@@ -114,27 +139,57 @@ def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
 
 def slim_pod(raw: Raw) -> dict[str, Any]:
     """What the scheduler reads of a Pod, as an informer keeps it: all of its spec but each
-    container's command, environment, probes and the like (and ephemeral containers), and of its
+    container's command, environment, probes and the like (of ephemeral containers and volume
+    mounts only the mounts with ``bindMountOptions``, a node feature), and of its
     metadata and status only what scheduling reads (the uid and resourceVersion among them, for
-    the informer). Built anew, so that the decoded object's memory goes back whole."""
+    the informer; of the containers' statuses, their resources). Built anew, so that the decoded
+    object's memory goes back whole."""
     spec = {
-        key: (
-            [_only(c, _CONTAINER) for c in _sequence(value)] if key in _CONTAINER_LISTS else value
-        )
+        key: [_slim_container(c) for c in _sequence(value)] if key in _CONTAINER_LISTS else value
         for key, value in _mapping(raw.get("spec")).items()
-        if key not in _POD_SPEC_DROPPED
+        if key != _EPHEMERAL_CONTAINERS
     }
+    ephemeral = [
+        {"name": c.get("name"), "volumeMounts": mounts}
+        for c in map(_mapping, _sequence(_mapping(raw.get("spec")).get(_EPHEMERAL_CONTAINERS)))
+        if (mounts := _bind_mounts(c))
+    ]
+    if ephemeral:
+        spec[_EPHEMERAL_CONTAINERS] = ephemeral
     return {
         "metadata": _only(raw.get("metadata"), _POD_METADATA),
         "spec": spec,
-        "status": _only(raw.get("status"), _POD_STATUS),
+        "status": {
+            **_only(raw.get("status"), _POD_STATUS),
+            **{
+                key: [_only(c, _CONTAINER_STATUS) for c in _sequence(value)]
+                for key, value in _mapping(raw.get("status")).items()
+                if key in _CONTAINER_STATUS_LISTS
+            },
+        },
     }
+
+
+def _bind_mounts(container: Raw) -> list[Any]:
+    """The container's volume mounts that set ``bindMountOptions``."""
+    return [
+        m for m in _sequence(container.get("volumeMounts")) if _mapping(m).get("bindMountOptions")
+    ]
+
+
+def _slim_container(raw: object) -> dict[str, Any]:
+    container = _only(raw, _CONTAINER)
+    mounts = _bind_mounts(_mapping(raw))
+    if mounts:
+        container["volumeMounts"] = mounts
+    return container
 
 
 def slim_node(raw: Raw) -> dict[str, Any]:
     """What :class:`NodeView` (and an informer, to resume and relist) reads of a Node: its
     name, uid, resourceVersion and labels, ``spec.unschedulable`` and taints, and its
-    allocatable and images; not its conditions, addresses, capacity or system info."""
+    allocatable, images and declared features; not its conditions, addresses, capacity or
+    system info."""
     return {
         "metadata": _only(raw.get("metadata"), _NODE_METADATA),
         "spec": _only(raw.get("spec"), _NODE_SPEC),
@@ -284,18 +339,73 @@ class PodView:
     def init_containers(self) -> Sequence[Raw]:
         return [_mapping(c) for c in _sequence(self.spec.get("initContainers"))]
 
-    def _container_requests(
-        self, container: Raw, where: str, non_missing: Mapping[str, int]
-    ) -> Resources:
-        requests = parse_resources(_mapping(container.get("resources")).get("requests"), where)
-        for name, amount in non_missing.items():
-            requests.setdefault(name, amount)
-        return requests
+    @cached_property
+    def _container_statuses(self) -> Mapping[str, tuple[Raw, str]]:
+        """Each container's status, with its path, by the container's name; as component-helpers'
+        findContainerStatus, ``containerStatuses`` first, then ``initContainerStatuses``."""
+        found: dict[str, tuple[Raw, str]] = {}
+        status = _mapping(self.raw.get("status"))
+        for key in _CONTAINER_STATUS_LISTS:
+            for i, entry in enumerate(map(_mapping, _sequence(status.get(key)))):
+                found.setdefault(str(entry.get("name", "")), (entry, f"status.{key}[{i}]"))
+        return found
+
+    @cached_property
+    def resize_status(self) -> tuple[object, ...]:
+        """What of the pod's status its requests read (how far an in-place resize has come):
+        two views of one pod with equal specs and equal resize statuses request alike."""
+        status = _mapping(self.raw.get("status"))
+        # A container status without resources counts as none (its container's spec counts).
+        containers = tuple(
+            tuple(
+                _only(entry, _CONTAINER_STATUS)
+                for entry in map(_mapping, _sequence(status.get(key)))
+                if "resources" in entry or "allocatedResources" in entry
+            )
+            for key in _CONTAINER_STATUS_LISTS
+        )
+        pod_level = (status.get("resources"), status.get("allocatedResources"))
+        return (containers, pod_level, self.resize_infeasible)
+
+    @cached_property
+    def resize_infeasible(self) -> bool:
+        """Whether the pod's ``PodResizePending`` condition (the first) says ``Infeasible``: the
+        kubelet will not resize it, so its spec no longer counts (IsPodResizeInfeasible)."""
+        conditions = _mapping(self.raw.get("status")).get("conditions")
+        for condition in map(_mapping, _sequence(conditions)):
+            if condition.get("type") == "PodResizePending":
+                return condition.get("reason") == "Infeasible"
+        return False
+
+    def _spec_requests(self, container: Raw, path: str) -> Resources:
+        requests = _mapping(container.get("resources")).get("requests")
+        return parse_resources(requests, f"{path}.resources.requests")
+
+    def _allocated_requests(self, container: Raw, path: str) -> Resources | None:
+        """What the kubelet allocated to the container (``allocatedResources``), else, unless the
+        resize is infeasible, its spec (component-helpers' containerAllocatedRequests)."""
+        found = self._container_statuses.get(str(container.get("name", "")))
+        if found is not None and isinstance(found[0].get("allocatedResources"), Mapping):
+            entry, where = found
+            return parse_resources(entry["allocatedResources"], f"{where}.allocatedResources")
+        return None if self.resize_infeasible else self._spec_requests(container, path)
+
+    def _actuated_requests(self, container: Raw, path: str) -> Resources | None:
+        """What the container runs with (its status' ``resources.requests``), else what
+        :meth:`_allocated_requests` says (component-helpers' containerActuatedRequests)."""
+        found = self._container_statuses.get(str(container.get("name", "")))
+        if found is not None:
+            entry, where = found
+            requests = _mapping(entry.get("resources")).get("requests")
+            if isinstance(requests, Mapping):
+                return parse_resources(requests, f"{where}.resources.requests")
+        return self._allocated_requests(container, path)
 
     def pod_requests(
         self, non_missing: Mapping[str, int] = {}, *, pod_level: bool = True
     ) -> Resources:
-        """What the pod takes from its node, computed as k8s.io/component-helpers' PodRequests.
+        """What the pod takes from its node, computed as k8s.io/component-helpers' PodRequests
+        with the status' resources, as kube-scheduler v1.37 counts a pod on its node.
 
         Regular containers run together, so they add up. Init containers run one at a time before
         them, except restartable ("sidecar") init containers, which keep running beside everything
@@ -303,13 +413,21 @@ class PodView:
         requests (``spec.resources``, unless ``pod_level`` is False) replace that for the
         resources they name; the overhead adds to it. ``non_missing`` (PodRequests'
         NonMissingContainerRequests) stands in for what a container does not request.
+
+        While an in-place resize is under way, the spec, what the kubelet allocated and what the
+        containers run with differ: each resource counts as the largest of the three (summed as
+        above, each on its own; the status' pod-level ``allocatedResources`` and
+        ``resources.requests``, when both are there, stand for the containers'), and the pod-level
+        requests as the largest of their spec and the status' pod-level figures. A resize the
+        kubelet found infeasible leaves the spec out. For a pod no kubelet runs yet, the status
+        holds none of these and the spec alone counts.
         """
         try:
-            total = self._sum_container_requests(non_missing)
-            if pod_level:
+            total = self._containers_requests(non_missing)
+            if pod_level and any(_pod_level(name) for name in self._pod_level_requests):
                 total.update(
                     (name, amount)
-                    for name, amount in self._pod_level_requests.items()
+                    for name, amount in self._effective_pod_level_requests.items()
                     if _pod_level(name)
                 )
             add_into(total, parse_resources(self.spec.get("overhead"), "spec.overhead"))
@@ -317,27 +435,68 @@ class PodView:
             raise ObjectError(f"pod {self.key}: {error}") from None
         return total
 
-    def _sum_container_requests(self, non_missing: Mapping[str, int]) -> Resources:
+    def _containers_requests(self, non_missing: Mapping[str, int]) -> Resources:
+        """component-helpers' AggregateContainerRequests with UseStatusResources (and
+        InPlacePodLevelResourcesVerticalScaling, on by default in v1.37)."""
+        spec = self._sum_container_requests(non_missing, self._spec_requests)
+        status = _mapping(self.raw.get("status"))
+        allocated_raw = status.get("allocatedResources")
+        actuated_raw = _mapping(status.get("resources")).get("requests")
+        if isinstance(allocated_raw, Mapping) and isinstance(actuated_raw, Mapping):
+            allocated = parse_resources(allocated_raw, "status.allocatedResources")
+            actuated = parse_resources(actuated_raw, "status.resources.requests")
+        elif not self._container_statuses and not self.resize_infeasible:
+            # Every container's allocated and actuated requests are then its spec's.
+            return spec
+        else:
+            allocated = self._sum_container_requests(non_missing, self._allocated_requests)
+            actuated = self._sum_container_requests(non_missing, self._actuated_requests)
+        total: Resources = {} if self.resize_infeasible else spec
+        max_into(total, actuated)
+        max_into(total, allocated)
+        return total
+
+    @cached_property
+    def _effective_pod_level_requests(self) -> Resources:
+        """The pod-level requests, with the status' pod-level figures while a resize is under
+        way (component-helpers' effectivePodLevelResources)."""
+        status = _mapping(self.raw.get("status"))
+        if not isinstance(status.get("resources"), Mapping):
+            return self._pod_level_requests
+        effective: Resources = {} if self.resize_infeasible else dict(self._pod_level_requests)
+        requests = _mapping(status["resources"]).get("requests")
+        max_into(effective, parse_resources(requests, "status.resources.requests"))
+        allocated = status.get("allocatedResources")
+        max_into(effective, parse_resources(allocated, "status.allocatedResources"))
+        return effective
+
+    def _sum_container_requests(
+        self,
+        non_missing: Mapping[str, int],
+        requests_of: Callable[[Raw, str], Resources | None],
+    ) -> Resources:
+        """The containers' requests, each as ``requests_of`` (the container and its path) says,
+        with ``non_missing`` for what it lacks, summed as :meth:`pod_requests` says."""
+
+        def requests(container: Raw, path: str) -> Resources:
+            found = dict(requests_of(container, path) or {})
+            for name, amount in non_missing.items():
+                found.setdefault(name, amount)
+            return found
+
         total: Resources = {}
         for i, container in enumerate(self.containers):
-            add_into(
-                total,
-                self._container_requests(
-                    container, f"spec.containers[{i}].resources.requests", non_missing
-                ),
-            )
+            add_into(total, requests(container, f"spec.containers[{i}]"))
         sidecars: Resources = {}
         init_peak: Resources = {}
         for i, container in enumerate(self.init_containers):
-            requests = self._container_requests(
-                container, f"spec.initContainers[{i}].resources.requests", non_missing
-            )
+            wanted = requests(container, f"spec.initContainers[{i}]")
             if container.get("restartPolicy") == "Always":
-                add_into(total, requests)
-                add_into(sidecars, requests)
+                add_into(total, wanted)
+                add_into(sidecars, wanted)
                 max_into(init_peak, sidecars)
             else:
-                running = dict(requests)
+                running = dict(wanted)
                 add_into(running, sidecars)
                 max_into(init_peak, running)
         max_into(total, init_peak)
@@ -351,7 +510,9 @@ class PodView:
 
     @cached_property
     def requests(self) -> Resources:
-        """Resources the pod reserves on its node (what NodeResourcesFit checks)."""
+        """Resources the pod reserves on its node (what NodeResourcesFit checks): for a pod
+        being placed, which no kubelet runs yet, what its spec requests, as kube-scheduler's
+        NodeResourcesFit reads it; for a pod on its node, with the status' resources."""
         return self.pod_requests()
 
     @cached_property
@@ -373,9 +534,29 @@ class PodView:
         return self.pod_requests(NON_ZERO_DEFAULTS, pod_level=False)
 
     @cached_property
+    def required_node_features(self) -> frozenset[str]:
+        """The node features (a node's ``status.declaredFeatures``) the pod needs, as
+        component-helpers' nodedeclaredfeatures infers them for scheduling."""
+        features: set[str] = set()
+        containers = (*self.containers, *self.init_containers)
+        if any(
+            _mapping(rule).get("action") == "RestartAllContainers"
+            for container in containers
+            for rule in _sequence(container.get("restartPolicyRules"))
+        ):
+            features.add(RESTART_ALL_CONTAINERS)
+        # hostUsers false, not merely unset: an unset hostUsers shares the host's user namespace.
+        if self.spec.get("hostNetwork") is True and self.spec.get("hostUsers") is False:
+            features.add(USER_NAMESPACES_HOST_NETWORK)
+        ephemeral = map(_mapping, _sequence(self.spec.get(_EPHEMERAL_CONTAINERS)))
+        if any(_bind_mounts(container) for container in (*containers, *ephemeral)):
+            features.add(VOLUME_BIND_MOUNT_OPTIONS)
+        return frozenset(features)
+
+    @cached_property
     def host_ports(self) -> tuple[HostPort, ...]:
         """Host ports of the containers and the restartable ("sidecar") init containers, as
-        kube-scheduler v1.34's GetHostPorts: other init containers have exited before the pod's
+        kube-scheduler v1.37's GetHostPorts: other init containers have exited before the pod's
         containers start, so their ports are free again while the pod runs."""
         sidecars = (c for c in self.init_containers if c.get("restartPolicy") == "Always")
         ports = []
@@ -534,6 +715,10 @@ class NodeView:
             self.allocatable = parse_resources(status.get("allocatable"), "status.allocatable")
         except ObjectError as error:
             raise ObjectError(f"node {self.name}: {error}") from None
+        self.declared_features: frozenset[str] = frozenset(
+            str(f) for f in _sequence(status.get("declaredFeatures"))
+        )
+        """``status.declaredFeatures``: the features the node's kubelet says it has."""
         self.images: tuple[tuple[tuple[str, ...], int], ...] = tuple(
             (tuple(str(n) for n in _sequence(image.get("names"))), int(image.get("sizeBytes") or 0))
             for image in map(_mapping, _sequence(status.get("images")))

@@ -114,6 +114,7 @@ class EventKind(enum.Flag):
     NODE_LABELS = enum.auto()
     NODE_TAINTS = enum.auto()
     NODE_UNSCHEDULABLE = enum.auto()
+    NODE_DECLARED_FEATURES = enum.auto()
     POD_ADDED = enum.auto()
     POD_DELETED = enum.auto()
     POD_LABELS = enum.auto()
@@ -133,6 +134,7 @@ NODE_EVENTS: Final = (
     | EventKind.NODE_LABELS
     | EventKind.NODE_TAINTS
     | EventKind.NODE_UNSCHEDULABLE
+    | EventKind.NODE_DECLARED_FEATURES
 )
 POD_EVENTS: Final = (
     EventKind.POD_ADDED | EventKind.POD_DELETED | EventKind.POD_LABELS | EventKind.POD_SCALED_DOWN

@@ -19,6 +19,7 @@ from policy_scheduler.plugins import (
     least_allocated,
     most_allocated,
     node_affinity,
+    node_declared_features,
     node_label,
     node_label_preference,
     node_name,
@@ -54,6 +55,7 @@ FILTERS: dict[str, FilterFactory] = {
     volume_binding.NAME: volume_binding.new_filter,
     volume_zone.NAME: volume_zone.new_filter,
     dynamic_resources.NAME: dynamic_resources.new_filter,
+    node_declared_features.NAME: node_declared_features.new_filter,
 }
 
 SCORERS: dict[str, ScorerFactory] = {

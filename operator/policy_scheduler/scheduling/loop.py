@@ -150,6 +150,8 @@ def node_event(before: NodeView | None, after: NodeView) -> EventKind:
         kind |= EventKind.NODE_TAINTS
     if before.unschedulable != after.unschedulable:
         kind |= EventKind.NODE_UNSCHEDULABLE
+    if before.declared_features != after.declared_features:
+        kind |= EventKind.NODE_DECLARED_FEATURES
     return kind
 
 

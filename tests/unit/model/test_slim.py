@@ -113,12 +113,23 @@ RUNNING_POD: dict[str, Any] = {
                     "limits": {"cpu": "1"},
                 },
                 "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}},
-                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                "volumeMounts": [
+                    {"name": "data", "mountPath": "/data"},
+                    {"name": "disk", "mountPath": "/disk", "bindMountOptions": ["nosuid"]},
+                ],
+                "restartPolicyRules": [
+                    {
+                        "action": "RestartAllContainers",
+                        "exitCodes": {"operator": "In", "values": [42]},
+                    }
+                ],
                 "terminationMessagePath": "/dev/termination-log",
                 "imagePullPolicy": "IfNotPresent",
             }
         ],
         "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+        "hostNetwork": True,
+        "hostUsers": False,
         "dnsPolicy": "ClusterFirst",
         "securityContext": {"runAsUser": 1000},
     },
@@ -130,7 +141,19 @@ RUNNING_POD: dict[str, Any] = {
             {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}
         ],
         "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "web-0-gpu-x1"}],
-        "containerStatuses": [{"name": "main", "ready": True, "restartCount": 0}],
+        "containerStatuses": [
+            {
+                "name": "main",
+                "ready": True,
+                "restartCount": 0,
+                "allocatedResources": {"cpu": "750m", "memory": "256Mi"},
+                "resources": {"requests": {"cpu": "600m", "memory": "512Mi"}},
+                "state": {"running": {"startedAt": "2026-12-01T09:00:06Z"}},
+            }
+        ],
+        "initContainerStatuses": [
+            {"name": "proxy", "ready": True, "allocatedResources": {"cpu": "300m"}}
+        ],
         "podIP": "10.0.0.7",
         "qosClass": "Burstable",
     },
@@ -156,6 +179,7 @@ NODE: dict[str, Any] = {
         "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
         "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
         "images": [{"names": ["web:3", "registry/web@sha256:1"], "sizeBytes": 300000000}],
+        "declaredFeatures": ["RestartAllContainersOnContainerExits", "VolumeBindMountOptions"],
         "conditions": [{"type": "Ready", "status": "True"}],
         "nodeInfo": {"kubeletVersion": "v1.34.4"},
         "addresses": [{"type": "InternalIP", "address": "10.0.0.1"}],
@@ -173,11 +197,13 @@ def properties(view_type: type, excluded: frozenset[str] = frozenset()) -> list[
     )
 
 
-# The slim containers themselves differ (fewer keys); everything read from them is compared.
+# The slim containers and their statuses themselves differ (fewer keys); everything read from
+# them is compared.
 # required_node_affinity is compiled into matching functions, which compare by identity; what it
 # is compiled from (node_selector, affinity) is compared.
 POD_PROPERTIES = properties(
-    PodView, frozenset({"containers", "init_containers", "required_node_affinity"})
+    PodView,
+    frozenset({"containers", "init_containers", "_container_statuses", "required_node_affinity"}),
 )
 
 
@@ -204,7 +230,8 @@ def test_what_else_the_scheduler_reads_is_the_same(name: str, read: Any) -> None
     [
         ("managed fields", ("metadata", "managedFields")),
         ("annotations", ("metadata", "annotations")),
-        ("container statuses", ("status", "containerStatuses")),
+        ("a container status' state", ("status", "containerStatuses", 0, "state")),
+        ("a container status' readiness", ("status", "containerStatuses", 0, "ready")),
         ("pod IP", ("status", "podIP")),
         ("ephemeral containers", ("spec", "ephemeralContainers")),
         ("a container's environment", ("spec", "containers", 0, "env")),
@@ -250,7 +277,7 @@ def test_the_slim_node_drops_what_the_node_view_never_reads() -> None:
     assert slim["metadata"] == {
         key: NODE["metadata"][key] for key in ("name", "uid", "resourceVersion", "labels")
     }
-    assert set(slim["status"]) == {"allocatable", "images"}
+    assert set(slim["status"]) == {"allocatable", "images", "declaredFeatures"}
     assert "podCIDR" not in slim["spec"]
 
 
@@ -274,3 +301,20 @@ def test_the_example_clusters_are_decided_alike_from_slim_objects(cluster: Path)
 
 def outcome(decision: Decision) -> tuple[Any, ...]:
     return decision.pod, decision.node, decision.score, decision.message, decision.candidates
+
+
+def test_the_slim_pod_keeps_only_the_mounts_with_bind_mount_options() -> None:
+    mount = {"name": "disk", "mountPath": "/disk", "bindMountOptions": ["nosuid"]}
+    raw = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "c", "volumeMounts": [{"name": "a", "mountPath": "/a"}]}],
+            "ephemeralContainers": [
+                {"name": "debug", "image": "busybox", "volumeMounts": [mount]},
+                {"name": "shell", "image": "busybox"},
+            ],
+        },
+    }
+    spec = slim_pod(raw)["spec"]
+    assert spec["containers"] == [{"name": "c"}]
+    assert spec["ephemeralContainers"] == [{"name": "debug", "volumeMounts": [mount]}]

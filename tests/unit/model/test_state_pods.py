@@ -328,7 +328,18 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
     "the same": (BASE, True),
     "pending, no nodeName": (raw_pod("p", port=80, claim="c", affinity=True), True),
     "on another node": (raw_pod("p", "n2", port=80, claim="c", affinity=True), True),
-    "status, resize and claim statuses": (
+    "status, readiness and claim statuses": (
+        {
+            **BASE,
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [{"name": "c", "ready": True, "restartCount": 2}],
+                "resourceClaimStatuses": [{"name": "x", "resourceClaimName": "p-x"}],
+            },
+        },
+        True,
+    ),
+    "a resize under way (requests from the status)": (
         {
             **BASE,
             "status": {
@@ -340,10 +351,20 @@ VARIANTS: dict[str, tuple[dict[str, Any], bool]] = {
                         "resources": {"requests": {"cpu": "4"}},
                     }
                 ],
-                "resourceClaimStatuses": [{"name": "x", "resourceClaimName": "p-x"}],
             },
         },
-        True,
+        False,
+    ),
+    "a resize found infeasible": (
+        {
+            **BASE,
+            "status": {
+                "conditions": [
+                    {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+                ]
+            },
+        },
+        False,
     ),
     "resourceVersion, annotations, owners": (
         {
