@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
+from policy_scheduler.model.objects import ObjectError, PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.volumes import (
     NO_PROVISIONER,
     PV,
@@ -44,6 +44,8 @@ from policy_scheduler.model.volumes import (
     SELECTED_NODE,
     WAIT_FOR_FIRST_CONSUMER,
     ClaimView,
+    CSIDriverView,
+    StorageCapacityView,
     Volumes,
     VolumeView,
 )
@@ -415,13 +417,14 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
     # and their node affinity do not change with the pods on the node.
     resolvable_reasons = frozenset()
 
-    # kube's EventsToRegister (with queueing hints, node taints do not wake it); CSIDriver and
-    # CSIStorageCapacity events are not watched here.
+    # kube's EventsToRegister (with queueing hints, node taints do not wake it).
     wakes_on = (
         EventKind.PVC_CHANGED
         | EventKind.PV_CHANGED
         | EventKind.STORAGE_CLASS_CHANGED
         | EventKind.CSI_NODE_CHANGED
+        | EventKind.CSI_DRIVER_CHANGED
+        | EventKind.CSI_STORAGE_CAPACITY_CHANGED
         | EventKind.NODE_ADDED
         | EventKind.NODE_LABELS
     )
@@ -439,9 +442,22 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
         self._clock = clock
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
-        """A claim wakes only the pods of its namespace that use it (kube's hint). A pod with
+        """kube's hints. A claim wakes only the pods of its namespace that use it; a pod with
         ephemeral volumes is always woken: their claims' names hold the pod's name, which a
-        hint may not read. StorageClass and CSINode hints need the object as it was: not here."""
+        hint may not read. A CSIDriver's addition wakes no pod, its update only the pods with
+        an inline CSI volume of the driver when it stops asking for capacity checks
+        (``storageCapacity`` true, then not). A CSIStorageCapacity's addition wakes every pod,
+        its update only when its volume limit (``maximumVolumeSize``, else ``capacity``) grew.
+        A bad object (:class:`~policy_scheduler.model.objects.ObjectError`) wakes the pod, as
+        kube's hints do on an error. StorageClass and CSINode updates wake every pod: kube's
+        hints for them are not modelled."""
+        try:
+            if event.kind & EventKind.CSI_DRIVER_CHANGED:
+                return _capacity_checks_dropped(pod, event)
+            if event.kind & EventKind.CSI_STORAGE_CAPACITY_CHANGED:
+                return _capacity_grew(event)
+        except ObjectError:
+            return True
         claim = event.storage
         if not event.kind & EventKind.PVC_CHANGED or not isinstance(claim, ClaimView):
             return True
@@ -616,6 +632,25 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
             if not _fully_bound(now_claim):
                 return False, ""
         return True, ""
+
+
+def _capacity_checks_dropped(pod: PodView, event: ClusterEvent) -> bool:
+    """kube's isSchedulableAfterCSIDriverChange (it registers CSIDriver updates only)."""
+    before, after = event.old_storage, event.storage
+    if not isinstance(before, CSIDriverView) or not isinstance(after, CSIDriverView):
+        return False
+    if not before.storage_capacity or after.storage_capacity:
+        return False
+    return any(_mapping(v.get("csi")).get("driver") == after.name for v in pod.volumes)
+
+
+def _capacity_grew(event: ClusterEvent) -> bool:
+    """kube's isSchedulableAfterCSIStorageCapacityChange."""
+    before, after = event.old_storage, event.storage
+    if not isinstance(before, StorageCapacityView) or not isinstance(after, StorageCapacityView):
+        return True
+    grown, was = after.volume_limit, before.volume_limit
+    return grown is not None and (was is None or grown > was)
 
 
 def _affinity_error(volume: str, node: str) -> str:

@@ -19,7 +19,15 @@ from plugin_harness import Change, make_node, make_pod, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.volumes import PV, PVC, SELECTED_NODE, STORAGE_CLASS, Volumes
+from policy_scheduler.model.volumes import (
+    PV,
+    PVC,
+    SELECTED_NODE,
+    STORAGE_CLASS,
+    CSIDriverView,
+    StorageCapacityView,
+    Volumes,
+)
 from policy_scheduler.plugins import volume_binding as vb
 from policy_scheduler.plugins.base import (
     FITS,
@@ -653,6 +661,74 @@ def test_pre_bind_refusals(volumes: Volumes, during: Callable[[FakeApi], None], 
 CLAIM_EVENT = EventKind.PVC_CHANGED
 
 
+def inline_csi_pod() -> PodView:
+    """A pod with an inline CSI volume of csi.example.com."""
+    inline = {"name": "i", "csi": {"driver": "csi.example.com"}}
+    return make_pod("p", "ns", containers=[{"name": "c"}], volumes=[inline])
+
+
+def driver_event(before: bool | None, after: bool | str) -> ClusterEvent:
+    """csi.example.com's CSIDriver changed: its storageCapacity before (None: it is new) and
+    after."""
+
+    def view(flag: bool | str) -> CSIDriverView:
+        return CSIDriverView(
+            {"metadata": {"name": "csi.example.com"}, "spec": {"storageCapacity": flag}}
+        )
+
+    old = None if before is None else view(before)
+    return ClusterEvent(EventKind.CSI_DRIVER_CHANGED, storage=view(after), old_storage=old)
+
+
+DRIVER_HINTS: dict[str, tuple[tuple[bool | None, bool | str], bool]] = {
+    "a new CSIDriver wakes no pod (kube registers its updates only)": ((None, False), False),
+    "a CSIDriver that stops asking for capacity checks": ((True, False), True),
+    "a CSIDriver that starts asking for them": ((False, True), False),
+    "a CSIDriver that keeps asking for them": ((True, True), False),
+    "a CSIDriver that cannot be read wakes the pod, as kube's hint errors do": (
+        (True, "no"),
+        True,
+    ),
+}
+
+
+def capacity_event(before: Mapping[str, str] | None, after: Mapping[str, str]) -> ClusterEvent:
+    """A CSIStorageCapacity changed: its sizes before (None: it is new) and after."""
+
+    def view(sizes: Mapping[str, str]) -> StorageCapacityView:
+        return StorageCapacityView({"metadata": {"name": "s", "namespace": "ns"}, **sizes})
+
+    old = None if before is None else view(before)
+    return ClusterEvent(
+        EventKind.CSI_STORAGE_CAPACITY_CHANGED, storage=view(after), old_storage=old
+    )
+
+
+CAPACITY_HINTS: dict[str, tuple[tuple[Mapping[str, str] | None, Mapping[str, str]], bool]] = {
+    "a new CSIStorageCapacity": ((None, {}), True),
+    "a capacity that grew": (({"capacity": "1Gi"}, {"capacity": "2Gi"}), True),
+    "a capacity that shrank": (({"capacity": "2Gi"}, {"capacity": "1Gi"}), False),
+    "a capacity unchanged": (({"capacity": "1Gi"}, {"capacity": "1Gi"}), False),
+    "a capacity given where there was none": (({}, {"capacity": "1Gi"}), True),
+    "a capacity taken away": (({"capacity": "1Gi"}, {}), False),
+    "the maximum volume size counts, not the capacity": (
+        (
+            {"capacity": "1Gi", "maximumVolumeSize": "1Gi"},
+            {"capacity": "9Gi", "maximumVolumeSize": "1Gi"},
+        ),
+        False,
+    ),
+    "a maximum volume size that grew": (
+        ({"maximumVolumeSize": "1Gi"}, {"maximumVolumeSize": "2Gi"}),
+        True,
+    ),
+    "a capacity that cannot be read wakes the pod": (
+        ({"capacity": "1Gi"}, {"capacity": "lots"}),
+        True,
+    ),
+}
+
+
 @pytest.mark.parametrize(
     ("the_pod", "event", "woken"),
     [
@@ -684,6 +760,20 @@ CLAIM_EVENT = EventKind.PVC_CHANGED
             id="a pod with ephemeral volumes wakes on its namespace's claims",
         ),
         pytest.param(pod("c"), ClusterEvent(EventKind.PV_CHANGED), True, id="volume events always"),
+        *(
+            pytest.param(inline_csi_pod(), driver_event(*change), woken, id=name)
+            for name, (change, woken) in DRIVER_HINTS.items()
+        ),
+        pytest.param(
+            pod("c"),
+            driver_event(True, False),
+            False,
+            id="a CSIDriver update wakes no pod without an inline volume of the driver",
+        ),
+        *(
+            pytest.param(pod("c"), capacity_event(*change), woken, id=name)
+            for name, (change, woken) in CAPACITY_HINTS.items()
+        ),
     ],
 )
 def test_queueing_hint(the_pod: PodView, event: ClusterEvent, woken: bool) -> None:
@@ -695,6 +785,8 @@ def test_wakes_on_kube_events() -> None:
     assert wakes(filt, pod("c"), Change(EventKind.NODE_LABELS, NODES[0]))
     assert not wakes(filt, pod("c"), Change(EventKind.NODE_TAINTS, NODES[0]))
     assert not wakes(filt, pod("c"), Change(EventKind.POD_DELETED))
+    assert filt.wakes_on & EventKind.CSI_DRIVER_CHANGED
+    assert filt.wakes_on & EventKind.CSI_STORAGE_CAPACITY_CHANGED
 
 
 def test_args() -> None:
