@@ -1,11 +1,12 @@
 """Parity with kube-scheduler for the volume and claim plugins (issue 13): VolumeRestrictions,
-NodeVolumeLimits, VolumeBinding, VolumeZone and DynamicResources (allocated ResourceClaims).
+NodeVolumeLimits, VolumeBinding (with CSIStorageCapacities), VolumeZone and DynamicResources
+(allocated ResourceClaims).
 
 The harness is test_parity's: each pending pod is decided by us over a dump of the cluster (its
-PVCs, PVs, StorageClasses, CSINodes and ResourceClaims too) while its scheduling gate holds
-kube-scheduler back, then kube-scheduler decides it. A pod that kube rejects in PreFilter (a
-missing claim, an unbound Immediate claim) gets a message without node counts: there the whole
-FailedScheduling message is compared, not only its reasons.
+PVCs, PVs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims too) while
+its scheduling gate holds kube-scheduler back, then kube-scheduler decides it. A pod that kube
+rejects in PreFilter (a missing claim, an unbound Immediate claim) gets a message without node
+counts: there the whole FailedScheduling message is compared, not only its reasons.
 
 No PV controller runs here, nor any provisioner: :class:`PVController` stands in for both, as
 kube-scheduler's integration tests do. kube-scheduler's PreBind (VolumeBinding's checkBindings)
@@ -382,6 +383,64 @@ def test_wait_for_first_consumer_provisioning(
     scenario.stand_in = controller
     run(cluster, namespace, prefix, scenario)
     assert set(controller.bound) == {"fresh", "zoned"}
+
+
+def csi_driver(name: str, **spec: Any) -> dict[str, Any]:
+    """A CSIDriver (``spec``: storageCapacity, preventPodSchedulingIfMissing, ...)."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def storage_capacity(
+    name: str, storage_class: str, zone: str, capacity: str, **extra: Any
+) -> dict[str, Any]:
+    """A CSIStorageCapacity: ``capacity`` of ``storage_class`` for the nodes of ``zone``."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name},
+        "storageClassName": storage_class,
+        "nodeTopology": {"matchLabels": {ZONE: zone}},
+        "capacity": capacity,
+        **extra,
+    }
+
+
+def test_storage_capacity(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """VolumeBinding's capacity check: a claim to provision by a CSI driver whose CSIDriver sets
+    storageCapacity needs a CSIStorageCapacity of its class, reaching the node, with room for
+    it (maximumVolumeSize when given, else capacity): "node(s) did not have enough free
+    storage"."""
+    driver, fast = f"{prefix}.csi.example.com", f"{prefix}-fast"
+    scenario = Scenario(
+        nodes=[
+            make_node("a1", labels={ZONE: f"{prefix}-a"}),
+            make_node("b1", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-b"}),
+            make_node("c1", cpu="8", memory="16Gi", labels={ZONE: f"{prefix}-c"}),
+        ],
+        objects=[
+            csi_driver(driver, storageCapacity=True),
+            storage_class(fast, provisioner=driver),
+            storage_capacity(f"{prefix}-a", fast, f"{prefix}-a", "10Gi"),
+            storage_capacity(f"{prefix}-b", fast, f"{prefix}-b", "1Gi"),
+            storage_capacity(f"{prefix}-c", fast, f"{prefix}-c", "100Gi", maximumVolumeSize="2Gi"),
+            claim("fits-a", size="5Gi", storage_class=fast),
+            claim("too-big", size="50Gi", storage_class=fast),
+        ],
+        steps=[
+            # b1 and c1 are roomier, but b1's capacity is 1Gi and c1's largest volume 2Gi.
+            Step(make_pod("p1", spec=using("fits-a")), "a1"),
+            Step(make_pod("p2", spec=using("too-big")), UNSCHEDULABLE),
+        ],
+    )
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
+    run(cluster, namespace, prefix, scenario)
+    assert set(controller.bound) == {"fits-a"}
 
 
 def test_volume_restrictions(cluster: Cluster, namespace: str, prefix: str) -> None:

@@ -177,10 +177,14 @@ class ClaimView(StorageObject):
         return frozenset(map(str, _sequence(self.spec.get("accessModes"))))
 
     @cached_property
+    def storage_request(self) -> int | None:
+        """``resources.requests.storage`` in bytes; None when the claim gives none."""
+        return _storage(_mapping(self.spec.get("resources")).get("requests"))
+
+    @property
     def requested_storage(self) -> int:
         """The storage the claim asks for, in bytes (0 when it asks for none)."""
-        requests = _mapping(self.spec.get("resources")).get("requests")
-        return _storage(requests) or 0
+        return self.storage_request or 0
 
     @cached_property
     def selector(self) -> LabelSelector | None:

@@ -1,5 +1,5 @@
 """VolumeBinding: the pod's PersistentVolumeClaims must be bound, or bindable, on the node
-(kube-scheduler v1.34's VolumeBinding, legacy predicate CheckVolumeBinding).
+(kube-scheduler v1.37's VolumeBinding, legacy predicate CheckVolumeBinding).
 
 **PreFilter** reads the pod's claims (its ``persistentVolumeClaim`` volumes, and the claims of
 its generic ephemeral volumes) in volume order: a missing, lost or deleted claim rejects the pod
@@ -12,11 +12,15 @@ admits the node, then finds for each unbound WaitForFirstConsumer claim (smalles
 the smallest available PV of its class that fits it on this node (kube's FindMatchingVolume; a PV
 pre-bound to the claim wins), no PV serving two claims of the pod; the claims left over, and
 those already given to a node's provisioner, must be dynamically provisionable there (a real
-provisioner, and the class's allowedTopologies admit the node). Its reasons, in kube's order:
-"node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find available
-persistent volumes to bind", "node(s) unavailable due to one or more pvc(s) bound to non-existent
-pv(s)". (CSIStorageCapacity, hence "node(s) did not have enough free storage", and the in-tree
-to CSI translation of PVs are not modelled.)
+provisioner, the class's allowedTopologies admit the node and, when the provisioner is a CSI
+driver whose CSIDriver sets ``storageCapacity``, a CSIStorageCapacity of the class whose
+``nodeTopology`` selects the node offers a volume as big as the claim asks for: its
+``maximumVolumeSize``, else its ``capacity``); the first claim that cannot be decides. Its reasons,
+in kube's order: "node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find
+available persistent volumes to bind", "node(s) did not have enough free storage" (without the
+previous one: kube lets provisioning answer for the claims no PV matched), "node(s) unavailable
+due to one or more pvc(s) bound to non-existent pv(s)". (The in-tree to CSI translation of PVs is
+not modelled.)
 
 **Reserve** finds the matches again on the chosen node and *assumes* them in the
 :class:`~policy_scheduler.model.volumes.Volumes` catalog (each PV with its ``claimRef``, each
@@ -46,6 +50,7 @@ from policy_scheduler.model.volumes import (
     ClaimView,
     CSIDriverView,
     StorageCapacityView,
+    StorageClassView,
     Volumes,
     VolumeView,
 )
@@ -77,6 +82,7 @@ POLL_INTERVAL_SECONDS = 1.0
 
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -265,6 +271,11 @@ def _delays_binding(claim: ClaimView, volumes: Volumes) -> bool:
 # --- per node ---------------------------------------------------------------------------------
 
 
+Provision = tuple[ClaimView, StorageCapacityView | None]
+"""A claim to provision, with the CSIStorageCapacity found big enough for it on the node (None
+when its driver's capacity is not checked)."""
+
+
 @dataclass
 class _Plan:
     """What the pod needs on one node (kube's PodVolumes): PVs to bind claims to, and claims
@@ -272,7 +283,7 @@ class _Plan:
 
     reasons: tuple[str, ...] = FITS
     bindings: list[tuple[VolumeView, ClaimView]] = field(default_factory=list)
-    provisions: list[ClaimView] = field(default_factory=list)
+    provisions: list[Provision] = field(default_factory=list)
 
 
 def _matching_volume(
@@ -307,18 +318,55 @@ def _matching_volume(
     return smallest
 
 
-def _provisionable(claim: ClaimView, volumes: Volumes, labels: Mapping[str, str]) -> bool:
-    """Whether the claim's class can provision a volume for this node. (A delayed claim's
-    class was found by PreFilter; were it gone since, kube errs, and no node fits here.)"""
-    storage_class = volumes.storage_class(claim.class_name)
-    if storage_class is None or storage_class.provisioner in ("", NO_PROVISIONER):
-        return False
-    return _topology_admits(storage_class.allowed_topologies, labels)
+def _provisions(
+    claims: Sequence[ClaimView], volumes: Volumes, labels: Mapping[str, str]
+) -> tuple[str, list[Provision]]:
+    """kube's checkVolumeProvisions: the claims as this node would have them provisioned, or
+    the reason of the first claim that cannot be (a delayed claim's class was found by
+    PreFilter; were it gone since, kube errs, and no node fits here)."""
+    found: list[Provision] = []
+    for claim in claims:
+        storage_class = volumes.storage_class(claim.class_name)
+        if storage_class is None or storage_class.provisioner in ("", NO_PROVISIONER):
+            return BIND_CONFLICT, []
+        if not _topology_admits(storage_class.allowed_topologies, labels):
+            return BIND_CONFLICT, []
+        enough, capacity = _capacity_for(claim, storage_class, volumes, labels)
+        if not enough:
+            return NOT_ENOUGH_SPACE, []
+        found.append((claim, capacity))
+    return "", found
+
+
+def _capacity_for(
+    claim: ClaimView,
+    storage_class: StorageClassView,
+    volumes: Volumes,
+    labels: Mapping[str, str],
+) -> tuple[bool, StorageCapacityView | None]:
+    """kube's hasEnoughCapacity: whether the node may have the claim's volume provisioned, and
+    the first CSIStorageCapacity (by namespace and name: kube takes the first its cache lists)
+    of the class that reaches the node and has room for it. Checked only for a claim that
+    asks for storage, of a CSI driver whose CSIDriver sets ``storageCapacity``."""
+    size = claim.storage_request
+    driver = volumes.csi_driver(storage_class.provisioner)
+    if size is None or driver is None or not driver.storage_capacity:
+        return True, None
+    for capacity in volumes.storage_capacities(storage_class.name):
+        limit, topology = capacity.volume_limit, capacity.node_topology
+        if (
+            limit is not None
+            and limit >= size
+            and topology is not None
+            and topology.matches(labels)
+        ):
+            return True, capacity
+    return False, None
 
 
 def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
     """kube's FindPodVolumes."""
-    node_conflict = bind_conflict = missing = False
+    node_conflict = bind_conflict = not_enough = missing = False
     plan = _Plan()
     for claim in state.bound:
         volume = state.volumes.volume(claim.volume_name)
@@ -352,14 +400,14 @@ def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
             plan.bindings.append((volume, claim))
     if to_provision:
         # Provisioning answers for the claims no PV matched, as kube lets it.
-        bind_conflict = not all(_provisionable(c, state.volumes, labels) for c in to_provision)
-        if not bind_conflict:
-            plan.provisions = to_provision
+        failure, plan.provisions = _provisions(to_provision, state.volumes, labels)
+        bind_conflict, not_enough = failure == BIND_CONFLICT, failure == NOT_ENOUGH_SPACE
     plan.reasons = tuple(
         reason
         for reason, failed in (
             (NODE_CONFLICT, node_conflict),
             (BIND_CONFLICT, bind_conflict),
+            (NOT_ENOUGH_SPACE, not_enough),
             (PV_NOT_EXIST, missing),
         )
         if failed
@@ -505,7 +553,7 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
             if bound is not None:
                 state.volumes.assume(bound)
             reservation.bindings.append((bound or volume, claim, bound is not None))
-        for claim in plan.provisions:
+        for claim, _ in plan.provisions:
             annotated = _annotated_copy(claim, node)
             state.volumes.assume(annotated)
             reservation.provisions.append(annotated)

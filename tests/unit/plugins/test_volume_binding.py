@@ -1,4 +1,4 @@
-"""VolumeBinding's verdicts, reasons and binding steps, as kube-scheduler v1.34's VolumeBinding.
+"""VolumeBinding's verdicts, reasons and binding steps, as kube-scheduler v1.37's VolumeBinding.
 
 Each case builds a catalog of claims, volumes and classes (namespace "ns"), runs PreFilter, then
 Filter on every node (one by one, and as one block, which must agree). Reserve, Unreserve and
@@ -18,8 +18,10 @@ import pytest
 from plugin_harness import Change, make_node, make_pod, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.objects import ObjectError, PodView
 from policy_scheduler.model.volumes import (
+    CSI_DRIVER,
+    CSI_STORAGE_CAPACITY,
     PV,
     PVC,
     SELECTED_NODE,
@@ -44,6 +46,7 @@ GI = 1 << 30
 AFFINITY = ("node(s) didn't match PersistentVolume's node affinity",)
 NO_PV = ("node(s) didn't find available persistent volumes to bind",)
 MISSING_PV = ("node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",)
+NO_SPACE = ("node(s) did not have enough free storage",)
 ZONE = "topology.kubernetes.io/zone"
 
 
@@ -146,6 +149,32 @@ def catalog(*objects: tuple[str, dict[str, Any]], classes: bool = True) -> Volum
     return volumes
 
 
+def driver(storage_capacity: bool = True) -> tuple[str, dict[str, Any]]:
+    """The CSIDriver of csi.example.com, the provisioner of the classes "dynamic" and "zonal"."""
+    spec = {"storageCapacity": storage_capacity}
+    return CSI_DRIVER, {"metadata": {"name": "csi.example.com"}, "spec": spec}
+
+
+def capacity(
+    name: str,
+    size: str | None = "10Gi",
+    *,
+    cls: str = "dynamic",
+    zone: str | None = "a",
+    maximum: str | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """A CSIStorageCapacity of ``cls`` for the nodes of ``zone`` (None: no nodeTopology)."""
+    raw: dict[str, Any] = {"metadata": {"name": name, "namespace": "kube-system"}}
+    raw["storageClassName"] = cls
+    if zone is not None:
+        raw["nodeTopology"] = {"matchLabels": {ZONE: zone}}
+    if size is not None:
+        raw["capacity"] = size
+    if maximum is not None:
+        raw["maximumVolumeSize"] = maximum
+    return CSI_STORAGE_CAPACITY, raw
+
+
 def pvc(*args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
     return PVC, claim(*args, **kwargs)
 
@@ -191,6 +220,106 @@ def run(the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES) -
             verdicts[i] = reasons
     assert verdicts == each
     return each
+
+
+# kube's hasEnoughCapacity: a claim to provision by a CSI driver that asks for capacity checks.
+CAPACITY_CASES: dict[str, tuple[PodView, Volumes, Any]] = {
+    "a CSIDriver without storageCapacity: capacity is not checked": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(storage_capacity=False)),
+        [FITS, FITS],
+    ),
+    "a provisioner without CSIDriver: capacity is not checked": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic")),
+        [FITS, FITS],
+    ),
+    "a node a big enough capacity reaches": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s")),
+        [FITS, NO_SPACE],
+    ),
+    "a capacity smaller than the claim": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", size=20 * GI), driver(), capacity("s")),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "exactly the claim's size is enough": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", size=10 * GI), driver(), capacity("s")),
+        [FITS, NO_SPACE],
+    ),
+    "the maximum volume size counts, not the capacity": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", size=2 * GI), driver(), capacity("s", maximum="1Gi")),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "a maximum volume size without capacity is enough": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", None, maximum="1Gi")),
+        [FITS, NO_SPACE],
+    ),
+    "a capacity without sizes is none": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", None)),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "a capacity of another class": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", cls="zonal")),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "a capacity without nodeTopology reaches no node": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", zone=None)),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "any capacity of the class that reaches the node will do": (
+        pod("c"),
+        catalog(
+            pvc("c", cls="dynamic", size=5 * GI),
+            driver(),
+            capacity("small-b", "1Gi", zone="b"),
+            capacity("big-b", "8Gi", zone="b"),
+        ),
+        [NO_SPACE, FITS],
+    ),
+    "a claim that asks for no storage is not checked": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", spec={"resources": {}}), driver()),
+        [FITS, FITS],
+    ),
+    "topology is checked before capacity": (
+        pod("c"),
+        catalog(pvc("c", cls="zonal"), driver(), capacity("s", cls="zonal", zone="b")),
+        [NO_SPACE, NO_PV],
+    ),
+    "a claim given to a node's provisioner is checked on that node": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", annotations={SELECTED_NODE: "n-b"}), driver()),
+        [NO_PV, NO_SPACE],
+    ),
+    "the first claim to provision decides, smallest first": (
+        pod("c", "d"),
+        catalog(pvc("c", cls="dynamic"), pvc("d", size=2 * GI), driver()),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "no room for the smaller claim, or no provisioner for the larger one, on each node": (
+        pod("c", "d"),
+        catalog(pvc("c", size=2 * GI), pvc("d", cls="dynamic"), driver(), capacity("s")),
+        [NO_PV, NO_SPACE],
+    ),
+    "a bound volume out of reach and no room": (
+        pod("b", "c"),
+        catalog(
+            pvc("b", volume="v", bound=True),
+            pv("v", zone="b", claimed="b"),
+            pvc("c", cls="dynamic"),
+            driver(),
+        ),
+        [AFFINITY + NO_SPACE, NO_SPACE],
+    ),
+}
 
 
 @pytest.mark.parametrize(
@@ -385,10 +514,20 @@ def run(the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES) -
             [NO_PV, FITS],
             id="pre-bound volume out of reach wins over any other",
         ),
+        *(
+            pytest.param(the_pod, volumes, expected, id=name)
+            for name, (the_pod, volumes, expected) in CAPACITY_CASES.items()
+        ),
     ],
 )
 def test_verdicts(the_pod: PodView, volumes: Volumes, expected: Any) -> None:
     assert run(the_pod, volumes) == expected
+
+
+def test_a_bad_storage_capacity_fails_the_filter_naming_it() -> None:
+    volumes = catalog(pvc("c", cls="dynamic"), driver(), capacity("s", "lots"))
+    with pytest.raises(ObjectError, match="csistoragecapacity kube-system/s: capacity: 'lots'"):
+        run(pod("c"), volumes)
 
 
 def reserved_on(
