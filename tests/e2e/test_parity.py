@@ -50,6 +50,7 @@ SCORE_WEIGHTS: Mapping[str, int] = {
     "TaintToleration": 3,
     "NodeAffinity": 2,
     "LeastAllocated": 1,
+    "VolumeBinding": 1,
     "PodTopologySpread": 2,
     "InterPodAffinity": 2,
     "BalancedAllocation": 1,

@@ -443,6 +443,44 @@ def test_storage_capacity(cluster: Cluster, namespace: str, prefix: str) -> None
     assert set(controller.bound) == {"fits-a"}
 
 
+def test_volume_binding_scores_the_storage_used(
+    cluster: Cluster, namespace: str, prefix: str
+) -> None:
+    """VolumeBinding's Score (StorageCapacityScoring, on in v1.37, default shape: 0% used
+    scores 100, 100% scores 0): the node whose matched PV the claim fills the least, then the
+    node whose CSIStorageCapacity the claim to provision fills the least, win over a roomier
+    node (LeastAllocated and BalancedAllocation favour s1 by a few points only)."""
+    local, fast = f"{prefix}-local", f"{prefix}-fast"
+    driver = f"{prefix}.csi.example.com"
+    scenario = Scenario(
+        nodes=[
+            make_node("s1", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-a"}),
+            make_node("s2", labels={ZONE: f"{prefix}-b"}),
+        ],
+        objects=[
+            storage_class(local),
+            # 1Gi of 2Gi (50) on s1, of 8Gi (88) on s2.
+            volume(f"{prefix}-s1", size="2Gi", storage_class=local, nodes=[f"{prefix}-s1"]),
+            volume(f"{prefix}-s2", size="8Gi", storage_class=local, nodes=[f"{prefix}-s2"]),
+            claim("local", size="1Gi", storage_class=local),
+            csi_driver(driver, storageCapacity=True),
+            storage_class(fast, provisioner=driver),
+            # 5Gi of 10Gi (50) on s1, of 100Gi (95) on s2.
+            storage_capacity(f"{prefix}-a", fast, f"{prefix}-a", "10Gi"),
+            storage_capacity(f"{prefix}-b", fast, f"{prefix}-b", "100Gi"),
+            claim("fresh", size="5Gi", storage_class=fast),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("local")), "s2"),
+            Step(make_pod("p2", spec=using("fresh")), "s2"),
+        ],
+    )
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
+    run(cluster, namespace, prefix, scenario)
+    assert controller.bound["local"] == f"{prefix}-s2"
+
+
 def test_volume_restrictions(cluster: Cluster, namespace: str, prefix: str) -> None:
     """VolumeRestrictions: a ReadWriteOncePod claim in use by another pod, and an inline GCE PD
     another pod on the node mounts read-write (no kubelet needed: only the API objects)."""

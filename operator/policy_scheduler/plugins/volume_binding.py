@@ -28,6 +28,16 @@ claim to provision with the selected-node annotation), so that the next cycles, 
 wait for the API, cannot give a PV away twice. **Unreserve** restores them. **PreBind** writes
 them (merge patches) and waits, polling the catalog the informers feed, until every claim is
 bound, up to ``bindTimeoutSeconds``; its refusals are kube's texts.
+
+**Score** (the priority VolumeBinding, kube's StorageCapacityScoring, beta and on in v1.37)
+finds the node's matches again and scores, per storage class, the utilization ``requested * 100
+// capacity`` (100 when over, or when the capacity is 0) through ``shape``, a broken linear curve
+(default: 0% scores 100, 100% scores 0, so the node where the pod's volumes take the smallest
+share wins); the node's score is the average over the classes, rounded half away from zero.
+When PVs are matched, the classes are the PVs' (``spec.storageClassName``), with the claims'
+requests over the PVs' capacities; otherwise each claim to provision whose driver's capacity was
+checked counts its request against the ``capacity`` of the CSIStorageCapacity found for it (the
+claims' own ``storageClassName``). A pod whose claims are all bound scores 0 everywhere.
 """
 
 from __future__ import annotations
@@ -39,7 +49,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import ObjectError, PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.volumes import (
     NO_PROVISIONER,
@@ -57,6 +70,7 @@ from policy_scheduler.model.volumes import (
 from policy_scheduler.plugins.base import (
     ANY_NODE,
     FITS,
+    MAX_NODE_SCORE,
     SKIP,
     Args,
     ArgsError,
@@ -70,8 +84,15 @@ from policy_scheduler.plugins.base import (
     PreBind,
     PreFilterResult,
     Reserve,
+    Scorer,
     Skip,
     unknown_fields,
+)
+from policy_scheduler.plugins.requested_to_capacity_ratio import (
+    MAX_UTILIZATION,
+    Shape,
+    broken_linear,
+    parse_shape,
 )
 
 NAME = "VolumeBinding"
@@ -701,6 +722,81 @@ def _capacity_grew(event: ClusterEvent) -> bool:
     return grown is not None and (was is None or grown > was)
 
 
+DEFAULT_SHAPE: Shape = ((0, MAX_NODE_SCORE), (MAX_UTILIZATION, 0))
+"""kube's default VolumeBindingArgs shape with StorageCapacityScoring on: utilization 0 scores
+10 (100 scaled), utilization 100 scores 0."""
+
+
+def class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
+    """kube's classResourceMap of the node's plan: (requested, capacity) per storage class, of
+    the matched PVs when there are any, else of the claims to provision whose capacity was
+    checked (the class's capacity is the CSIStorageCapacity's, not a sum: two claims of one
+    class share it)."""
+    classes: dict[str, tuple[int, int]] = {}
+    if plan.bindings:
+        for volume, claim in plan.bindings:
+            requested, capacity = classes.get(volume.storage_class, (0, 0))
+            classes[volume.storage_class] = (
+                requested + claim.requested_storage,
+                capacity + volume.capacity,
+            )
+        return classes
+    for claim, found in plan.provisions:
+        if found is not None:
+            requested, _ = classes.get(claim.storage_class, (0, 0))
+            classes[claim.storage_class] = (
+                requested + claim.requested_storage,
+                found.capacity or 0,
+            )
+    return classes
+
+
+class _VolumeBindingScorer(Scorer[_PodClaims]):
+    """The priority: see the module's docstring."""
+
+    name = NAME
+
+    def __init__(self, shape: Shape) -> None:
+        self._curve = broken_linear(shape)
+
+    def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> _PodClaims | Skip:
+        pod = cycle.pod
+        if not _claim_refs(pod):
+            return SKIP
+        state = _read_claims(pod, cycle.snapshot.volumes, cycle.snapshot)
+        # Bound claims need neither PVs nor provisioning: no class to score on any node.
+        return state if state.delayed and not state.rejection else SKIP
+
+    def score(self, state: _PodClaims, pod: PodView, node: NodeInfo) -> int:
+        classes = class_storage(_plan(state, node.name, node.node.labels))
+        if not classes:
+            return 0
+        utilization = np.array(
+            [
+                MAX_UTILIZATION
+                if capacity == 0 or requested > capacity
+                else requested * MAX_UTILIZATION // capacity
+                for requested, capacity in classes.values()
+            ],
+            np.int64,
+        )
+        total, count = int(self._curve(utilization).sum()), len(classes)
+        # Go's math.Round(total / count), half away from zero, in integers.
+        return (2 * total + count) // (2 * count)
+
+
+def new_scorer(args: Args, path: str) -> _VolumeBindingScorer:
+    """kube's VolumeBindingArgs ``shape``: ``[{utilization: 0..100, score: 0..10}]``, with
+    utilization increasing (default :data:`DEFAULT_SHAPE`)."""
+    errors = unknown_fields(args, ("shape",), path)
+    shape = DEFAULT_SHAPE
+    if args.get("shape") is not None:
+        shape = parse_shape(args["shape"], f"{path}.shape", errors)
+    if errors:
+        raise ArgsError(errors)
+    return _VolumeBindingScorer(shape)
+
+
 def _affinity_error(volume: str, node: str) -> str:
     return (
         f'pv "{volume}" node affinity doesn\'t match node "{node}": no matching NodeSelectorTerms'
@@ -709,7 +805,7 @@ def _affinity_error(volume: str, node: str) -> str:
 
 def new_filter(args: Args, path: str) -> _VolumeBinding:
     """kube's VolumeBindingArgs: ``bindTimeoutSeconds`` (default 600, not negative); ``shape``
-    needs the StorageCapacityScoring feature gate, off in v1.34, so it is refused."""
+    is the priority's (:func:`new_scorer`): a predicate's args do not score."""
     errors = unknown_fields(args, ("bindTimeoutSeconds", "shape"), path)
     timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
     if not isinstance(timeout, int) or isinstance(timeout, bool):
@@ -721,12 +817,11 @@ def new_filter(args: Args, path: str) -> _VolumeBinding:
                 "invalid BindTimeoutSeconds, should not be a negative value",
             )
         )
-    if args.get("shape") is not None:
+    if "shape" in args:
         errors.append(
             FieldError(
                 f"{path}.shape",
-                "unexpected field `shape`, remove it or turn on the feature gate "
-                "StorageCapacityScoring",
+                "the VolumeBinding priority's arg (spec.priorities), not the predicate's",
             )
         )
     if errors:

@@ -938,8 +938,133 @@ def test_args() -> None:
         "['bindTimeoutSeconds', 'shape']",
         "spec.predicates[0].args.bindTimeoutSeconds: invalid BindTimeoutSeconds, should not be "
         "a negative value",
-        "spec.predicates[0].args.shape: unexpected field `shape`, remove it or turn on the "
-        "feature gate StorageCapacityScoring",
+        "spec.predicates[0].args.shape: the VolumeBinding priority's arg (spec.priorities), "
+        "not the predicate's",
     ]
     with pytest.raises(ArgsError, match="must be an integer"):
         plugin(bindTimeoutSeconds="10")
+
+
+def scores(
+    the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES, **args: Any
+) -> Any:
+    """The priority's score of each node, or SKIP (the nodes are taken as feasible)."""
+    scorer = vb.new_scorer(args, "spec.priorities[0].args")
+    snapshot = Snapshot(nodes, volumes=volumes)
+    table = snapshot.table
+    block = table.block(np.array([table.position(info) for info in nodes], np.intp))
+    state = scorer.pre_score(Cycle(the_pod, snapshot), block)
+    if state is SKIP:
+        return SKIP
+    each = [scorer.score(state, the_pod, info) for info in nodes]
+    assert list(scorer.score_nodes(state, the_pod, block)) == each
+    return each
+
+
+SCORE_CASES: dict[str, tuple[PodView, Volumes, dict[str, Any], Any]] = {
+    "a pod without claims is not scored": (pod(), catalog(), {}, SKIP),
+    "a pod whose claims are bound is not scored": (
+        pod("c"),
+        catalog(pvc("c", volume="v", bound=True), pv("v", zone="a", claimed="c")),
+        {},
+        SKIP,
+    ),
+    "matched PVs: the claim's request over the PV's capacity, the emptier wins": (
+        pod("c"),
+        catalog(pvc("c"), pv("v", zone="a", size=2 * GI), pv("w", zone="b", size=4 * GI)),
+        {},
+        [50, 75],
+    ),
+    "a PV of no capacity for a claim of none is full": (
+        pod("c"),
+        catalog(pvc("c", size=0), pv("v", size=0)),
+        {},
+        [0, 0],
+    ),
+    "two classes: the average, rounded half away from zero": (
+        pod("c", "d"),
+        catalog(
+            pvc("c"),
+            pvc("d", cls="dynamic", size=GI),
+            pv("v", size=2 * GI),
+            pv("w", cls="dynamic", size=3 * GI),
+        ),
+        {},
+        [59, 59],
+    ),
+    "provisioning: the claim's request over the node's CSIStorageCapacity": (
+        pod("c"),
+        catalog(
+            pvc("c", cls="dynamic", size=5 * GI),
+            driver(),
+            capacity("a", "10Gi"),
+            capacity("b", "20Gi", zone="b"),
+        ),
+        {},
+        [50, 75],
+    ),
+    "provisioning: two claims of a class share its capacity": (
+        pod("c", "d"),
+        catalog(
+            pvc("c", cls="dynamic", size=5 * GI),
+            pvc("d", cls="dynamic", size=5 * GI),
+            driver(),
+            capacity("a", "20Gi"),
+            capacity("b", "20Gi", zone="b"),
+        ),
+        {},
+        [50, 50],
+    ),
+    "provisioning without capacity checks scores nothing": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(storage_capacity=False)),
+        {},
+        [0, 0],
+    ),
+    "a capacity found by its maximum volume size alone has no capacity: full": (
+        pod("c"),
+        catalog(
+            pvc("c", cls="dynamic"),
+            driver(),
+            capacity("a", None, maximum="4Gi"),
+            capacity("b", None, zone="b", maximum="4Gi"),
+        ),
+        {},
+        [0, 0],
+    ),
+    "matched PVs count, not the claims to provision beside them": (
+        pod("c", "d"),
+        catalog(
+            pvc("c", size=GI),
+            pv("v", size=4 * GI),
+            pvc("d", cls="dynamic", size=GI),
+            driver(),
+            capacity("a", "1Gi"),
+            capacity("b", "1Gi", zone="b"),
+        ),
+        {},
+        [75, 75],
+    ),
+    "a shape of one's own: the fuller wins": (
+        pod("c"),
+        catalog(pvc("c"), pv("v", zone="a", size=2 * GI), pv("w", zone="b", size=4 * GI)),
+        {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]},
+        [50, 25],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "volumes", "args", "expected"), SCORE_CASES.values(), ids=SCORE_CASES.keys()
+)
+def test_scores(the_pod: PodView, volumes: Volumes, args: dict[str, Any], expected: Any) -> None:
+    assert scores(the_pod, volumes, **args) == expected
+
+
+def test_scorer_args() -> None:
+    with pytest.raises(ArgsError) as error:
+        vb.new_scorer({"bindTimeoutSeconds": 1, "shape": []}, "spec.priorities[0].args")
+    assert [str(e) for e in error.value.errors] == [
+        "spec.priorities[0].args.bindTimeoutSeconds: unknown field; expected one of ['shape']",
+        "spec.priorities[0].args.shape: at least one point {utilization, score} is required",
+    ]
