@@ -82,9 +82,10 @@ def volume(
     labels: dict[str, str] | None = None,
     claim: tuple[str, str] | None = None,
     modes: Iterable[str] = ("ReadWriteOnce",),
+    driver: str = CSI_DRIVER,
 ) -> dict[str, Any]:
     """A PersistentVolume: local on ``nodes`` when given (local volumes need a node affinity),
-    else a CSI volume of CSI_DRIVER; bound (phase Bound, claimRef) to ``claim`` (namespace,
+    else a CSI volume of ``driver``; bound (phase Bound, claimRef) to ``claim`` (namespace,
     name) when given, else Available."""
     spec: dict[str, Any] = {
         "capacity": {"storage": size},
@@ -97,7 +98,7 @@ def volume(
         spec["local"] = {"path": f"/mnt/disks/{name}"}
         spec["nodeAffinity"] = host_affinity(*nodes)
     else:
-        spec["csi"] = {"driver": CSI_DRIVER, "volumeHandle": f"handle-{name}"}
+        spec["csi"] = {"driver": driver, "volumeHandle": f"handle-{name}"}
     if claim is not None:
         spec["claimRef"] = {
             "kind": "PersistentVolumeClaim",
@@ -524,14 +525,7 @@ def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> Non
     """NodeVolumeLimits: a CSINode's allocatable count for a driver; a volume already attached
     to the node for another pod counts once."""
     rwx = ["ReadWriteMany"]
-    csinode = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "CSINode",
-        "metadata": {"name": f"{prefix}-c1"},
-        "spec": {
-            "drivers": [{"name": CSI_DRIVER, "nodeID": f"{prefix}-c1", "allocatable": {"count": 1}}]
-        },
-    }
+    csinode = csi_node(f"{prefix}-c1", (CSI_DRIVER, 1))
     scenario = Scenario(
         nodes=[make_node("c1", cpu="16", memory="32Gi"), make_node("c2")],
         objects=[
@@ -546,6 +540,70 @@ def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> Non
             # The same volume again is no new attachment.
             Step(make_pod("p2", spec=using("first")), "c1"),
         ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def csi_node(node: str, *drivers: tuple[str, int | None]) -> dict[str, Any]:
+    """The CSINode of ``node``: each driver with its allocatable count (None: no count)."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": node},
+        "spec": {
+            "drivers": [
+                {"name": name, "nodeID": node}
+                | ({} if count is None else {"allocatable": {"count": count}})
+                for name, count in drivers
+            ]
+        },
+    }
+
+
+def test_csi_driver_required_on_the_node(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """NodeVolumeLimits (VolumeLimitScaling, on in v1.37): a CSIDriver with
+    preventPodSchedulingIfMissing keeps its volumes off the nodes whose CSINode lacks the driver
+    (or that have no CSINode): "<driver> CSI driver is not installed on the node", which kube
+    says Unschedulable (preemption is tried, and finds no victims that help)."""
+    required, other = f"{prefix}.csi.example.com", f"{prefix}-other.csi.example.com"
+    scenario = Scenario(
+        nodes=[
+            make_node("m1", cpu="16", memory="32Gi"),
+            make_node("m2", cpu="8", memory="16Gi"),
+            make_node("m3"),
+        ],
+        objects=[
+            csi_driver(required, preventPodSchedulingIfMissing=True),
+            csi_driver(other, preventPodSchedulingIfMissing=True),
+            # m1, the roomiest, has no CSINode; m2's lacks the driver; m3's has it.
+            csi_node(f"{prefix}-m2", (other, None)),
+            csi_node(f"{prefix}-m3", (required, None)),
+            *bound_pair(namespace, f"{prefix}-needs", "needs", driver=required),
+            *bound_pair(
+                namespace, f"{prefix}-nowhere", "nowhere", driver=f"{prefix}-x.example.com"
+            ),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("needs")), "m3"),
+            # A driver without a CSIDriver is not required.
+            Step(make_pod("p2", spec=using("nowhere")), "m1"),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_csi_driver_missing_everywhere(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """No node has the required driver: every node says so, and kube's preemption finds no
+    victims."""
+    required = f"{prefix}.csi.example.com"
+    scenario = Scenario(
+        nodes=[make_node("q1"), make_node("q2")],
+        objects=[
+            csi_driver(required, preventPodSchedulingIfMissing=True),
+            csi_node(f"{prefix}-q2", (CSI_DRIVER, 5)),
+            *bound_pair(namespace, f"{prefix}-needs", "needs", driver=required),
+        ],
+        steps=[Step(make_pod("p1", spec=using("needs")), UNSCHEDULABLE)],
     )
     run(cluster, namespace, prefix, scenario)
 

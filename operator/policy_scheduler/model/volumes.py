@@ -304,6 +304,14 @@ class CSINodeView(StorageObject):
     kind = CSI_NODE
 
     @cached_property
+    def drivers(self) -> frozenset[str]:
+        """The names of the CSI drivers installed on the node."""
+        return frozenset(
+            str(driver.get("name", ""))
+            for driver in map(_mapping, _sequence(self.spec.get("drivers")))
+        )
+
+    @cached_property
     def limits(self) -> Mapping[str, int]:
         """Driver name -> ``allocatable.count``, for the drivers that give one."""
         limits: dict[str, int] = {}
