@@ -606,6 +606,13 @@ def test_csi_driver_missing_everywhere(cluster: Cluster, namespace: str, prefix:
         steps=[Step(make_pod("p1", spec=using("needs")), UNSCHEDULABLE)],
     )
     run(cluster, namespace, prefix, scenario)
+    # Unschedulable, not UnschedulableAndUnresolvable: "Preemption is not helpful" otherwise.
+    # The pod is gone (run deletes a pod left pending); its event is not.
+    events = items(
+        cluster, "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
+    )
+    said = [e.get("message") or e.get("note", "") for e in events]
+    assert any("2 No preemption victims found for incoming pod" in m for m in said), said
 
 
 def allocated_claim(name: str, node: str) -> dict[str, Any]:
