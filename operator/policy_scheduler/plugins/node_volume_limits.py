@@ -350,8 +350,8 @@ def _resolvable(reason: str) -> bool:
 class _NodeVolumeLimitsFilter(Filter[_State]):
     name = NAME
 
-    # kube registers CSINode/Add|Update, Pod/Delete, PVC/Add and VolumeAttachment/Delete (not
-    # modelled here); a claim's update is reported with its addition. Not CSIDriver events.
+    # kube registers CSINode/Add|Update, AssignedPod/Delete, PVC/Add and VolumeAttachment/Delete
+    # (not modelled here); a claim's update is reported with its addition. Not CSIDriver events.
     wakes_on = EventKind.CSI_NODE_CHANGED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
 
     def unresolvable(
