@@ -61,6 +61,8 @@ STORAGE_WATCHED = (
     "persistentvolumes",
     "storageclasses.storage.k8s.io",
     "csinodes.storage.k8s.io",
+    "csidrivers.storage.k8s.io",
+    "csistoragecapacities.storage.k8s.io",
     "resourceclaims.resource.k8s.io",
 )
 # Merge-patched by VolumeBinding's PreBind (kube/ports.py's KubeObjects): a PV's claimRef, a

@@ -1,7 +1,8 @@
 """The loop fed storage and device objects (``Scheduler.storage_changed``/``storage_deleted``), as
-the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode and ResourceClaim informers
-feed it: the snapshot has them from the next decision on, and a pod parked by a filter that
-registered for that kind of object (and whose hint does not rule the object out) is tried again.
+the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity
+and ResourceClaim informers feed it: the snapshot has them from the next decision on, and a pod
+parked by a filter that registered for that kind of object (and whose hint, told the object as it
+is and as it was, does not rule it out) is tried again.
 
 The filter is the test's own, :class:`ClaimBound`, registered for claims only, so that which
 events move a pod says what the loop does, not what a volume plugin decides. The last test holds
@@ -53,6 +54,8 @@ class ClaimBound(Filter[bool]):
 
     def __init__(self) -> None:
         self.hinted: list[str] = []
+        self.before: list[str | None] = []
+        """The volume each hinted claim named before the change (None: the claim was new)."""
 
     def pre_filter(self, cycle: Cycle) -> bool:
         pod = cycle.pod
@@ -66,6 +69,8 @@ class ClaimBound(Filter[bool]):
         claim = event.storage
         assert isinstance(claim, ClaimView)  # only claims were registered for
         self.hinted.append(claim.key)
+        old = event.old_storage
+        self.before.append(old.volume_name if isinstance(old, ClaimView) else None)
         return claim.namespace == pod.namespace
 
 
@@ -78,6 +83,8 @@ def claim(name: str, namespace: str = "ns", volume: str = "pv-1") -> Raw:
 PV: Raw = {"metadata": {"name": "pv-1", "uid": "pv-1"}, "spec": {"capacity": {"storage": "1Gi"}}}
 SC: Raw = {"metadata": {"name": "fast", "uid": "fast"}, "provisioner": "p"}
 CSI: Raw = {"metadata": {"name": "n1", "uid": "csi"}, "spec": {"drivers": []}}
+DRIVER: Raw = {"metadata": {"name": "d", "uid": "d"}, "spec": {"storageCapacity": True}}
+CAPACITY: Raw = {"metadata": {"name": "c", "namespace": "ns"}, "storageClassName": "fast"}
 RC: Raw = {"metadata": {"name": "gpu", "namespace": "ns", "uid": "rc"}, "spec": {}}
 USES_DATA = changed(
     pod("a"), spec__volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
@@ -142,13 +149,15 @@ CASES = {
         Where.UNSCHEDULABLE,
         hinted=["other/data"],
     ),
-    "a volume, class, CSINode or ResourceClaim moves nobody: the filter registered for claims": (
+    "any other storage object moves nobody: the filter registered for claims": (
         Case(
             [
                 *parked(),
                 storage(volumes.PV, PV),
                 storage(volumes.STORAGE_CLASS, SC),
                 storage(volumes.CSI_NODE, CSI),
+                storage(volumes.CSI_DRIVER, DRIVER),
+                storage(volumes.CSI_STORAGE_CAPACITY, CAPACITY),
                 storage(volumes.RESOURCE_CLAIM, RC),
             ],
             Where.UNSCHEDULABLE,
@@ -223,6 +232,21 @@ def test_the_storage_feed(case: Case, plugin: ClaimBound) -> None:
     assert run.where("a") == case.where
     assert run.memory.binds == case.binds
     assert plugin.hinted == case.hinted
+
+
+def test_a_hint_is_told_the_object_as_it_was(plugin: ClaimBound) -> None:
+    """The claim's addition comes without a previous version; its update with the one the
+    informer brought before."""
+    run_steps(
+        [
+            *parked(),
+            storage(volumes.PVC, claim("data", volume="")),
+            settle(),
+            later(20),
+            storage(volumes.PVC, claim("data")),
+        ]
+    )
+    assert plugin.before == [None, ""]
 
 
 def test_a_rejection_names_the_filter() -> None:

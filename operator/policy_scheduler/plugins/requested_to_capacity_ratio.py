@@ -53,7 +53,9 @@ def _int_field(point: Mapping[str, object], key: str, top: int, here: str) -> li
     return []
 
 
-def _parse_shape(raw: object, where: str, errors: list[FieldError]) -> Shape:
+def parse_shape(raw: object, where: str, errors: list[FieldError]) -> Shape:
+    """``shape``'s points, scores scaled to 0..MAX_NODE_SCORE; each problem added to ``errors``
+    (VolumeBinding's priority takes the same shape)."""
     if not isinstance(raw, list) or not raw:
         errors.append(FieldError(where, "at least one point {utilization, score} is required"))
         return ()
@@ -137,7 +139,7 @@ def _combine(shape: Shape) -> Combine:
 def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:
     errors: list[FieldError] = []
     resources = collect_resources(args, path, errors, other_fields=("shape",))
-    shape = _parse_shape(args.get("shape"), f"{path}.shape", errors)
+    shape = parse_shape(args.get("shape"), f"{path}.shape", errors)
     if errors:
         raise ArgsError(errors)
     return ResourceAllocationScorer(NAME, resources, _combine(shape))

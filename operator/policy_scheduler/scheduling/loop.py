@@ -101,6 +101,8 @@ STORAGE_EVENT_KINDS = {
     volumes.PV: EventKind.PV_CHANGED,
     volumes.STORAGE_CLASS: EventKind.STORAGE_CLASS_CHANGED,
     volumes.CSI_NODE: EventKind.CSI_NODE_CHANGED,
+    volumes.CSI_DRIVER: EventKind.CSI_DRIVER_CHANGED,
+    volumes.CSI_STORAGE_CAPACITY: EventKind.CSI_STORAGE_CAPACITY_CHANGED,
     volumes.RESOURCE_CLAIM: EventKind.RESOURCE_CLAIM_CHANGED,
 }
 """The event a change of each kind of storage object is, as :mod:`~.model.volumes` names them."""
@@ -333,11 +335,13 @@ class Scheduler:
         self.cache.delete_namespace(raw)
 
     def storage_changed(self, kind: str, raw: Mapping[str, Any]) -> None:
-        """A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or ResourceClaim
-        (``kind``, as :mod:`~policy_scheduler.model.volumes` names it) was added or changed:
-        the parked pods whose filters registered for it are moved."""
-        view = self.cache.set_storage(kind, raw)
-        self._cluster_event(ClusterEvent(STORAGE_EVENT_KINDS[kind], storage=view))
+        """A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver,
+        CSIStorageCapacity or ResourceClaim (``kind``, as :mod:`~policy_scheduler.model.volumes`
+        names it) was added or changed: the parked pods whose filters registered for it are
+        moved."""
+        before, view = self.cache.set_storage(kind, raw)
+        event = ClusterEvent(STORAGE_EVENT_KINDS[kind], storage=view, old_storage=before)
+        self._cluster_event(event)
 
     def storage_deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
         """As kube-scheduler, no filter registers for these deletions: no pod is moved."""
