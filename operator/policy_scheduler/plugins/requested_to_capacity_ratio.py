@@ -8,7 +8,7 @@ is mapped through the broken linear function through the points: flat before the
 the last, linear in between with Go's truncating integer division. The node's score is the
 weighted average, rounded half away from zero, of the resources that score above 0 (a resource
 scoring 0 does not count in the weights, as in kube-scheduler). The pod counts its containers'
-requests (with the non-zero defaults), never its pod-level requests: kube-scheduler v1.34.4
+requests (with the non-zero defaults), never its pod-level requests: kube-scheduler v1.37.2
 scores so, as :mod:`policy_scheduler.plugins.resource_allocation` explains.
 """
 
