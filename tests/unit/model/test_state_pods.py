@@ -170,12 +170,11 @@ def cluster(*others: dict[str, Any]) -> SchedulerCache:
     return cache
 
 
-# Confirmations: a pod assumed on n1, then the watch's bound view of it. Each case: the pod as
-# pending, the bound view, whether it counts alike (its view only replaced), and where it ends.
 # A container status after an in-place resize: the kubelet allocated 3 cpus and runs with them.
 RESIZED = {"name": "c", "allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "3"}}}
 
-
+# Confirmations: a pod assumed on n1, then the watch's bound view of it. Each case: the pod as
+# pending, the bound view, whether it counts alike (its view only replaced), and where it ends.
 CONFIRMED: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], PodView], bool, str]] = {
     "unchanged, its groups shared": (raw_pod("w"), lambda r: bound(r, "n1"), True, "n1"),
     "unchanged, alone in its groups": (
