@@ -5,12 +5,11 @@ credentials.load`: the same kubeconfig, exec plugins and proxies as ``run``): th
 the assigned pods, the SchedulingPolicies, and what default topology spreading and pod affinity
 read (Services, ReplicationControllers, ReplicaSets and StatefulSets, Namespaces) and what the
 volume plugins and DynamicResources read (PersistentVolumeClaims, PersistentVolumes,
-StorageClasses, CSINodes, ResourceClaims), at the paths the operator watches them
-(:mod:`~policy_scheduler.kube.kinds`); a storage or device API the cluster does not serve (404)
-has none. The
-policy that serves the pod's ``spec.schedulerName`` is found as the operator finds it
-(:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest claimant), and its
-pipeline is run against the cluster as it is now, with
+StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, ResourceClaims), at the paths the
+operator watches them (:mod:`~policy_scheduler.kube.kinds`); a storage or device API the cluster
+does not serve (404) has none. The policy that serves the pod's ``spec.schedulerName`` is found as
+the operator finds it (:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest
+claimant), and its pipeline is run against the cluster as it is now, with
 :func:`~policy_scheduler.pipeline.explain` keeping every node's verdict.
 
 A bound pod is re-evaluated as if it were pending: without its ``spec.nodeName`` (which would

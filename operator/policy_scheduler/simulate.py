@@ -2,16 +2,17 @@
 
 The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicationcontrollers,
 replicasets,statefulsets,persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,
-resourceclaims,poddisruptionbudgets,priorityclasses -A -o yaml`` prints (a ``List``) or
-multi-document YAML, as :mod:`policy_scheduler.manifests` reads them: the nodes and pods, and what
-default topology spreading (the Services' and controllers' selectors), pod affinity's
-``namespaceSelector`` (the Namespaces' labels), the volume plugins (PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, CSINodes), DynamicResources (ResourceClaims) and preemption
-(PodDisruptionBudgets) read, which a file may leave out. Objects of any other kind (a dump of
-``kubectl get all,...`` holds Deployments, ConfigMaps, Events, ...) are skipped and counted
-(:attr:`ClusterDump.skipped`). A pod without ``spec.priority`` (written by hand: the API server
-sets it on every pod it admits) gets its priority from the file's PriorityClasses, as admission
-would give it (:mod:`~policy_scheduler.model.priority_classes`).
+csidrivers,csistoragecapacities,resourceclaims,poddisruptionbudgets,priorityclasses -A -o yaml``
+prints (a ``List``) or multi-document YAML, as :mod:`policy_scheduler.manifests` reads them: the
+nodes and pods, and what default topology spreading (the Services' and controllers' selectors), pod
+affinity's ``namespaceSelector`` (the Namespaces' labels), the volume plugins
+(PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+CSIStorageCapacities), DynamicResources (ResourceClaims) and preemption (PodDisruptionBudgets)
+read, which a file may leave out. Objects of any other kind (a dump of ``kubectl get all,...``
+holds Deployments, ConfigMaps, Events, ...) are skipped and counted (:attr:`ClusterDump.skipped`).
+A pod without ``spec.priority`` (written by hand: the API server sets it on every pod it admits)
+gets its priority from the file's PriorityClasses, as admission would give it
+(:mod:`~policy_scheduler.model.priority_classes`).
 
 :func:`simulate` runs the operator's own scheduling loop
 (:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's objects
@@ -64,8 +65,8 @@ class ClusterDump:
     """Services, ReplicationControllers, ReplicaSets and StatefulSets, each with its kind."""
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
-    """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims,
-    each with its kind."""
+    """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+    CSIStorageCapacities and ResourceClaims, each with its kind."""
     disruption_budgets: tuple[Raw, ...] = ()
     skipped: tuple[tuple[str, int], ...] = ()
     """The kinds of the file's objects that simulate does not use, by name, with how many."""

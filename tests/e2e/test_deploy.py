@@ -61,6 +61,8 @@ STORAGE_WATCHED = (
     "persistentvolumes",
     "storageclasses.storage.k8s.io",
     "csinodes.storage.k8s.io",
+    "csidrivers.storage.k8s.io",
+    "csistoragecapacities.storage.k8s.io",
     "resourceclaims.resource.k8s.io",
 )
 # Merge-patched by VolumeBinding's PreBind (kube/ports.py's KubeObjects): a PV's claimRef, a
@@ -385,11 +387,13 @@ def test_the_service_account_may_touch_its_webhooks_objects_by_name(
     assert not can_i(cluster, "delete", f"{resource}/{name}", *scope)
 
 
-# What every authenticated user may do; not granted by deploy/.
-SELF_REVIEWS = {
+# What every authenticated user, or (from v1.37, system:cluster-trust-bundle-discovery) every
+# service account, may do; not granted by deploy/.
+GRANTED_TO_ALL = {
     "selfsubjectreviews.authentication.k8s.io",
     "selfsubjectaccessreviews.authorization.k8s.io",
     "selfsubjectrulesreviews.authorization.k8s.io",
+    "clustertrustbundles.certificates.k8s.io",
 }
 
 
@@ -401,7 +405,7 @@ def _resource_rules(cluster: Cluster, namespace: str) -> dict[str, set[str]]:
     rules: dict[str, set[str]] = {}
     for line in listed.stdout.splitlines()[1:]:
         match = re.match(r"^(\S+)\s+\[.*?\]\s+\[(.*?)\]\s+\[(.*)\]$", line)
-        if match and match[1] not in SELF_REVIEWS:
+        if match and match[1] not in GRANTED_TO_ALL:
             key = f"{match[1]}/{match[2]}" if match[2] else match[1]
             rules.setdefault(key, set()).update(match[3].split())
     return rules

@@ -53,6 +53,7 @@ SCORE_WEIGHTS: Mapping[str, int] = {
     "TaintToleration": 3,
     "NodeAffinity": 2,
     "LeastAllocated": 1,
+    "VolumeBinding": 1,
     "PodTopologySpread": 2,
     "InterPodAffinity": 2,
     "BalancedAllocation": 1,
@@ -79,6 +80,8 @@ STORAGE_KINDS: Mapping[str, str] = {
     "PersistentVolume": "persistentvolumes",
     "StorageClass": "storageclasses.storage.k8s.io",
     "CSINode": "csinodes.storage.k8s.io",
+    "CSIDriver": "csidrivers.storage.k8s.io",
+    "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
     "ResourceClaim": "resourceclaims.resource.k8s.io",
 }
 
@@ -299,8 +302,16 @@ def write_status(cluster: Cluster, namespace: str, obj: Mapping[str, Any]) -> No
     )  # fmt: skip
 
 
-NAMESPACED_KINDS = frozenset({"PersistentVolumeClaim", "ResourceClaim", "Pod"})
-CLUSTER_SCOPED_STORAGE = "persistentvolumes,storageclasses.storage.k8s.io,csinodes.storage.k8s.io"
+NAMESPACED_KINDS = frozenset(
+    {"PersistentVolumeClaim", "CSIStorageCapacity", "ResourceClaim", "Pod"}
+)
+NAMESPACED_STORAGE = (
+    "persistentvolumeclaims,csistoragecapacities.storage.k8s.io,resourceclaims.resource.k8s.io"
+)
+CLUSTER_SCOPED_STORAGE = (
+    "persistentvolumes,storageclasses.storage.k8s.io,csinodes.storage.k8s.io,"
+    "csidrivers.storage.k8s.io"
+)
 
 
 def submit(
@@ -398,7 +409,7 @@ def delete_storage(cluster: Cluster, namespace: str, prefix: str) -> None:
     (kubernetes.io/pv-protection, pvc-protection) here: they are dropped by hand."""
     selector = f"{SCENARIO_LABEL}={prefix}"
     for resource, scoped in (
-        ("persistentvolumeclaims,resourceclaims.resource.k8s.io", ("-n", namespace)),
+        (NAMESPACED_STORAGE, ("-n", namespace)),
         (CLUSTER_SCOPED_STORAGE, ()),
     ):
         for obj in items(cluster, resource, *scoped, "-l", selector):

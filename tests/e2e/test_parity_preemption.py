@@ -1024,3 +1024,81 @@ def test_a_pending_pod_being_deleted_is_skipped_saying_so(sides: Sides) -> None:
                 "patch", "pod", "doomed", "-n", side.namespace, "--type=json",
                 "-p", '[{"op": "remove", "path": "/metadata/finalizers"}]', check=False,
             )  # fmt: skip
+
+
+def test_a_victim_waiting_in_pre_bind_is_preempted_in_memory(sides: Sides) -> None:
+    """kube-scheduler v1.36+ (kubernetes#135502): a victim whose binding cycle waits in a
+    PreBind (VolumeBinding, for a claim no provisioner will ever bind) is not deleted; its
+    cycle is cancelled, which it is told as an error ('running PreBind plugin "VolumeBinding":
+    preempted by DefaultPreemption'), its Preempted event ends "(in kube-scheduler memory).",
+    and the preemptor binds at once, with no victim to wait for."""
+    cluster = sides.cluster
+    prefix = sides.kube.prefix
+    waiting = f"{prefix}-never-provisioned"
+    cluster.apply(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": waiting, "labels": {TEST_LABEL: prefix}},
+            "provisioner": "example.com/nobody",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    claim = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data"},
+        "spec": {
+            "storageClassName": waiting,
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+        },
+    }
+    volume = {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}
+    deadline = time.monotonic() + TIMEOUT
+    try:
+        for side in sides.both():
+            cluster.apply(side.node("n"))
+            cluster.apply(
+                claim, side.pod("slow", "low", cpu="1500m", spec=volume), namespace=side.namespace
+            )
+        for side in sides.both():
+            # The PreBind has asked for the claim to be provisioned on n, and waits.
+            while "volume.kubernetes.io/selected-node" not in (
+                get_claim(cluster, side)["metadata"].get("annotations") or {}
+            ):
+                assert time.monotonic() < deadline, f"{side.name}: slow never reached PreBind"
+                time.sleep(0.1)
+        for side in sides.both():
+            cluster.apply(side.pod("high", "high", cpu="1500m"), namespace=side.namespace)
+        told: dict[str, tuple[str | None, list[str], list[str]]] = {}
+        for side in sides.both():
+            while True:
+                events = side_events(cluster, side)
+                preempted = [side.normal(m) for m in messages(events, "Preempted", "slow")]
+                failed = [
+                    side.normal(m)
+                    for m in messages(events, "FailedScheduling", "slow")
+                    if m.startswith("running PreBind")
+                ]
+                node = get_pod(cluster, side, "high")["spec"].get("nodeName")
+                if node and preempted and failed:
+                    told[side.name] = (side.normal(node), preempted, failed)
+                    break
+                assert time.monotonic() < deadline + TIMEOUT, f"{side.name}: {node} {events}"
+                time.sleep(0.1)
+        assert told["kube"] == (
+            "n",
+            ["Preempted by pod <uid> on node n (in kube-scheduler memory)."],
+            ['running PreBind plugin "VolumeBinding": preempted by DefaultPreemption'],
+        ), told
+        assert told["ours"] == told["kube"], told
+    finally:
+        cluster.kubectl("delete", "storageclass", waiting, "--wait=false", check=False)
+
+
+def get_claim(cluster: Cluster, side: Side) -> dict[str, Any]:
+    claim: dict[str, Any] = json.loads(
+        cluster.kubectl("get", "pvc", "data", "-n", side.namespace, "-o", "json").stdout
+    )
+    return claim

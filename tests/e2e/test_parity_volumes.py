@@ -1,11 +1,12 @@
 """Parity with kube-scheduler for the volume and claim plugins (issue 13): VolumeRestrictions,
-NodeVolumeLimits, VolumeBinding, VolumeZone and DynamicResources (allocated ResourceClaims).
+NodeVolumeLimits, VolumeBinding (with CSIStorageCapacities), VolumeZone and DynamicResources
+(allocated ResourceClaims).
 
 The harness is test_parity's: each pending pod is decided by us over a dump of the cluster (its
-PVCs, PVs, StorageClasses, CSINodes and ResourceClaims too) while its scheduling gate holds
-kube-scheduler back, then kube-scheduler decides it. A pod that kube rejects in PreFilter (a
-missing claim, an unbound Immediate claim) gets a message without node counts: there the whole
-FailedScheduling message is compared, not only its reasons.
+PVCs, PVs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims too) while
+its scheduling gate holds kube-scheduler back, then kube-scheduler decides it. A pod that kube
+rejects in PreFilter (a missing claim, an unbound Immediate claim) gets a message without node
+counts: there the whole FailedScheduling message is compared, not only its reasons.
 
 No PV controller runs here, nor any provisioner: :class:`PVController` stands in for both, as
 kube-scheduler's integration tests do. kube-scheduler's PreBind (VolumeBinding's checkBindings)
@@ -81,9 +82,10 @@ def volume(
     labels: dict[str, str] | None = None,
     claim: tuple[str, str] | None = None,
     modes: Iterable[str] = ("ReadWriteOnce",),
+    driver: str = CSI_DRIVER,
 ) -> dict[str, Any]:
     """A PersistentVolume: local on ``nodes`` when given (local volumes need a node affinity),
-    else a CSI volume of CSI_DRIVER; bound (phase Bound, claimRef) to ``claim`` (namespace,
+    else a CSI volume of ``driver``; bound (phase Bound, claimRef) to ``claim`` (namespace,
     name) when given, else Available."""
     spec: dict[str, Any] = {
         "capacity": {"storage": size},
@@ -96,7 +98,7 @@ def volume(
         spec["local"] = {"path": f"/mnt/disks/{name}"}
         spec["nodeAffinity"] = host_affinity(*nodes)
     else:
-        spec["csi"] = {"driver": CSI_DRIVER, "volumeHandle": f"handle-{name}"}
+        spec["csi"] = {"driver": driver, "volumeHandle": f"handle-{name}"}
     if claim is not None:
         spec["claimRef"] = {
             "kind": "PersistentVolumeClaim",
@@ -384,6 +386,102 @@ def test_wait_for_first_consumer_provisioning(
     assert set(controller.bound) == {"fresh", "zoned"}
 
 
+def csi_driver(name: str, **spec: Any) -> dict[str, Any]:
+    """A CSIDriver (``spec``: storageCapacity, preventPodSchedulingIfMissing, ...)."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIDriver",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def storage_capacity(
+    name: str, storage_class: str, zone: str, capacity: str, **extra: Any
+) -> dict[str, Any]:
+    """A CSIStorageCapacity: ``capacity`` of ``storage_class`` for the nodes of ``zone``."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name},
+        "storageClassName": storage_class,
+        "nodeTopology": {"matchLabels": {ZONE: zone}},
+        "capacity": capacity,
+        **extra,
+    }
+
+
+def test_storage_capacity(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """VolumeBinding's capacity check: a claim to provision by a CSI driver whose CSIDriver sets
+    storageCapacity needs a CSIStorageCapacity of its class, reaching the node, with room for
+    it (maximumVolumeSize when given, else capacity): "node(s) did not have enough free
+    storage"."""
+    driver, fast = f"{prefix}.csi.example.com", f"{prefix}-fast"
+    scenario = Scenario(
+        nodes=[
+            make_node("a1", labels={ZONE: f"{prefix}-a"}),
+            make_node("b1", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-b"}),
+            make_node("c1", cpu="8", memory="16Gi", labels={ZONE: f"{prefix}-c"}),
+        ],
+        objects=[
+            csi_driver(driver, storageCapacity=True),
+            storage_class(fast, provisioner=driver),
+            storage_capacity(f"{prefix}-a", fast, f"{prefix}-a", "10Gi"),
+            storage_capacity(f"{prefix}-b", fast, f"{prefix}-b", "1Gi"),
+            storage_capacity(f"{prefix}-c", fast, f"{prefix}-c", "100Gi", maximumVolumeSize="2Gi"),
+            claim("fits-a", size="5Gi", storage_class=fast),
+            claim("too-big", size="50Gi", storage_class=fast),
+        ],
+        steps=[
+            # b1 and c1 are roomier, but b1's capacity is 1Gi and c1's largest volume 2Gi.
+            Step(make_pod("p1", spec=using("fits-a")), "a1"),
+            Step(make_pod("p2", spec=using("too-big")), UNSCHEDULABLE),
+        ],
+    )
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
+    run(cluster, namespace, prefix, scenario)
+    assert set(controller.bound) == {"fits-a"}
+
+
+def test_volume_binding_scores_the_storage_used(
+    cluster: Cluster, namespace: str, prefix: str
+) -> None:
+    """VolumeBinding's Score (StorageCapacityScoring, on in v1.37, default shape: 0% used
+    scores 100, 100% scores 0): the node whose matched PV the claim fills the least, then the
+    node whose CSIStorageCapacity the claim to provision fills the least, win over a roomier
+    node (LeastAllocated and BalancedAllocation favour s1 by a few points only)."""
+    local, fast = f"{prefix}-local", f"{prefix}-fast"
+    driver = f"{prefix}.csi.example.com"
+    scenario = Scenario(
+        nodes=[
+            make_node("s1", cpu="16", memory="32Gi", labels={ZONE: f"{prefix}-a"}),
+            make_node("s2", labels={ZONE: f"{prefix}-b"}),
+        ],
+        objects=[
+            storage_class(local),
+            # 1Gi of 2Gi (50) on s1, of 8Gi (88) on s2.
+            volume(f"{prefix}-s1", size="2Gi", storage_class=local, nodes=[f"{prefix}-s1"]),
+            volume(f"{prefix}-s2", size="8Gi", storage_class=local, nodes=[f"{prefix}-s2"]),
+            claim("local", size="1Gi", storage_class=local),
+            csi_driver(driver, storageCapacity=True),
+            storage_class(fast, provisioner=driver),
+            # 5Gi of 10Gi (50) on s1, of 100Gi (95) on s2.
+            storage_capacity(f"{prefix}-a", fast, f"{prefix}-a", "10Gi"),
+            storage_capacity(f"{prefix}-b", fast, f"{prefix}-b", "100Gi"),
+            claim("fresh", size="5Gi", storage_class=fast),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("local")), "s2"),
+            Step(make_pod("p2", spec=using("fresh")), "s2"),
+        ],
+    )
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
+    run(cluster, namespace, prefix, scenario)
+    assert controller.bound["local"] == f"{prefix}-s2"
+
+
 def test_volume_restrictions(cluster: Cluster, namespace: str, prefix: str) -> None:
     """VolumeRestrictions: a ReadWriteOncePod claim in use by another pod, and an inline GCE PD
     another pod on the node mounts read-write (no kubelet needed: only the API objects)."""
@@ -427,14 +525,7 @@ def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> Non
     """NodeVolumeLimits: a CSINode's allocatable count for a driver; a volume already attached
     to the node for another pod counts once."""
     rwx = ["ReadWriteMany"]
-    csinode = {
-        "apiVersion": "storage.k8s.io/v1",
-        "kind": "CSINode",
-        "metadata": {"name": f"{prefix}-c1"},
-        "spec": {
-            "drivers": [{"name": CSI_DRIVER, "nodeID": f"{prefix}-c1", "allocatable": {"count": 1}}]
-        },
-    }
+    csinode = csi_node(f"{prefix}-c1", (CSI_DRIVER, 1))
     scenario = Scenario(
         nodes=[make_node("c1", cpu="16", memory="32Gi"), make_node("c2")],
         objects=[
@@ -453,9 +544,82 @@ def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> Non
     run(cluster, namespace, prefix, scenario)
 
 
+def csi_node(node: str, *drivers: tuple[str, int | None]) -> dict[str, Any]:
+    """The CSINode of ``node``: each driver with its allocatable count (None: no count)."""
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": node},
+        "spec": {
+            "drivers": [
+                {"name": name, "nodeID": node}
+                | ({} if count is None else {"allocatable": {"count": count}})
+                for name, count in drivers
+            ]
+        },
+    }
+
+
+def test_csi_driver_required_on_the_node(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """NodeVolumeLimits (VolumeLimitScaling, on in v1.37): a CSIDriver with
+    preventPodSchedulingIfMissing keeps its volumes off the nodes whose CSINode lacks the driver
+    (or that have no CSINode): "<driver> CSI driver is not installed on the node", which kube
+    says Unschedulable (preemption is tried, and finds no victims that help)."""
+    required, other = f"{prefix}.csi.example.com", f"{prefix}-other.csi.example.com"
+    scenario = Scenario(
+        nodes=[
+            make_node("m1", cpu="16", memory="32Gi"),
+            make_node("m2", cpu="8", memory="16Gi"),
+            make_node("m3"),
+        ],
+        objects=[
+            csi_driver(required, preventPodSchedulingIfMissing=True),
+            csi_driver(other, preventPodSchedulingIfMissing=True),
+            # m1, the roomiest, has no CSINode; m2's lacks the driver; m3's has it.
+            csi_node(f"{prefix}-m2", (other, None)),
+            csi_node(f"{prefix}-m3", (required, None)),
+            *bound_pair(namespace, f"{prefix}-needs", "needs", driver=required),
+            *bound_pair(
+                namespace, f"{prefix}-nowhere", "nowhere", driver=f"{prefix}-x.example.com"
+            ),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("needs")), "m3"),
+            # A driver without a CSIDriver is not required.
+            Step(make_pod("p2", spec=using("nowhere")), "m1"),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_csi_driver_missing_everywhere(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """No node has the required driver: every node says so, and kube's preemption finds no
+    victims."""
+    required = f"{prefix}.csi.example.com"
+    scenario = Scenario(
+        nodes=[make_node("q1"), make_node("q2")],
+        objects=[
+            csi_driver(required, preventPodSchedulingIfMissing=True),
+            csi_node(f"{prefix}-q2", (CSI_DRIVER, 5)),
+            *bound_pair(namespace, f"{prefix}-needs", "needs", driver=required),
+        ],
+        steps=[Step(make_pod("p1", spec=using("needs")), UNSCHEDULABLE)],
+    )
+    run(cluster, namespace, prefix, scenario)
+    # Unschedulable, not UnschedulableAndUnresolvable: "Preemption is not helpful" otherwise.
+    # The pod is gone (run deletes a pod left pending); its event is not.
+    events = items(
+        cluster, "events", "-n", namespace, "--field-selector", "reason=FailedScheduling"
+    )
+    said = [e.get("message") or e.get("note", "") for e in events]
+    assert any("2 No preemption victims found for incoming pod" in m for m in said), said
+
+
 def allocated_claim(name: str, node: str) -> dict[str, Any]:
     """A ResourceClaim (resource.k8s.io/v1) allocated, as a DRA scheduler would, to a device
-    reachable from ``node`` only."""
+    reachable from ``node`` only. With its allocationTimestamp, as v1.37's allocator writes it:
+    kube-scheduler v1.37 (DRADeviceBindingConditions) stamps an allocation that lacks one when
+    it reserves the claim, which the API server refuses (allocation is immutable), forever."""
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -473,6 +637,7 @@ def allocated_claim(name: str, node: str) -> dict[str, Any]:
                         }
                     ]
                 },
+                "allocationTimestamp": "2026-01-01T00:00:00Z",
                 "nodeSelector": {
                     "nodeSelectorTerms": [
                         {

@@ -1,7 +1,8 @@
 """The storage and device objects on the real API server (issue 13): the operator's watches of
-PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims fill the
-scheduler's cache; a watched API the server does not serve (a 404 to its listing) counts as
-listed and empty instead of holding every decision; and explain reads the same objects."""
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+CSIStorageCapacities and ResourceClaims fill the scheduler's cache; a watched API the server
+does not serve (a 404 to its listing) counts as listed and empty instead of holding every
+decision; and explain reads the same objects."""
 
 from __future__ import annotations
 
@@ -75,6 +76,21 @@ def storage_objects(suffix: str, namespace: str) -> list[Raw]:
             },
         },
         {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIDriver",
+            "metadata": {"name": f"csi-{suffix}.example.com"},
+            "spec": {"storageCapacity": True, "preventPodSchedulingIfMissing": True},
+        },
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSIStorageCapacity",
+            "metadata": {"name": f"capacity-{suffix}", "namespace": namespace},
+            "storageClassName": f"fast-{suffix}",
+            "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}},
+            "capacity": "10Gi",
+            "maximumVolumeSize": "4Gi",
+        },
+        {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
             "metadata": {"name": f"gpu-{suffix}", "namespace": namespace},
@@ -115,7 +131,7 @@ def test_the_scheduler_watches_every_storage_kind(
     is not confirmed until they are served."""
 
     async def run() -> None:
-        # A connection per watch (13) and room for the listings.
+        # A connection per watch (15) and room for the listings.
         kube = Kube(load(str(cluster.kubeconfig)), concurrency=32)
         scheduler = KubeScheduler(kube)
         task = asyncio.create_task(scheduler.watch())
@@ -129,6 +145,8 @@ def test_the_scheduler_watches_every_storage_kind(
                         catalog.volume(f"pv-{created}"),
                         catalog.storage_class(f"fast-{created}"),
                         catalog.csi_node(f"node-{created}"),
+                        catalog.csi_driver(f"csi-{created}.example.com"),
+                        catalog.storage_capacities(f"fast-{created}"),
                         catalog.resource_claim(namespace, f"gpu-{created}"),
                     )
                 )
@@ -139,6 +157,14 @@ def test_the_scheduler_watches_every_storage_kind(
             assert csi_node is not None and csi_node.limits == {"csi.example.com": 7}
             claim = catalog.claim(namespace, f"data-{created}")
             assert claim is not None and claim.storage_class == f"fast-{created}"
+            driver = catalog.csi_driver(f"csi-{created}.example.com")
+            assert driver is not None and driver.prevents_scheduling_if_missing
+            assert driver.storage_capacity
+            (capacity,) = catalog.storage_capacities(f"fast-{created}")
+            assert (capacity.key, capacity.volume_limit) == (
+                f"{namespace}/capacity-{created}",
+                4 * 2**30,
+            )
             # What the informer keeps is volumes.slim's: no managedFields, no creation time.
             assert set(claim.raw["metadata"]) <= {
                 "name", "namespace", "uid", "resourceVersion", "labels", "annotations"
@@ -234,6 +260,8 @@ def test_explain_reads_every_storage_kind(cluster: Cluster, namespace: str, crea
         (volumes.PV, "", f"pv-{created}"),
         (volumes.STORAGE_CLASS, "", f"fast-{created}"),
         (volumes.CSI_NODE, "", f"node-{created}"),
+        (volumes.CSI_DRIVER, "", f"csi-{created}.example.com"),
+        (volumes.CSI_STORAGE_CAPACITY, namespace, f"capacity-{created}"),
         (volumes.RESOURCE_CLAIM, namespace, f"gpu-{created}"),
     } <= read_
     # An API the server does not serve has no objects, as the operator takes it.

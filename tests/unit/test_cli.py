@@ -225,7 +225,8 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 # The last kinds a cluster file may hold, as its errors list them: StatefulSet, then the storage
 # and device kinds, then what preemption and priorities read.
 LAST_KINDS = (
-    "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, ResourceClaim, "
+    "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, "
+    "CSIStorageCapacity, ResourceClaim, "
     "PodDisruptionBudget or PriorityClass"
 )
 SIMULATE_ERROR_CASES = [

@@ -94,7 +94,9 @@ def test_ready_once_every_watch_is_current_and_it_can_take_part_in_the_election(
     scheduling = replica()
     ready, report = scheduling.readiness()
     assert not ready
-    assert report["reasons"][0].startswith("watches not current: csinodes, namespaces, nodes")
+    assert report["reasons"][0].startswith(
+        "watches not current: csidrivers, csinodes, csistoragecapacities, namespaces, nodes"
+    )
     for informer in scheduling._informers.values():
         informer.synced.set()
     assert scheduling.readiness() == (True, {"ready": True, "leading": False})

@@ -1,7 +1,8 @@
 """The loop fed storage and device objects (``Scheduler.storage_changed``/``storage_deleted``), as
-the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode and ResourceClaim informers
-feed it: the snapshot has them from the next decision on, and a pod parked by a filter that
-registered for that kind of object (and whose hint does not rule the object out) is tried again.
+the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity
+and ResourceClaim informers feed it: the snapshot has them from the next decision on, and a pod
+parked by a filter that registered for that kind of object (and whose hint, told the object as it
+is and as it was, does not rule it out) is tried again.
 
 The filter is the test's own, :class:`ClaimBound`, registered for claims only, so that which
 events move a pod says what the loop does, not what a volume plugin decides. The last test holds
@@ -29,7 +30,10 @@ from policy_scheduler.plugins.base import (
     EventKind,
     Filter,
     ObjectWriter,
+    PostFilter,
+    PostFilterResult,
     PreBind,
+    Preemption,
 )
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.scheduling import policies
@@ -50,6 +54,8 @@ class ClaimBound(Filter[bool]):
 
     def __init__(self) -> None:
         self.hinted: list[str] = []
+        self.before: list[str | None] = []
+        """The volume each hinted claim named before the change (None: the claim was new)."""
 
     def pre_filter(self, cycle: Cycle) -> bool:
         pod = cycle.pod
@@ -63,6 +69,8 @@ class ClaimBound(Filter[bool]):
         claim = event.storage
         assert isinstance(claim, ClaimView)  # only claims were registered for
         self.hinted.append(claim.key)
+        old = event.old_storage
+        self.before.append(old.volume_name if isinstance(old, ClaimView) else None)
         return claim.namespace == pod.namespace
 
 
@@ -75,6 +83,8 @@ def claim(name: str, namespace: str = "ns", volume: str = "pv-1") -> Raw:
 PV: Raw = {"metadata": {"name": "pv-1", "uid": "pv-1"}, "spec": {"capacity": {"storage": "1Gi"}}}
 SC: Raw = {"metadata": {"name": "fast", "uid": "fast"}, "provisioner": "p"}
 CSI: Raw = {"metadata": {"name": "n1", "uid": "csi"}, "spec": {"drivers": []}}
+DRIVER: Raw = {"metadata": {"name": "d", "uid": "d"}, "spec": {"storageCapacity": True}}
+CAPACITY: Raw = {"metadata": {"name": "c", "namespace": "ns"}, "storageClassName": "fast"}
 RC: Raw = {"metadata": {"name": "gpu", "namespace": "ns", "uid": "rc"}, "spec": {}}
 USES_DATA = changed(
     pod("a"), spec__volumes=[{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]
@@ -139,13 +149,15 @@ CASES = {
         Where.UNSCHEDULABLE,
         hinted=["other/data"],
     ),
-    "a volume, class, CSINode or ResourceClaim moves nobody: the filter registered for claims": (
+    "any other storage object moves nobody: the filter registered for claims": (
         Case(
             [
                 *parked(),
                 storage(volumes.PV, PV),
                 storage(volumes.STORAGE_CLASS, SC),
                 storage(volumes.CSI_NODE, CSI),
+                storage(volumes.CSI_DRIVER, DRIVER),
+                storage(volumes.CSI_STORAGE_CAPACITY, CAPACITY),
                 storage(volumes.RESOURCE_CLAIM, RC),
             ],
             Where.UNSCHEDULABLE,
@@ -222,6 +234,21 @@ def test_the_storage_feed(case: Case, plugin: ClaimBound) -> None:
     assert plugin.hinted == case.hinted
 
 
+def test_a_hint_is_told_the_object_as_it_was(plugin: ClaimBound) -> None:
+    """The claim's addition comes without a previous version; its update with the one the
+    informer brought before."""
+    run_steps(
+        [
+            *parked(),
+            storage(volumes.PVC, claim("data", volume="")),
+            settle(),
+            later(20),
+            storage(volumes.PVC, claim("data")),
+        ]
+    )
+    assert plugin.before == [None, ""]
+
+
 def test_a_rejection_names_the_filter() -> None:
     """Without the test's filter (a plain policy), pod a binds: ClaimBound's parking above is
     the filter's, not the claim's."""
@@ -291,3 +318,61 @@ def test_binding_cycles_waiting_in_pre_bind_do_not_hold_back_other_binds(
         assert len(run.memory.binds) == BIND_CONCURRENCY + 1
 
     asyncio.run(scenario())
+
+
+class PreemptsSlowVictim(PostFilter[None]):
+    """Makes room for ``high`` on n1 by evicting ``slow-victim``, once."""
+
+    name = "Preempting"
+
+    def __init__(self) -> None:
+        self.times = 1
+
+    def post_filter(self, state: None, cycle: Cycle, statuses: Any) -> PostFilterResult:
+        if cycle.pod.name != "high" or not self.times:
+            return PostFilterResult("preemption: no victims.")
+        self.times -= 1
+        victim = PodView(changed(pod("slow-victim"), spec__nodeName="n1"))
+        return PostFilterResult("preemption: found n1", Preemption("n1", (victim,), 0))
+
+
+def test_a_victim_waiting_in_pre_bind_is_preempted_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kube-scheduler v1.36+ (kubernetes#135502): a victim still in its PreBind is not deleted;
+    its binding cycle is cancelled ("running PreBind plugin ...: preempted by <plugin>", an
+    error: it backs off), its Preempted event says "(in kube-scheduler memory).", and the
+    preemptor, waiting for no deletion, takes the room at once."""
+    holds = HoldsSlowPods()
+    preempting = PreemptsSlowVictim()
+
+    def with_plugins(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        extensions = dataclasses.replace(
+            compiled.extensions, pre_bind=(holds,), post_filter=(preempting,)
+        )
+        return dataclasses.replace(compiled, extensions=extensions)
+
+    monkeypatch.setattr(policies, "compile_policy", with_plugins)
+    run = Run()
+
+    async def scenario() -> None:
+        run.scheduler.node_changed(node("n1", "1"))
+        run.scheduler.policy_changed(policy())
+        run.scheduler.pod_changed(pod("slow-victim"))
+        await settle_binds(run)
+        run.scheduler.pod_changed(pod("high", priority=10))
+        await settle_binds(run)
+        await run.scheduler.drain()  # the victim's cycle, cancelled, frees its room
+        await settle_binds(run)
+        await run.scheduler.drain()
+
+    asyncio.run(scenario())
+    assert run.memory.preemptions == []  # nothing deleted
+    assert run.memory.errors == [
+        ("ns/slow-victim", 'running PreBind plugin "HoldsSlowPods": preempted by Preempting')
+    ]
+    assert ("ns/slow-victim", "Normal", "Preempted", "Preempted by pod high on node n1 (in "
+            "kube-scheduler memory).") in run.memory.events  # fmt: skip
+    assert run.where("slow-victim") is Where.BACKOFF
+    assert run.memory.binds == [("ns/high", "n1")]

@@ -32,6 +32,8 @@ STORAGE = {
     volumes.PV: "/api/v1/persistentvolumes",
     volumes.STORAGE_CLASS: "/apis/storage.k8s.io/v1/storageclasses",
     volumes.CSI_NODE: "/apis/storage.k8s.io/v1/csinodes",
+    volumes.CSI_DRIVER: "/apis/storage.k8s.io/v1/csidrivers",
+    volumes.CSI_STORAGE_CAPACITY: "/apis/storage.k8s.io/v1/csistoragecapacities",
     volumes.RESOURCE_CLAIM: "/apis/resource.k8s.io/v1/resourceclaims",
 }
 

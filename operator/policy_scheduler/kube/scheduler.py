@@ -8,8 +8,9 @@ Recorder` as its ports, runs the list-and-watch of nodes, pods and SchedulingPol
 deleted while a watch was down is forgotten at the next listing) and of the Services,
 ReplicationControllers, ReplicaSets and StatefulSets (their selectors only: default topology
 spreading) and Namespaces (their labels only: pod affinity's namespaceSelector) and of the
-PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes and ResourceClaims (what of
-them the volume plugins and DynamicResources read: :func:`~policy_scheduler.model.volumes.slim`)
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
+CSIStorageCapacities and ResourceClaims (what of them the volume plugins and DynamicResources
+read: :func:`~policy_scheduler.model.volumes.slim`)
 and PodDisruptionBudgets (what preemption reads: :func:`~policy_scheduler.model.disruption.
 slim`), and starts the loop and the status writer once this replica leads, with every policy's
 status read afresh so that counts continue from what the previous leader wrote.

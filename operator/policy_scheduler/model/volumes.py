@@ -1,12 +1,17 @@
 """The storage and device objects that the volume and claim plugins read: PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, CSINodes and ResourceClaims (resource.k8s.io/v1), as
-kube-scheduler reads them through its listers.
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims
+(resource.k8s.io/v1), as kube-scheduler reads them through its listers.
 
 Each kind has a read-only view over the raw object (parsed on first use, as
 :class:`~policy_scheduler.model.objects.PodView` is) and :class:`Volumes` keeps them all, by
 namespace and name, fed by the informers (or a cluster file). :func:`slim` is what an informer
 keeps of each: the fields the plugins read, not the rest (a PV's mount options, a claim's device
 results beyond the node they allow).
+
+The API server validates these objects; one that is not valid (a cluster file, written by hand)
+is kept, and a view raises :class:`~policy_scheduler.model.objects.ObjectError`, naming the object
+and the field, when a plugin reads the bad field: the pods whose cycle reads it fail with that
+error, the others are scheduled.
 
 **Assumed objects** are kube-scheduler's assume cache: when VolumeBinding reserves a PV for a
 claim, it assumes the PV with the claim's ``claimRef`` before the API has it, so that the next
@@ -29,9 +34,11 @@ PVC = "PersistentVolumeClaim"
 PV = "PersistentVolume"
 STORAGE_CLASS = "StorageClass"
 CSI_NODE = "CSINode"
+CSI_DRIVER = "CSIDriver"
+CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
 RESOURCE_CLAIM = "ResourceClaim"
-KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE, RESOURCE_CLAIM)
-NAMESPACED = frozenset({PVC, RESOURCE_CLAIM})
+KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY, RESOURCE_CLAIM)
+NAMESPACED = frozenset({PVC, CSI_STORAGE_CAPACITY, RESOURCE_CLAIM})
 
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
@@ -59,21 +66,25 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ),
         ("phase",),
     ),
-    STORAGE_CLASS: ((), ()),
     CSI_NODE: (("drivers",), ()),
+    CSI_DRIVER: (("storageCapacity", "preventPodSchedulingIfMissing"), ()),
     RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor")),
 }  # fmt: skip
-_STORAGE_CLASS_FIELDS = ("provisioner", "volumeBindingMode", "allowedTopologies")
+# The kinds whose fields are top-level, not under spec and status: the fields kept of each.
+_TOP_LEVEL: Mapping[str, tuple[str, ...]] = {
+    STORAGE_CLASS: ("provisioner", "volumeBindingMode", "allowedTopologies"),
+    CSI_STORAGE_CAPACITY: ("storageClassName", "nodeTopology", "capacity", "maximumVolumeSize"),
+}
 
 
 def slim(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """What :class:`Volumes` (and an informer, to resume and relist) keeps of an object of
     ``kind``: its identity, labels and annotations, and the spec and status fields the plugins
-    read (a StorageClass keeps its top-level provisioner, binding mode and topologies)."""
+    read (a StorageClass and a CSIStorageCapacity keep the top-level ones)."""
     metadata = _mapping(raw.get("metadata"))
     kept: dict[str, Any] = {"metadata": {k: metadata[k] for k in _KEPT_METADATA if k in metadata}}
-    if kind == STORAGE_CLASS:
-        kept.update({k: raw[k] for k in _STORAGE_CLASS_FIELDS if k in raw})
+    if kind in _TOP_LEVEL:
+        kept.update({k: raw[k] for k in _TOP_LEVEL[kind] if k in raw})
         return kept
     spec_fields, status_fields = _KEPT[kind]
     spec, status = _mapping(raw.get("spec")), _mapping(raw.get("status"))
@@ -166,10 +177,14 @@ class ClaimView(StorageObject):
         return frozenset(map(str, _sequence(self.spec.get("accessModes"))))
 
     @cached_property
+    def storage_request(self) -> int | None:
+        """``resources.requests.storage`` in bytes; None when the claim gives none."""
+        return _storage(_mapping(self.spec.get("resources")).get("requests"))
+
+    @property
     def requested_storage(self) -> int:
         """The storage the claim asks for, in bytes (0 when it asks for none)."""
-        requests = _mapping(self.spec.get("resources")).get("requests")
-        return _storage(requests) or 0
+        return self.storage_request or 0
 
     @cached_property
     def selector(self) -> LabelSelector | None:
@@ -289,6 +304,14 @@ class CSINodeView(StorageObject):
     kind = CSI_NODE
 
     @cached_property
+    def drivers(self) -> frozenset[str]:
+        """The names of the CSI drivers installed on the node."""
+        return frozenset(
+            str(driver.get("name", ""))
+            for driver in map(_mapping, _sequence(self.spec.get("drivers")))
+        )
+
+    @cached_property
     def limits(self) -> Mapping[str, int]:
         """Driver name -> ``allocatable.count``, for the drivers that give one."""
         limits: dict[str, int] = {}
@@ -297,6 +320,80 @@ class CSINodeView(StorageObject):
             if isinstance(count, int) and not isinstance(count, bool):
                 limits[str(driver.get("name", ""))] = count
         return limits
+
+
+class CSIDriverView(StorageObject):
+    """A CSIDriver: whether VolumeBinding checks its CSIStorageCapacities, and whether
+    NodeVolumeLimits keeps its volumes off the nodes whose CSINode lacks it."""
+
+    kind = CSI_DRIVER
+
+    @property
+    def storage_capacity(self) -> bool:
+        """``spec.storageCapacity``; unset is false."""
+        return self._flag("storageCapacity")
+
+    @property
+    def prevents_scheduling_if_missing(self) -> bool:
+        """``spec.preventPodSchedulingIfMissing``; unset is false."""
+        return self._flag("preventPodSchedulingIfMissing")
+
+    def _flag(self, name: str) -> bool:
+        value = self.spec.get(name)
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            raise ObjectError(
+                f"csidriver {self.key}: spec.{name}: must be true or false, got {value!r}"
+            )
+        return value
+
+
+class StorageCapacityView(StorageObject):
+    """A CSIStorageCapacity: how much storage of a class the nodes of a topology can still have
+    provisioned (its fields are top-level, not under ``spec``)."""
+
+    kind = CSI_STORAGE_CAPACITY
+
+    @property
+    def storage_class(self) -> str:
+        return str(self.raw.get("storageClassName") or "")
+
+    @cached_property
+    def node_topology(self) -> LabelSelector | None:
+        """``nodeTopology``, the nodes that reach the storage; None when unset (no node)."""
+        raw = self.raw.get("nodeTopology")
+        if raw is None:
+            return None
+        try:
+            return LabelSelector.parse(raw, "nodeTopology")
+        except SelectorError as error:
+            raise ObjectError(f"csistoragecapacity {self.key}: {error}") from None
+
+    @cached_property
+    def capacity(self) -> int | None:
+        """``capacity`` in bytes; None when unset (kube then counts it as no capacity)."""
+        return self._quantity("capacity")
+
+    @cached_property
+    def maximum_volume_size(self) -> int | None:
+        return self._quantity("maximumVolumeSize")
+
+    @property
+    def volume_limit(self) -> int | None:
+        """kube's volumeLimit: the largest volume it can provision, ``maximumVolumeSize`` when
+        set (more precise), else ``capacity``; None when neither is."""
+        size = self.maximum_volume_size
+        return size if size is not None else self.capacity
+
+    def _quantity(self, name: str) -> int | None:
+        value = self.raw.get(name)
+        if value is None:
+            return None
+        try:
+            return to_int(STORAGE, value)
+        except QuantityError as error:
+            raise ObjectError(f"csistoragecapacity {self.key}: {name}: {error}") from None
 
 
 class ResourceClaimView(StorageObject):
@@ -339,15 +436,17 @@ _VIEWS: Mapping[str, type[StorageObject]] = {
     PV: VolumeView,
     STORAGE_CLASS: StorageClassView,
     CSI_NODE: CSINodeView,
+    CSI_DRIVER: CSIDriverView,
+    CSI_STORAGE_CAPACITY: StorageCapacityView,
     RESOURCE_CLAIM: ResourceClaimView,
 }
 V = TypeVar("V", bound=StorageObject)
 
 
 class Volumes:
-    """Every PVC, PV, StorageClass, CSINode and ResourceClaim the scheduler knows, by kind and
-    key, with the assumed ones shadowing what the informers brought (see the module's
-    docstring)."""
+    """Every PVC, PV, StorageClass, CSINode, CSIDriver, CSIStorageCapacity and ResourceClaim the
+    scheduler knows, by kind and key, with the assumed ones shadowing what the informers brought
+    (see the module's docstring)."""
 
     def __init__(self) -> None:
         self._objects: dict[str, dict[str, StorageObject]] = {kind: {} for kind in KINDS}
@@ -361,6 +460,8 @@ class Volumes:
         # claims, which no pod's claim can match.
         self._unclaimed: dict[str, set[str]] = {}
         self._claimed: dict[str, set[str]] = {}
+        # The CSIStorageCapacities' keys by class: VolumeBinding reads those of one class.
+        self._capacities: dict[str, set[str]] = {}
 
     def __repr__(self) -> str:
         return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"
@@ -376,6 +477,11 @@ class Volumes:
             del self._assumed[kind][view.key]
         self._reindex(kind, view.key, before)
         return view
+
+    def known(self, kind: str, raw: Raw) -> StorageObject | None:
+        """The view the informers brought of the object that ``raw`` is a version of (same kind
+        and key), assumptions aside; None when none: what a change of it replaces."""
+        return self._objects[kind].get(_VIEWS[kind](raw).key)
 
     def delete(self, kind: str, raw: Raw) -> StorageObject | None:
         """An object was deleted; the view it had, if known."""
@@ -402,20 +508,24 @@ class Volumes:
         self._reindex(kind, key, before)
 
     def _reindex(self, kind: str, key: str, before: StorageObject | None) -> None:
-        """Index the PV ``key`` as it reads now, no longer as ``before`` read."""
-        if kind != PV:
+        """Index the PV or CSIStorageCapacity ``key`` as it reads now, no longer as ``before``
+        read."""
+        if kind not in (PV, CSI_STORAGE_CAPACITY):
             return
         after = self._get(kind, key)
         if after is before:
             return
         for view, adding in ((before, False), (after, True)):
-            if not isinstance(view, VolumeView):
+            if isinstance(view, StorageCapacityView):
+                index, value = self._capacities, view.storage_class
+            elif isinstance(view, VolumeView):
+                index, value = (
+                    (self._unclaimed, view.class_name)
+                    if view.claim_ref is None
+                    else (self._claimed, view.claimed_by)
+                )
+            else:
                 continue
-            index, value = (
-                (self._unclaimed, view.class_name)
-                if view.claim_ref is None
-                else (self._claimed, view.claimed_by)
-            )
             names = index.setdefault(value, set())
             if adding:
                 names.add(key)
@@ -466,6 +576,17 @@ class Volumes:
     def csi_node(self, name: str) -> CSINodeView | None:
         view = self._get(CSI_NODE, name)
         return view if isinstance(view, CSINodeView) else None
+
+    def csi_driver(self, name: str) -> CSIDriverView | None:
+        view = self._get(CSI_DRIVER, name)
+        return view if isinstance(view, CSIDriverView) else None
+
+    def storage_capacities(self, class_name: str) -> list[StorageCapacityView]:
+        """The CSIStorageCapacities of the class, by key (the same order every time)."""
+        found = (
+            self._get(CSI_STORAGE_CAPACITY, key) for key in self._capacities.get(class_name, ())
+        )
+        return sorted((v for v in found if isinstance(v, StorageCapacityView)), key=lambda v: v.key)
 
     def resource_claim(self, namespace: str, name: str) -> ResourceClaimView | None:
         view = self._get(RESOURCE_CLAIM, f"{namespace}/{name}")

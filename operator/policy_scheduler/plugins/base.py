@@ -124,6 +124,8 @@ class EventKind(enum.Flag):
     PV_CHANGED = enum.auto()
     STORAGE_CLASS_CHANGED = enum.auto()
     CSI_NODE_CHANGED = enum.auto()
+    CSI_DRIVER_CHANGED = enum.auto()
+    CSI_STORAGE_CAPACITY_CHANGED = enum.auto()
     RESOURCE_CLAIM_CHANGED = enum.auto()
 
 
@@ -144,6 +146,8 @@ STORAGE_EVENTS: Final = (
     | EventKind.PV_CHANGED
     | EventKind.STORAGE_CLASS_CHANGED
     | EventKind.CSI_NODE_CHANGED
+    | EventKind.CSI_DRIVER_CHANGED
+    | EventKind.CSI_STORAGE_CAPACITY_CHANGED
     | EventKind.RESOURCE_CLAIM_CHANGED
 )
 ALL_EVENTS: Final = NODE_EVENTS | POD_EVENTS | STORAGE_EVENTS
@@ -155,13 +159,15 @@ class ClusterEvent:
     is about (as it is now; the deleted node for NODE_DELETED; for a pod event, the pod's node,
     when known), the pod, for a pod event, for a node update, the node as it was before
     (None when not known: a hint then reads the update as it would the node's addition), and
-    for a storage event, the object as it is now."""
+    for a storage event, the object as it is now and as it was (``old_storage``, None for an
+    addition: a hint tells an Add from an Update by it, as kube's hints do)."""
 
     kind: EventKind
     node: NodeView | None = None
     pod: PodView | None = None
     old_node: NodeView | None = None
     storage: StorageObject | None = None
+    old_storage: StorageObject | None = None
 
 
 @dataclass(slots=True)

@@ -4,7 +4,7 @@ scoring strategy LeastAllocated, the default profile's resource scorer).
 Per resource ``(allocatable - requested) * 100 // allocatable`` (0 when the node is overcommitted),
 where ``requested`` includes the pod; the node's score is the weighted average of those, rounded
 down. The pod counts its containers' requests (100m CPU and 200Mi memory for a container that
-requests none), never its pod-level requests: kube-scheduler v1.34.4 scores so, as
+requests none), never its pod-level requests: kube-scheduler v1.37.2 scores so, as
 :mod:`policy_scheduler.plugins.resource_allocation` explains with the rest of which requests
 count. Args: ``resources: [{name, weight}]`` (default cpu and memory, weight 1).
 """

@@ -4,7 +4,7 @@ strategy MostAllocated), leaving whole nodes free for big pods or for scale-down
 Per resource ``min(requested, allocatable) * 100 // allocatable``, where ``requested`` includes
 the pod (it can exceed allocatable because of the non-zero defaults); the node's score is the
 weighted average of those, rounded down. The pod counts its containers' requests (with the
-non-zero defaults), never its pod-level requests: kube-scheduler v1.34.4 scores so, as
+non-zero defaults), never its pod-level requests: kube-scheduler v1.37.2 scores so, as
 :mod:`policy_scheduler.plugins.resource_allocation` explains. Args: ``resources: [{name,
 weight}]`` (default cpu and memory, weight 1).
 """

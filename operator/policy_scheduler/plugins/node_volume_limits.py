@@ -1,5 +1,6 @@
-"""NodeVolumeLimits: a node may attach no more CSI volumes of a driver than its CSINode allows
-(kube-scheduler's NodeVolumeLimits, its CSILimits plugin).
+"""NodeVolumeLimits: a node may attach no more CSI volumes of a driver than its CSINode allows,
+nor volumes of a driver it must have and has not (kube-scheduler v1.37's NodeVolumeLimits, its
+CSILimits plugin).
 
 The volumes counted are those of ``persistentVolumeClaim`` and generic ephemeral volumes (whose
 claim, ``<pod>-<volume>``, must be controlled by the pod). A claim bound to a PV with
@@ -10,14 +11,20 @@ is not counted: it must be bound before scheduling).
 
 In-tree volumes count as the CSI volumes kube's CSI translation makes of them, on a node with a
 CSINode, where migration is on: AWS EBS, GCE PD, Azure Disk (of kind Managed only), Cinder and
-Portworx (where the CSINode's migrated-plugins annotation lists it), mounted inline, through an
-in-tree PV, or provisioned by the in-tree provisioner. Azure File and vSphere volumes are never
-counted (kube never turns their migration on here).
+Portworx (since v1.36 without the CSINode's migrated-plugins annotation), mounted inline, through
+an in-tree PV, or provisioned by the in-tree provisioner. Azure File and vSphere volumes are
+never counted (kube never turns their migration on here).
+
+A driver of the pod's volumes whose CSIDriver sets ``preventPodSchedulingIfMissing`` (kube's
+VolumeLimitScaling, beta and on in v1.37) must be among the drivers of the node's CSINode (a node
+without a CSINode has none): "<driver> CSI driver is not installed on the node", for the first
+such driver in the pod's volume order. A driver without a CSIDriver is not required.
 
 For each driver of the pod's new volumes (those no pod of the node uses yet) that the node's
 CSINode gives an ``allocatable.count``, the volumes the node's pods use plus the new ones must
 not exceed it: "node(s) exceed max volume count". A node without a CSINode, or without a count
-for the driver, has no limit.
+for the driver, has no limit. Evicting pods may lift either reason (kube says Unschedulable);
+the others are UnschedulableAndUnresolvable.
 
 A claim of the pod that does not exist fails every node (kube says it in Filter, not PreFilter)
 with ``looking up PVC <ns>/<name>: persistentvolumeclaim "<name>" not found``; an ephemeral
@@ -33,12 +40,16 @@ uses their PV.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
+import numpy.typing as npt
+
 from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping
 from policy_scheduler.model.volumes import ClaimView, CSINodeView, Volumes, VolumeView
 from policy_scheduler.plugins.base import (
@@ -56,7 +67,7 @@ from policy_scheduler.plugins.base import (
 NAME = "NodeVolumeLimits"
 
 EXCEEDED = "node(s) exceed max volume count"
-MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+NOT_INSTALLED = "{} CSI driver is not installed on the node"
 EBS = "kubernetes.io/aws-ebs"
 GCE_PD = "kubernetes.io/gce-pd"
 AZURE_DISK = "kubernetes.io/azure-disk"
@@ -68,7 +79,7 @@ _UNSPECIFIED = "UNSPECIFIED"
 _EBS_VOLUME = re.compile(r"vol-[^/]*")
 
 # The in-tree plugins whose provisioners kube counts as their CSI drivers when migration is on
-# for the node: always, given a CSINode, except Portworx (listed in the CSINode's annotation).
+# for the node: always, given a CSINode.
 _MIGRATED: Mapping[str, str] = {
     EBS: "ebs.csi.aws.com",
     GCE_PD: "pd.csi.storage.gke.io",
@@ -280,16 +291,6 @@ def attachments(pod: PodView, volumes: Volumes, new: bool) -> list[Attachment]:
     return found
 
 
-def _migrated(csi_node: CSINodeView | None, plugin: str) -> bool:
-    """kube's isCSIMigrationOn for the in-tree plugins of :data:`_MIGRATED`."""
-    if csi_node is None:
-        return False
-    if plugin != PORTWORX:
-        return True
-    listed = str(csi_node.annotations.get(MIGRATED_PLUGINS) or "")
-    return plugin in listed.split(",")
-
-
 Counted = dict[tuple[str, str, bool], str]
 
 
@@ -298,7 +299,8 @@ def counted(found: Sequence[Attachment], csi_node: CSINodeView | None) -> Counte
     the first error that applies there."""
     unique: Counted = {}
     for a in found:
-        if a.in_tree and not _migrated(csi_node, a.in_tree):
+        # kube's isCSIMigrationOn: on for every in-tree plugin of _MIGRATED, given a CSINode.
+        if a.in_tree and csi_node is None:
             continue
         if a.error:
             return a.error
@@ -325,16 +327,41 @@ def _uses_volumes(pod: PodView) -> bool:
     )
 
 
+def _missing_driver(
+    volumes: Volumes, drivers: Iterable[str], csi_node: CSINodeView | None
+) -> str | None:
+    """kube's checkCSIDriverOnNode: the first of ``drivers`` whose CSIDriver wants it on the
+    node and that the node's CSINode lacks; None when none."""
+    for driver in drivers:
+        required = volumes.csi_driver(driver)
+        if required is None or not required.prevents_scheduling_if_missing:
+            continue
+        if csi_node is None or driver not in csi_node.drivers:
+            return driver
+    return None
+
+
+def _resolvable(reason: str) -> bool:
+    """Whether kube says the reason Unschedulable: evicting pods may lift it."""
+    prefix, suffix = NOT_INSTALLED.split("{}")
+    return reason == EXCEEDED or (reason.startswith(prefix) and reason.endswith(suffix))
+
+
 class _NodeVolumeLimitsFilter(Filter[_State]):
     name = NAME
 
-    # Evicting pods frees attachments; the pod's own volumes failing to resolve (a claim
-    # not found) is UnschedulableAndUnresolvable in kube-scheduler.
-    resolvable_reasons = frozenset({EXCEEDED})
-
-    # kube registers CSINode/Add|Update, Pod/Delete, PVC/Add and VolumeAttachment/Delete (not
-    # modelled here); a claim's update is reported with its addition.
+    # kube registers CSINode/Add|Update, AssignedPod/Delete, PVC/Add and VolumeAttachment/Delete
+    # (not modelled here); a claim's update is reported with its addition. Not CSIDriver events.
     wakes_on = EventKind.CSI_NODE_CHANGED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
+
+    def unresolvable(
+        self, pod: PodView, nodes: NodeBlock, reasons: Sequence[str]
+    ) -> npt.NDArray[np.bool_]:
+        """kube says both of :func:`_resolvable`'s reasons Unschedulable (evicting pods frees
+        attachments; for a missing driver, its dry run then finds no victims that help); the
+        pod's own volumes failing to resolve (a claim not found) is UnschedulableAndUnresolvable
+        in kube-scheduler."""
+        return np.full(len(nodes), not all(map(_resolvable, reasons)))
 
     def pre_filter(self, cycle: Cycle) -> _State | Skip:
         pod = cycle.pod
@@ -350,6 +377,9 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
         new = counted(state.new, csi_node)
         if isinstance(new, str):
             return (new,)
+        missing = _missing_driver(state.volumes, new.values(), csi_node)
+        if missing is not None:
+            return (NOT_INSTALLED.format(missing),)
         if csi_node is None or not any(driver in csi_node.limits for driver in new.values()):
             return FITS
         attached: Counted = {}
@@ -382,7 +412,12 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
         """kube's hints: a deleted pod with claims, ephemeral or migratable inline volumes; a
         claim of the pod's namespace that the pod uses (kube reads the pod's name for an
         ephemeral volume's claim, which a hint may not: any claim of the namespace wakes a pod
-        with one)."""
+        with one); a new CSINode, or one whose count for some driver grew (a driver added
+        without a count wakes no pod)."""
+        before, after = event.old_storage, event.storage
+        if isinstance(before, CSINodeView) and isinstance(after, CSINodeView):
+            grown = after.limits.items()
+            return any(count > before.limits.get(driver, 0) for driver, count in grown)
         if event.kind & EventKind.POD_DELETED and event.pod is not None:
             deleted = event.pod
             if not deleted.node_name and not deleted.nominated_node_name:

@@ -70,6 +70,7 @@ SCORERS: dict[str, ScorerFactory] = {
     inter_pod_affinity.NAME: inter_pod_affinity.new_scorer,
     node_label_preference.NAME: node_label_preference.new_scorer,
     random_plugin.NAME: random_plugin.new_scorer,
+    volume_binding.NAME: volume_binding.new_scorer,
 }
 
 POST_FILTERS: dict[str, PostFilterFactory] = {

@@ -8,7 +8,7 @@ is mapped through the broken linear function through the points: flat before the
 the last, linear in between with Go's truncating integer division. The node's score is the
 weighted average, rounded half away from zero, of the resources that score above 0 (a resource
 scoring 0 does not count in the weights, as in kube-scheduler). The pod counts its containers'
-requests (with the non-zero defaults), never its pod-level requests: kube-scheduler v1.34.4
+requests (with the non-zero defaults), never its pod-level requests: kube-scheduler v1.37.2
 scores so, as :mod:`policy_scheduler.plugins.resource_allocation` explains.
 """
 
@@ -53,7 +53,9 @@ def _int_field(point: Mapping[str, object], key: str, top: int, here: str) -> li
     return []
 
 
-def _parse_shape(raw: object, where: str, errors: list[FieldError]) -> Shape:
+def parse_shape(raw: object, where: str, errors: list[FieldError]) -> Shape:
+    """``shape``'s points, scores scaled to 0..MAX_NODE_SCORE; each problem added to ``errors``
+    (VolumeBinding's priority takes the same shape)."""
     if not isinstance(raw, list) or not raw:
         errors.append(FieldError(where, "at least one point {utilization, score} is required"))
         return ()
@@ -137,7 +139,7 @@ def _combine(shape: Shape) -> Combine:
 def new_scorer(args: Args, path: str) -> ResourceAllocationScorer:
     errors: list[FieldError] = []
     resources = collect_resources(args, path, errors, other_fields=("shape",))
-    shape = _parse_shape(args.get("shape"), f"{path}.shape", errors)
+    shape = parse_shape(args.get("shape"), f"{path}.shape", errors)
     if errors:
         raise ArgsError(errors)
     return ResourceAllocationScorer(NAME, resources, _combine(shape))

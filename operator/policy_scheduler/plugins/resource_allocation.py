@@ -1,8 +1,9 @@
 """What the resource scorers share: kube-scheduler's resourceAllocationScorer (noderesources).
 
 LeastAllocated, MostAllocated, RequestedToCapacityRatio and BalancedAllocation all score a node
-from, per configured resource, the amount that would be requested once the pod is placed there
-and the node's allocatable amount; they differ only in how they combine those pairs. This module
+from, per configured resource, the amount that would be requested once the pod is placed there,
+the amount requested without it (only BalancedAllocation reads that) and the node's allocatable
+amount; they differ only in how they combine those. This module
 parses their common ``resources: [{name, weight}]`` args and gathers the pairs as kube does:
 
 - the requested amount is what the node's pods request plus what the pod requests. CPU and memory
@@ -11,8 +12,8 @@ parses their common ``resources: [{name, weight}]`` args and gathers the pairs a
 - the pod being placed counts its pod-level requests (``spec.resources``) with BalancedAllocation
   only. LeastAllocated, MostAllocated and RequestedToCapacityRatio count its containers' requests
   (with the defaults) and its overhead, and not its pod-level requests, however much those say:
-  kube-scheduler v1.34.4 builds its NodeResourcesFit scoring strategies without the
-  PodLevelResources feature flag (``nodeResourceStrategyTypeMap`` in fit.go leaves
+  kube-scheduler (v1.34.4 and v1.37.2 alike) builds its NodeResourcesFit scoring strategies
+  without the PodLevelResources feature flag (``nodeResourceStrategyTypeMap`` in fit.go leaves
   ``enablePodLevelResources`` false, where BalancedAllocation's constructor passes it on), so they
   read the pod with ``SkipPodLevelResources``. That is an upstream oversight rather than a design,
   but it decides placements, and a policy that mirrors kube-scheduler must place pods where it
@@ -57,6 +58,8 @@ class Amount:
 
     requested: Array
     """What would be requested with the pod placed on the node."""
+    allocated: Array
+    """What the node's pods request, without the pod (BalancedAllocation compares the two)."""
     allocatable: Array
     """The node's allocatable amount; 1 where the resource does not count (no division by 0)."""
     counts: npt.NDArray[np.bool_]
@@ -220,6 +223,6 @@ class ResourceAllocationScorer(Scorer[_State]):
             counts = allocatable != 0
             used = nodes.nonzero_requested(name) if nonzero else nodes.requested(name)
             amounts.append(
-                Amount(plus(used, request), np.where(counts, allocatable, 1), counts, weight)
+                Amount(plus(used, request), used, np.where(counts, allocatable, 1), counts, weight)
             )
         return self._combine(amounts, len(nodes))

@@ -1,5 +1,5 @@
 """VolumeBinding: the pod's PersistentVolumeClaims must be bound, or bindable, on the node
-(kube-scheduler v1.34's VolumeBinding, legacy predicate CheckVolumeBinding).
+(kube-scheduler v1.37's VolumeBinding, legacy predicate CheckVolumeBinding).
 
 **PreFilter** reads the pod's claims (its ``persistentVolumeClaim`` volumes, and the claims of
 its generic ephemeral volumes) in volume order: a missing, lost or deleted claim rejects the pod
@@ -12,11 +12,15 @@ admits the node, then finds for each unbound WaitForFirstConsumer claim (smalles
 the smallest available PV of its class that fits it on this node (kube's FindMatchingVolume; a PV
 pre-bound to the claim wins), no PV serving two claims of the pod; the claims left over, and
 those already given to a node's provisioner, must be dynamically provisionable there (a real
-provisioner, and the class's allowedTopologies admit the node). Its reasons, in kube's order:
-"node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find available
-persistent volumes to bind", "node(s) unavailable due to one or more pvc(s) bound to non-existent
-pv(s)". (CSIStorageCapacity, hence "node(s) did not have enough free storage", and the in-tree
-to CSI translation of PVs are not modelled.)
+provisioner, the class's allowedTopologies admit the node and, when the provisioner is a CSI
+driver whose CSIDriver sets ``storageCapacity``, a CSIStorageCapacity of the class whose
+``nodeTopology`` selects the node offers a volume as big as the claim asks for: its
+``maximumVolumeSize``, else its ``capacity``); the first claim that cannot be decides. Its reasons,
+in kube's order: "node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find
+available persistent volumes to bind", "node(s) did not have enough free storage" (without the
+previous one: kube lets provisioning answer for the claims no PV matched), "node(s) unavailable
+due to one or more pvc(s) bound to non-existent pv(s)". (The in-tree to CSI translation of PVs is
+not modelled.)
 
 **Reserve** finds the matches again on the chosen node and *assumes* them in the
 :class:`~policy_scheduler.model.volumes.Volumes` catalog (each PV with its ``claimRef``, each
@@ -24,6 +28,16 @@ claim to provision with the selected-node annotation), so that the next cycles, 
 wait for the API, cannot give a PV away twice. **Unreserve** restores them. **PreBind** writes
 them (merge patches) and waits, polling the catalog the informers feed, until every claim is
 bound, up to ``bindTimeoutSeconds``; its refusals are kube's texts.
+
+**Score** (the priority VolumeBinding, kube's StorageCapacityScoring, beta and on in v1.37)
+finds the node's matches again and scores, per storage class, the utilization ``requested * 100
+// capacity`` (100 when over, or when the capacity is 0) through ``shape``, a broken linear curve
+(default: 0% scores 100, 100% scores 0, so the node where the pod's volumes take the smallest
+share wins); the node's score is the average over the classes, rounded half away from zero.
+When PVs are matched, the classes are the PVs' (``spec.storageClassName``), with the claims'
+requests over the PVs' capacities; otherwise each claim to provision whose driver's capacity was
+checked counts its request against the ``capacity`` of the CSIStorageCapacity found for it (the
+claims' own ``storageClassName``). A pod whose claims are all bound scores 0 everywhere.
 """
 
 from __future__ import annotations
@@ -35,8 +49,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import ObjectError, PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.volumes import (
     NO_PROVISIONER,
     PV,
@@ -44,12 +61,16 @@ from policy_scheduler.model.volumes import (
     SELECTED_NODE,
     WAIT_FOR_FIRST_CONSUMER,
     ClaimView,
+    CSIDriverView,
+    StorageCapacityView,
+    StorageClassView,
     Volumes,
     VolumeView,
 )
 from policy_scheduler.plugins.base import (
     ANY_NODE,
     FITS,
+    MAX_NODE_SCORE,
     SKIP,
     Args,
     ArgsError,
@@ -63,8 +84,15 @@ from policy_scheduler.plugins.base import (
     PreBind,
     PreFilterResult,
     Reserve,
+    Scorer,
     Skip,
     unknown_fields,
+)
+from policy_scheduler.plugins.requested_to_capacity_ratio import (
+    MAX_UTILIZATION,
+    Shape,
+    broken_linear,
+    parse_shape,
 )
 
 NAME = "VolumeBinding"
@@ -75,6 +103,7 @@ POLL_INTERVAL_SECONDS = 1.0
 
 NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
 BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
+NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -263,6 +292,11 @@ def _delays_binding(claim: ClaimView, volumes: Volumes) -> bool:
 # --- per node ---------------------------------------------------------------------------------
 
 
+Provision = tuple[ClaimView, StorageCapacityView | None]
+"""A claim to provision, with the CSIStorageCapacity found big enough for it on the node (None
+when its driver's capacity is not checked)."""
+
+
 @dataclass
 class _Plan:
     """What the pod needs on one node (kube's PodVolumes): PVs to bind claims to, and claims
@@ -270,7 +304,7 @@ class _Plan:
 
     reasons: tuple[str, ...] = FITS
     bindings: list[tuple[VolumeView, ClaimView]] = field(default_factory=list)
-    provisions: list[ClaimView] = field(default_factory=list)
+    provisions: list[Provision] = field(default_factory=list)
 
 
 def _matching_volume(
@@ -305,18 +339,55 @@ def _matching_volume(
     return smallest
 
 
-def _provisionable(claim: ClaimView, volumes: Volumes, labels: Mapping[str, str]) -> bool:
-    """Whether the claim's class can provision a volume for this node. (A delayed claim's
-    class was found by PreFilter; were it gone since, kube errs, and no node fits here.)"""
-    storage_class = volumes.storage_class(claim.class_name)
-    if storage_class is None or storage_class.provisioner in ("", NO_PROVISIONER):
-        return False
-    return _topology_admits(storage_class.allowed_topologies, labels)
+def _provisions(
+    claims: Sequence[ClaimView], volumes: Volumes, labels: Mapping[str, str]
+) -> tuple[str, list[Provision]]:
+    """kube's checkVolumeProvisions: the claims as this node would have them provisioned, or
+    the reason of the first claim that cannot be (a delayed claim's class was found by
+    PreFilter; were it gone since, kube errs, and no node fits here)."""
+    found: list[Provision] = []
+    for claim in claims:
+        storage_class = volumes.storage_class(claim.class_name)
+        if storage_class is None or storage_class.provisioner in ("", NO_PROVISIONER):
+            return BIND_CONFLICT, []
+        if not _topology_admits(storage_class.allowed_topologies, labels):
+            return BIND_CONFLICT, []
+        enough, capacity = _capacity_for(claim, storage_class, volumes, labels)
+        if not enough:
+            return NOT_ENOUGH_SPACE, []
+        found.append((claim, capacity))
+    return "", found
+
+
+def _capacity_for(
+    claim: ClaimView,
+    storage_class: StorageClassView,
+    volumes: Volumes,
+    labels: Mapping[str, str],
+) -> tuple[bool, StorageCapacityView | None]:
+    """kube's hasEnoughCapacity: whether the node may have the claim's volume provisioned, and
+    the first CSIStorageCapacity (by namespace and name: kube takes the first its cache lists)
+    of the class that reaches the node and has room for it. Checked only for a claim that
+    asks for storage, of a CSI driver whose CSIDriver sets ``storageCapacity``."""
+    size = claim.storage_request
+    driver = volumes.csi_driver(storage_class.provisioner)
+    if size is None or driver is None or not driver.storage_capacity:
+        return True, None
+    for capacity in volumes.storage_capacities(storage_class.name):
+        limit, topology = capacity.volume_limit, capacity.node_topology
+        if (
+            limit is not None
+            and limit >= size
+            and topology is not None
+            and topology.matches(labels)
+        ):
+            return True, capacity
+    return False, None
 
 
 def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
     """kube's FindPodVolumes."""
-    node_conflict = bind_conflict = missing = False
+    node_conflict = bind_conflict = not_enough = missing = False
     plan = _Plan()
     for claim in state.bound:
         volume = state.volumes.volume(claim.volume_name)
@@ -350,14 +421,14 @@ def _plan(state: _PodClaims, node: str, labels: Mapping[str, str]) -> _Plan:
             plan.bindings.append((volume, claim))
     if to_provision:
         # Provisioning answers for the claims no PV matched, as kube lets it.
-        bind_conflict = not all(_provisionable(c, state.volumes, labels) for c in to_provision)
-        if not bind_conflict:
-            plan.provisions = to_provision
+        failure, plan.provisions = _provisions(to_provision, state.volumes, labels)
+        bind_conflict, not_enough = failure == BIND_CONFLICT, failure == NOT_ENOUGH_SPACE
     plan.reasons = tuple(
         reason
         for reason, failed in (
             (NODE_CONFLICT, node_conflict),
             (BIND_CONFLICT, bind_conflict),
+            (NOT_ENOUGH_SPACE, not_enough),
             (PV_NOT_EXIST, missing),
         )
         if failed
@@ -415,13 +486,14 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
     # and their node affinity do not change with the pods on the node.
     resolvable_reasons = frozenset()
 
-    # kube's EventsToRegister (with queueing hints, node taints do not wake it); CSIDriver and
-    # CSIStorageCapacity events are not watched here.
+    # kube's EventsToRegister (with queueing hints, node taints do not wake it).
     wakes_on = (
         EventKind.PVC_CHANGED
         | EventKind.PV_CHANGED
         | EventKind.STORAGE_CLASS_CHANGED
         | EventKind.CSI_NODE_CHANGED
+        | EventKind.CSI_DRIVER_CHANGED
+        | EventKind.CSI_STORAGE_CAPACITY_CHANGED
         | EventKind.NODE_ADDED
         | EventKind.NODE_LABELS
     )
@@ -439,9 +511,22 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
         self._clock = clock
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
-        """A claim wakes only the pods of its namespace that use it (kube's hint). A pod with
+        """kube's hints. A claim wakes only the pods of its namespace that use it; a pod with
         ephemeral volumes is always woken: their claims' names hold the pod's name, which a
-        hint may not read. StorageClass and CSINode hints need the object as it was: not here."""
+        hint may not read. A CSIDriver's addition wakes no pod, its update only the pods with
+        an inline CSI volume of the driver when it stops asking for capacity checks
+        (``storageCapacity`` true, then not). A CSIStorageCapacity's addition wakes every pod,
+        its update only when its volume limit (``maximumVolumeSize``, else ``capacity``) grew.
+        A bad object (:class:`~policy_scheduler.model.objects.ObjectError`) wakes the pod, as
+        kube's hints do on an error. StorageClass and CSINode updates wake every pod: kube's
+        hints for them are not modelled."""
+        try:
+            if event.kind & EventKind.CSI_DRIVER_CHANGED:
+                return _capacity_checks_dropped(pod, event)
+            if event.kind & EventKind.CSI_STORAGE_CAPACITY_CHANGED:
+                return _capacity_grew(event)
+        except ObjectError:
+            return True
         claim = event.storage
         if not event.kind & EventKind.PVC_CHANGED or not isinstance(claim, ClaimView):
             return True
@@ -489,7 +574,7 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
             if bound is not None:
                 state.volumes.assume(bound)
             reservation.bindings.append((bound or volume, claim, bound is not None))
-        for claim in plan.provisions:
+        for claim, _ in plan.provisions:
             annotated = _annotated_copy(claim, node)
             state.volumes.assume(annotated)
             reservation.provisions.append(annotated)
@@ -618,6 +703,100 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
         return True, ""
 
 
+def _capacity_checks_dropped(pod: PodView, event: ClusterEvent) -> bool:
+    """kube's isSchedulableAfterCSIDriverChange (it registers CSIDriver updates only)."""
+    before, after = event.old_storage, event.storage
+    if not isinstance(before, CSIDriverView) or not isinstance(after, CSIDriverView):
+        return False
+    if not before.storage_capacity or after.storage_capacity:
+        return False
+    return any(_mapping(v.get("csi")).get("driver") == after.name for v in pod.volumes)
+
+
+def _capacity_grew(event: ClusterEvent) -> bool:
+    """kube's isSchedulableAfterCSIStorageCapacityChange."""
+    before, after = event.old_storage, event.storage
+    if not isinstance(before, StorageCapacityView) or not isinstance(after, StorageCapacityView):
+        return True
+    grown, was = after.volume_limit, before.volume_limit
+    return grown is not None and (was is None or grown > was)
+
+
+DEFAULT_SHAPE: Shape = ((0, MAX_NODE_SCORE), (MAX_UTILIZATION, 0))
+"""kube's default VolumeBindingArgs shape with StorageCapacityScoring on: utilization 0 scores
+10 (100 scaled), utilization 100 scores 0."""
+
+
+def class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
+    """kube's classResourceMap of the node's plan: (requested, capacity) per storage class, of
+    the matched PVs when there are any, else of the claims to provision whose capacity was
+    checked (the class's capacity is the CSIStorageCapacity's, not a sum: two claims of one
+    class share it)."""
+    classes: dict[str, tuple[int, int]] = {}
+    if plan.bindings:
+        for volume, claim in plan.bindings:
+            requested, capacity = classes.get(volume.storage_class, (0, 0))
+            classes[volume.storage_class] = (
+                requested + claim.requested_storage,
+                capacity + volume.capacity,
+            )
+        return classes
+    for claim, found in plan.provisions:
+        if found is not None:
+            requested, _ = classes.get(claim.storage_class, (0, 0))
+            classes[claim.storage_class] = (
+                requested + claim.requested_storage,
+                found.capacity or 0,
+            )
+    return classes
+
+
+class _VolumeBindingScorer(Scorer[_PodClaims]):
+    """The priority: see the module's docstring."""
+
+    name = NAME
+
+    def __init__(self, shape: Shape) -> None:
+        self._curve = broken_linear(shape)
+
+    def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> _PodClaims | Skip:
+        pod = cycle.pod
+        if not _claim_refs(pod):
+            return SKIP
+        state = _read_claims(pod, cycle.snapshot.volumes, cycle.snapshot)
+        # Bound claims need neither PVs nor provisioning: no class to score on any node.
+        return state if state.delayed and not state.rejection else SKIP
+
+    def score(self, state: _PodClaims, pod: PodView, node: NodeInfo) -> int:
+        classes = class_storage(_plan(state, node.name, node.node.labels))
+        if not classes:
+            return 0
+        utilization = np.array(
+            [
+                MAX_UTILIZATION
+                if capacity == 0 or requested > capacity
+                else requested * MAX_UTILIZATION // capacity
+                for requested, capacity in classes.values()
+            ],
+            np.int64,
+        )
+        total, count = int(self._curve(utilization).sum()), len(classes)
+        # Go's math.Round(total / count), half away from zero, in integers.
+        return (2 * total + count) // (2 * count)
+
+
+def new_scorer(args: Args, path: str) -> _VolumeBindingScorer:
+    """kube's VolumeBindingArgs ``shape``: ``[{utilization: 0..100, score: 0..10}]``, with
+    utilization increasing (default :data:`DEFAULT_SHAPE`)."""
+    errors = unknown_fields(args, ("shape",), path)
+    shape = DEFAULT_SHAPE
+    if args.get("shape") is not None:
+        shape = parse_shape(args["shape"], f"{path}.shape", errors)
+    if errors:
+        raise ArgsError(errors)
+    return _VolumeBindingScorer(shape)
+
+
 def _affinity_error(volume: str, node: str) -> str:
     return (
         f'pv "{volume}" node affinity doesn\'t match node "{node}": no matching NodeSelectorTerms'
@@ -626,7 +805,7 @@ def _affinity_error(volume: str, node: str) -> str:
 
 def new_filter(args: Args, path: str) -> _VolumeBinding:
     """kube's VolumeBindingArgs: ``bindTimeoutSeconds`` (default 600, not negative); ``shape``
-    needs the StorageCapacityScoring feature gate, off in v1.34, so it is refused."""
+    is the priority's (:func:`new_scorer`): a predicate's args do not score."""
     errors = unknown_fields(args, ("bindTimeoutSeconds", "shape"), path)
     timeout = args.get("bindTimeoutSeconds", DEFAULT_BIND_TIMEOUT_SECONDS)
     if not isinstance(timeout, int) or isinstance(timeout, bool):
@@ -638,12 +817,11 @@ def new_filter(args: Args, path: str) -> _VolumeBinding:
                 "invalid BindTimeoutSeconds, should not be a negative value",
             )
         )
-    if args.get("shape") is not None:
+    if "shape" in args:
         errors.append(
             FieldError(
                 f"{path}.shape",
-                "unexpected field `shape`, remove it or turn on the feature gate "
-                "StorageCapacityScoring",
+                "the VolumeBinding priority's arg (spec.priorities), not the predicate's",
             )
         )
     if errors:

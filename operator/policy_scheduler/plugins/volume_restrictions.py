@@ -1,6 +1,6 @@
 """VolumeRestrictions: volumes that two pods may not share (kube-scheduler's VolumeRestrictions).
 
-Two checks, in kube-scheduler v1.34's order:
+Two checks, in kube-scheduler v1.37's order (as v1.34's):
 
 * **Disk conflicts** between the pod's inline volumes and those of the pods already on the node:
   the same GCE PD (``pdName``) unless both mount it read-only; the same AWS EBS volume
@@ -136,9 +136,10 @@ class _VolumeRestrictionsFilter(Filter[_State]):
     # RemovePod update that count); it skips only when none is, which fewer pods cannot change.
     pre_filter_counts_pods = True
 
-    # kube registers Node/Add (with queueing hints on, as in v1.34 by default), Pod/Delete and
-    # PVC/Add; a claim's update is reported with its addition here, and the hint tells them apart
-    # only by the claim's name, as kube's does.
+    # kube registers Node/Add (v1.37 always runs queueing hints; v1.34 added node label and
+    # taint updates only with them off), AssignedPod/Delete and PVC/Add; a claim's update is
+    # reported with its addition here, and the hint tells them apart only by the claim's name,
+    # as kube's does.
     wakes_on = EventKind.NODE_ADDED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
 
     def pre_filter(self, cycle: Cycle) -> _State | Skip:

@@ -144,8 +144,8 @@ class _VolumeZoneFilter(Filter[_State]):
     # UnschedulableAndUnresolvable in kube-scheduler: a volume's zone does not change.
     resolvable_reasons = frozenset()
 
-    # kube registers Node/Add|UpdateNodeLabel (queueing hints on, as v1.34 by default),
-    # StorageClass/Add, PVC/Add|Update and PV/Add|Update.
+    # kube registers Node/Add|UpdateNodeLabel (v1.37 always runs queueing hints; v1.34 added
+    # node taint updates only with them off), StorageClass/Add, PVC/Add|Update and PV/Add|Update.
     wakes_on = (
         EventKind.NODE_ADDED
         | EventKind.NODE_LABELS

@@ -121,10 +121,14 @@ class SchedulerCache:
     def delete_namespace(self, raw: Mapping[str, Any]) -> None:
         self._state.namespaces.delete(raw)
 
-    def set_storage(self, kind: str, raw: Mapping[str, Any]) -> StorageObject:
-        """A PVC, PV, StorageClass, CSINode or ResourceClaim (``kind``) was added or changed;
-        the object as now kept."""
-        return self._state.volumes.set(kind, raw)
+    def set_storage(
+        self, kind: str, raw: Mapping[str, Any]
+    ) -> tuple[StorageObject | None, StorageObject]:
+        """A storage or device object of ``kind`` (one of :data:`~policy_scheduler.model.volumes.
+        KINDS`) was added or changed: the object as it was (None when new) and as now kept."""
+        catalog = self._state.volumes
+        before = catalog.known(kind, raw)
+        return before, catalog.set(kind, raw)
 
     def delete_storage(self, kind: str, raw: Mapping[str, Any]) -> None:
         self._state.volumes.delete(kind, raw)

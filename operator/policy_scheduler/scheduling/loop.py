@@ -12,7 +12,8 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
    and only an event one of them registered for moves it back (queueing hints). A post-filter
    that finds room by preemption (:class:`~policy_scheduler.plugins.base.Preemption`) has it
    acted on as kube-scheduler's ``prepareCandidate`` and nominating do: each victim evicted
-   (the :class:`~.ports.Evictor` port), the pods of lower priority nominated to that node
+   (the :class:`~.ports.Evictor` port; one whose binding cycle waits in a PreBind has that
+   cycle cancelled instead, in memory), the pods of lower priority nominated to that node
    nominated no more, and the pod nominated to the node, where it then holds the room against
    pods of lower priority. It waits gated (kube-scheduler's asynchronous preemption) until
    its victims are evicted and the watch shows them terminating or gone, so that no retry
@@ -45,7 +46,7 @@ import asyncio
 import contextlib
 import logging
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from policy_scheduler.model import volumes
@@ -100,6 +101,8 @@ STORAGE_EVENT_KINDS = {
     volumes.PV: EventKind.PV_CHANGED,
     volumes.STORAGE_CLASS: EventKind.STORAGE_CLASS_CHANGED,
     volumes.CSI_NODE: EventKind.CSI_NODE_CHANGED,
+    volumes.CSI_DRIVER: EventKind.CSI_DRIVER_CHANGED,
+    volumes.CSI_STORAGE_CAPACITY: EventKind.CSI_STORAGE_CAPACITY_CHANGED,
     volumes.RESOURCE_CLAIM: EventKind.RESOURCE_CLAIM_CHANGED,
 }
 """The event a change of each kind of storage object is, as :mod:`~.model.volumes` names them."""
@@ -229,6 +232,9 @@ class Scheduler:
         self._preempting: dict[str, set[str]] = {}
         self._evicting: set[str] = set()
         self._evictions: set[asyncio.Task[None]] = set()
+        # Pods whose binding cycle waits in a PreBind with work to do, by uid: a preemption
+        # cancels such a victim's binding cycle instead of deleting it (kubernetes#135502).
+        self._pre_binding: dict[str, _PreBinding] = {}
 
     # --- feeds from the watches ---------------------------------------------------------------
 
@@ -329,11 +335,13 @@ class Scheduler:
         self.cache.delete_namespace(raw)
 
     def storage_changed(self, kind: str, raw: Mapping[str, Any]) -> None:
-        """A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode or ResourceClaim
-        (``kind``, as :mod:`~policy_scheduler.model.volumes` names it) was added or changed:
-        the parked pods whose filters registered for it are moved."""
-        view = self.cache.set_storage(kind, raw)
-        self._cluster_event(ClusterEvent(STORAGE_EVENT_KINDS[kind], storage=view))
+        """A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver,
+        CSIStorageCapacity or ResourceClaim (``kind``, as :mod:`~policy_scheduler.model.volumes`
+        names it) was added or changed: the parked pods whose filters registered for it are
+        moved."""
+        before, view = self.cache.set_storage(kind, raw)
+        event = ClusterEvent(STORAGE_EVENT_KINDS[kind], storage=view, old_storage=before)
+        self._cluster_event(event)
 
     def storage_deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
         """As kube-scheduler, no filter registers for these deletions: no pod is moved."""
@@ -574,6 +582,7 @@ class Scheduler:
             message = decision.message
             cycle = Cycle(pod, self.cache.snapshot, self._rng)
             preemption: Preemption | None = None
+            preempted_by = ""
             said: list[str] = []
             waits_on = ""
             # kube-scheduler clears a pod's nomination when no post-filter could run, or one
@@ -603,6 +612,7 @@ class Scheduler:
                     # As kube-scheduler's RunPostFilterPlugins: the first that made room ends
                     # them, and its success is all the status says.
                     preemption = result.preemption
+                    preempted_by = plugin.name
                     said = [result.message] if result.message else []
                     break
             if said:
@@ -614,6 +624,7 @@ class Scheduler:
                 "FailedScheduling",
                 (policy, decision),
                 preemption=preemption,
+                preempted_by=preempted_by,
                 waits_on=waits_on,
                 clears=clears,
             )
@@ -704,14 +715,15 @@ class Scheduler:
         decision: tuple[CompiledPolicy, Decision] | None,
         *,
         preemption: Preemption | None = None,
+        preempted_by: str = "",
         waits_on: str = "",
         clears: bool = False,
     ) -> None:
         """Park an unschedulable pod; tell its story once per distinct message, and act on
-        every preemption a post-filter found for it (a DryRun one, which changes nothing and so
-        comes back at each try, is told once while it stays the same). A pod that preempts, or
-        may not while its victims on ``waits_on`` terminate, waits for them (:mod:`~.waiting`).
-        With ``clears``, a nomination the pod had is cleared."""
+        every preemption a post-filter (``preempted_by``) found for it (a DryRun one, which
+        changes nothing and so comes back at each try, is told once while it stays the same).
+        A pod that preempts, or may not while its victims on ``waits_on`` terminate, waits for
+        them (:mod:`~.waiting`). With ``clears``, a nomination the pod had is cleared."""
         dry_run = decision is not None and decision[0].mode is Mode.DRY_RUN
         nominated: str | None = None
         if clears and not dry_run and entry.pod.uid in self._nominated:
@@ -735,26 +747,37 @@ class Scheduler:
                 if dry_run:
                     self._tell_preemption(entry.pod, policy, preemption)
                 else:
-                    self._preempt(entry.pod, policy, preemption, now)
+                    self._preempt(entry.pod, policy, preemption, preempted_by, now)
                     nominated = preemption.node
             self._conditions.unschedulable(entry.pod, message, nominated)
             self.status.record(policy.name, result, dry_run=dry_run, preemption=preemption)
 
     def _preempt(
-        self, pod: PodView, policy: CompiledPolicy, preemption: Preemption, now: float
+        self,
+        pod: PodView,
+        policy: CompiledPolicy,
+        preemption: Preemption,
+        preempted_by: str,
+        now: float,
     ) -> None:
         """Act on a preemption as kube-scheduler's ``prepareCandidate`` and nominating do: evict
-        the victims, take the nomination of this operator's pods of lower priority nominated to
+        the victims (a victim waiting in a PreBind has its binding cycle cancelled instead, in
+        memory), take the nomination of this operator's pods of lower priority nominated to
         the node (they may fit it no more: they are tried again), and nominate ``pod`` to it at
         once, so that it holds the room against pods of lower priority before the watch shows
         the nomination (the caller writes it, with the pod's PodScheduled condition)."""
         node = preemption.node
         condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name)
-        if preemption.victims:
-            self._preempting[pod.uid] = {victim.uid for victim in preemption.victims}
+        victims = tuple(
+            victim
+            for victim in preemption.victims
+            if not self._cancel_pre_bind(victim, pod, node, preempted_by)
+        )
+        if victims:
+            self._preempting[pod.uid] = {victim.uid for victim in victims}
             self._evicting.add(pod.uid)
             task = asyncio.get_running_loop().create_task(
-                self._evict(pod, preemption.victims, node, condition)
+                self._evict(pod, victims, node, condition)
             )
             self._evictions.add(task)
             task.add_done_callback(self._evictions.discard)
@@ -775,7 +798,7 @@ class Scheduler:
                     self.queue.add(_nominated_to(other, ""), now)
                     self._wake.set()
         self._nominated[pod.uid] = _nominated_to(pod, node)
-        if preemption.victims:
+        if victims:
             self.queue.gate(self._nominated[pod.uid])
         self.events.event(
             pod,
@@ -785,6 +808,24 @@ class Scheduler:
             f"{_victims(preemption)} there: {preemption.why or 'room for it'}",
             "Preempting",
         )
+
+    def _cancel_pre_bind(
+        self, victim: PodView, preemptor: PodView, node: str, preempted_by: str
+    ) -> bool:
+        """Preempt ``victim`` in memory if its binding cycle waits in a PreBind, as
+        kube-scheduler v1.36+ does: the cycle ends in error (it backs off), its room is freed
+        when the cycle has undone its reservation, and nothing is deleted."""
+        binding = self._pre_binding.get(victim.uid)
+        if binding is None or not binding.cancel(f"preempted by {preempted_by}"):
+            return False
+        self.events.event(
+            victim,
+            NORMAL,
+            "Preempted",
+            f"Preempted by pod {preemptor.uid} on node {node} (in kube-scheduler memory).",
+            "Preempting",
+        )
+        return True
 
     async def _evict(
         self, pod: PodView, victims: Sequence[PodView], node: str, condition: str
@@ -866,24 +907,27 @@ class Scheduler:
         ``started`` (the attempt's start) are for metrics."""
         node = str(decision.node)
         pre_binds = policy.extensions.pre_bind
-        if pod.nominated_node_name != node and any(
+        if any(
             _guarded(plugin, "PreBindPreFlight", plugin.pre_flight, states.read(plugin), pod, node)
             is True
             for plugin in pre_binds
         ):
-            # v1.35+ (NominatedNodeNameForExpectation): where the pod is going, told before a
-            # PreBind that waits; the API server clears it when the pod is bound.
-            self._conditions.nominate(pod, node)
-        for plugin in pre_binds:
+            if pod.nominated_node_name != node:
+                # v1.35+ (NominatedNodeNameForExpectation): where the pod is going, told before
+                # a PreBind that waits; the API server clears it when the pod is bound.
+                self._conditions.nominate(pod, node)
+            binding = self._pre_binding[pod.uid] = _PreBinding()
             try:
-                refusal = await plugin.pre_bind(states.read(plugin), pod, node, self._objects)
-            except Exception as error:
-                refusal = _plugin_error(plugin, "PreBind", error)
-            if refusal is not None:
-                self._undo(pod, policy, states, node)
-                self._failed(pod, policy, started, refusal, "Binding")
-                self._wake.set()
-                return
+                refusal = await self._pre_bind(pod, node, policy, states, binding)
+            finally:
+                del self._pre_binding[pod.uid]
+        else:
+            refusal = await self._pre_bind(pod, node, policy, states, None)
+        if refusal is not None:
+            self._undo(pod, policy, states, node)
+            self._failed(pod, policy, started, refusal, "Binding")
+            self._wake.set()
+            return
         async with self._bind_slots:
             called = self.clock.monotonic()
             result = await self._binder.bind(pod, node)
@@ -919,12 +963,82 @@ class Scheduler:
                 self._failed(pod, policy, started, message, "Binding")
         self._wake.set()
 
+    async def _pre_bind(
+        self,
+        pod: PodView,
+        node: str,
+        policy: CompiledPolicy,
+        states: CycleState,
+        binding: _PreBinding | None,
+    ) -> str | None:
+        """Run the PreBind plugins in order: the first refusal, or none. With ``binding``, a
+        preemption may cancel them (:meth:`_cancel_pre_bind`), also after the last has
+        finished and before the bind, as kube-scheduler's ``MarkPrebound`` lets it."""
+        for plugin in policy.extensions.pre_bind:
+            call = plugin.pre_bind(states.read(plugin), pod, node, self._objects)
+            try:
+                refusal = await (call if binding is None else binding.run(call))
+            except _PreemptedError as cancelled:
+                return f'running PreBind plugin "{plugin.name}": {cancelled}'
+            except Exception as error:
+                refusal = _plugin_error(plugin, "PreBind", error)
+            if refusal is not None:
+                return refusal
+        return binding.finish() if binding is not None else None
+
     async def drain(self) -> None:
         """Let running binding cycles and evictions finish and report, and the events be
         posted."""
         if self._binds or self._evictions:
             await asyncio.gather(*self._binds, *self._evictions, return_exceptions=True)
         await self.events.drain()
+
+
+class _PreemptedError(Exception):
+    """A preemption cancelled the binding cycle; the message says by whom."""
+
+
+class _PreBinding:
+    """A binding cycle waiting in its PreBind plugins, which a preemption may cancel until the
+    bind starts (kube-scheduler's ``podInPreBind``)."""
+
+    def __init__(self) -> None:
+        self._cancelled = asyncio.Event()
+        self._reason = ""
+        self._finished = False
+
+    def cancel(self, reason: str) -> bool:
+        """Cancel the cycle, unless its PreBind plugins are over: whether it is cancelled."""
+        if self._finished:
+            return False
+        if not self._cancelled.is_set():
+            self._reason = reason
+            self._cancelled.set()
+        return True
+
+    async def run(self, call: Awaitable[T]) -> T:
+        """Await ``call``; raise :class:`_PreemptedError` (and cancel it) if the cycle is cancelled
+        first."""
+        task = asyncio.ensure_future(call)
+        cancelled = asyncio.ensure_future(self._cancelled.wait())
+        try:
+            await asyncio.wait((task, cancelled), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancelled.cancel()
+        if self._cancelled.is_set():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise _PreemptedError(self._reason)
+        return task.result()
+
+    def finish(self) -> str | None:
+        """The PreBind plugins are over: the reason if the cycle was cancelled meanwhile, else
+        none, and it can be cancelled no more."""
+        if self._cancelled.is_set():
+            return self._reason
+        self._finished = True
+        return None
 
 
 def _plugin_error(plugin: object, point: str, error: Exception) -> str:

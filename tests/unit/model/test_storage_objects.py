@@ -17,8 +17,10 @@ from policy_scheduler.model.objects import ObjectError, PodView
 from policy_scheduler.model.selectors import LabelSelector, NodeSelector
 from policy_scheduler.model.volumes import (
     ClaimView,
+    CSIDriverView,
     CSINodeView,
     ResourceClaimView,
+    StorageCapacityView,
     StorageClassView,
     Volumes,
     VolumeView,
@@ -94,6 +96,24 @@ CSI_RAW: Raw = {
         ]
     },
 }
+DRIVER_RAW: Raw = {
+    "kind": "CSIDriver",
+    "metadata": {"name": "ebs.csi.aws.com", "uid": "d", "resourceVersion": "1"},
+    "spec": {
+        "attachRequired": True,
+        "storageCapacity": True,
+        "preventPodSchedulingIfMissing": True,
+        "volumeLifecycleModes": ["Persistent"],
+    },
+}
+CAPACITY_RAW: Raw = {
+    "kind": "CSIStorageCapacity",
+    "metadata": {"name": "csisc-1", "namespace": "kube-system", "uid": "s", "resourceVersion": "2"},
+    "storageClassName": "fast",
+    "nodeTopology": {"matchLabels": {"zone": "a"}},
+    "capacity": "10Gi",
+    "maximumVolumeSize": "4Gi",
+}
 RC_RAW: Raw = {
     "kind": "ResourceClaim",
     "metadata": {"name": "gpu", "namespace": "ns", "uid": "rc", "resourceVersion": "3"},
@@ -140,6 +160,20 @@ SLIM_CASES = {
         volumes.CSI_NODE,
         CSI_RAW,
         {"metadata": CSI_RAW["metadata"], "spec": CSI_RAW["spec"], "status": {}},
+    ),
+    "a CSIDriver keeps its capacity and presence flags": (
+        volumes.CSI_DRIVER,
+        DRIVER_RAW,
+        {
+            "metadata": DRIVER_RAW["metadata"],
+            "spec": {"storageCapacity": True, "preventPodSchedulingIfMissing": True},
+            "status": {},
+        },
+    ),
+    "a CSIStorageCapacity keeps its top-level class, topology and sizes": (
+        volumes.CSI_STORAGE_CAPACITY,
+        CAPACITY_RAW,
+        {k: v for k, v in CAPACITY_RAW.items() if k != "kind"},
     ),
     "a resource claim keeps its requests, allocation and consumers, not device statuses": (
         volumes.RESOURCE_CLAIM,
@@ -222,6 +256,28 @@ def test_the_views_read_their_fields() -> None:
 
     assert CSINodeView(CSI_RAW).limits == {"ebs.csi.aws.com": 25}
 
+    driver = CSIDriverView(DRIVER_RAW)
+    assert (driver.key, driver.storage_capacity, driver.prevents_scheduling_if_missing) == (
+        "ebs.csi.aws.com",
+        True,
+        True,
+    )
+    bare_driver = CSIDriverView({"metadata": {"name": "x"}})
+    assert not bare_driver.storage_capacity and not bare_driver.prevents_scheduling_if_missing
+
+    capacity = StorageCapacityView(CAPACITY_RAW)
+    assert (capacity.key, capacity.storage_class) == ("kube-system/csisc-1", "fast")
+    assert (capacity.capacity, capacity.maximum_volume_size, capacity.volume_limit) == (
+        10 * 2**30,
+        4 * 2**30,
+        4 * 2**30,
+    )
+    assert capacity.node_topology is not None and capacity.node_topology.matches({"zone": "a"})
+    bare = StorageCapacityView({"metadata": {"name": "x", "namespace": "ns"}})
+    assert (bare.capacity, bare.volume_limit, bare.node_topology) == (None, None, None)
+    only_capacity = StorageCapacityView({**CAPACITY_RAW, "maximumVolumeSize": None})
+    assert only_capacity.volume_limit == 10 * 2**30
+
     claim_of_devices = ResourceClaimView(RC_RAW)
     assert claim_of_devices.key == "ns/gpu"
     assert claim_of_devices.reserved_for == {"pod-a"}
@@ -233,6 +289,73 @@ def test_a_claim_with_a_broken_selector_is_named() -> None:
     broken = {**PVC_RAW, "spec": {"selector": {"matchLabels": {"bad key!": "x"}}}}
     with pytest.raises(ObjectError, match="persistentvolumeclaim ns/data"):
         _ = ClaimView(broken).selector
+
+
+BAD_OBJECT_CASES = {
+    "a CSIDriver's storageCapacity that is no boolean": (
+        lambda: CSIDriverView({**DRIVER_RAW, "spec": {"storageCapacity": "yes"}}).storage_capacity,
+        "csidriver ebs.csi.aws.com: spec.storageCapacity: must be true or false, got 'yes'",
+    ),
+    "a CSIDriver's preventPodSchedulingIfMissing that is no boolean": (
+        lambda: (
+            CSIDriverView(
+                {**DRIVER_RAW, "spec": {"preventPodSchedulingIfMissing": 1}}
+            ).prevents_scheduling_if_missing
+        ),
+        "csidriver ebs.csi.aws.com: spec.preventPodSchedulingIfMissing: must be true or false, "
+        "got 1",
+    ),
+    "a CSIStorageCapacity's capacity that is no quantity": (
+        lambda: StorageCapacityView({**CAPACITY_RAW, "capacity": "lots"}).capacity,
+        "csistoragecapacity kube-system/csisc-1: capacity: 'lots' is not a quantity",
+    ),
+    "a CSIStorageCapacity's maximumVolumeSize that is no quantity": (
+        lambda: StorageCapacityView({**CAPACITY_RAW, "maximumVolumeSize": "4Q"}).volume_limit,
+        "csistoragecapacity kube-system/csisc-1: maximumVolumeSize: '4Q' is not a quantity",
+    ),
+    "a CSIStorageCapacity's nodeTopology that is no selector": (
+        lambda: (
+            StorageCapacityView(
+                {
+                    **CAPACITY_RAW,
+                    "nodeTopology": {"matchExpressions": [{"key": "z", "operator": "Is"}]},
+                }
+            ).node_topology
+        ),
+        "csistoragecapacity kube-system/csisc-1: nodeTopology.matchExpressions[0].operator: 'Is'",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("read", "message"), BAD_OBJECT_CASES.values(), ids=BAD_OBJECT_CASES.keys()
+)
+def test_a_bad_field_names_the_object_and_the_field(read: Any, message: str) -> None:
+    with pytest.raises(ObjectError) as error:
+        read()
+    assert str(error.value).startswith(message)
+
+
+def capacity(name: str, class_name: str) -> Raw:
+    return {"metadata": {"name": name, "namespace": "ns"}, "storageClassName": class_name}
+
+
+def test_the_capacities_of_a_class() -> None:
+    catalog = Volumes()
+    for raw in (capacity("b", "fast"), capacity("a", "fast"), capacity("c", "slow")):
+        catalog.set(volumes.CSI_STORAGE_CAPACITY, raw)
+    assert [c.name for c in catalog.storage_capacities("fast")] == ["a", "b"]
+    catalog.delete(volumes.CSI_STORAGE_CAPACITY, capacity("a", "fast"))
+    assert [c.name for c in catalog.storage_capacities("fast")] == ["b"]
+    assert [c.name for c in catalog.storage_capacities("none")] == []
+
+
+def test_known_is_the_informers_version_before_a_change() -> None:
+    catalog = Volumes()
+    assert catalog.known(volumes.CSI_DRIVER, DRIVER_RAW) is None
+    catalog.set(volumes.CSI_DRIVER, DRIVER_RAW)
+    before = catalog.known(volumes.CSI_DRIVER, {**DRIVER_RAW, "spec": {}})
+    assert isinstance(before, CSIDriverView) and before.storage_capacity
 
 
 def pv(version: str, claim: str | None = None) -> Raw:
@@ -371,6 +494,8 @@ def test_the_catalog_finds_each_kind_by_its_key() -> None:
         (volumes.PV, PV_RAW),
         (volumes.STORAGE_CLASS, SC_RAW),
         (volumes.CSI_NODE, CSI_RAW),
+        (volumes.CSI_DRIVER, DRIVER_RAW),
+        (volumes.CSI_STORAGE_CAPACITY, CAPACITY_RAW),
         (volumes.RESOURCE_CLAIM, RC_RAW),
     ]:
         catalog.set(kind, raw)
@@ -378,6 +503,8 @@ def test_the_catalog_finds_each_kind_by_its_key() -> None:
     assert catalog.volume("data") is not None
     assert catalog.storage_class("fast") is not None
     assert catalog.csi_node("n1") is not None
+    assert catalog.csi_driver("ebs.csi.aws.com") is not None
+    assert [c.key for c in catalog.storage_capacities("fast")] == ["kube-system/csisc-1"]
     assert catalog.resource_claim("ns", "gpu") is not None
     catalog.delete(volumes.PVC, PVC_RAW)
     assert catalog.claim("ns", "data") is None

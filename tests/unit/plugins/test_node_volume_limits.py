@@ -1,5 +1,6 @@
 """NodeVolumeLimits rejects nodes where the pod's new CSI volumes would exceed their CSINode's
-count for a driver, counting volumes as kube-scheduler v1.34 does."""
+count for a driver, counting volumes as kube-scheduler v1.37 does, and nodes whose CSINode lacks
+a driver whose CSIDriver sets preventPodSchedulingIfMissing."""
 
 from __future__ import annotations
 
@@ -11,8 +12,18 @@ import pytest
 from plugin_harness import Around, Change, filter_nodes, make_node, make_pod, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.volumes import CSI_NODE, PV, PVC, STORAGE_CLASS, ClaimView, Volumes
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import ObjectError, PodView
+from policy_scheduler.model.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    PV,
+    PVC,
+    STORAGE_CLASS,
+    ClaimView,
+    CSINodeView,
+    Volumes,
+)
 from policy_scheduler.plugins import node_volume_limits
 from policy_scheduler.plugins.base import (
     FITS,
@@ -192,8 +203,6 @@ def test_bound_csi_volumes(
 
 
 ONE_D = csi_node("n", d=1)
-MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
-PORTWORX_MIGRATED = {MIGRATED_PLUGINS: "kubernetes.io/gce-pd,kubernetes.io/portworx-volume"}
 
 
 @pytest.mark.parametrize(
@@ -272,23 +281,8 @@ PORTWORX_MIGRATED = {MIGRATED_PLUGINS: "kubernetes.io/gce-pd,kubernetes.io/portw
                 claim("u", storage_class="s"),
                 storage_class("s", "kubernetes.io/portworx-volume"),
             ],
-            FITS,
-            id="Portworx, not migrated on the node",
-        ),
-        pytest.param(
-            pod(pvc("u")),
-            ["a"],
-            [
-                csi_node(
-                    "n",
-                    PORTWORX_MIGRATED,
-                    pxd_portworx_com=0,
-                ),
-                claim("u", storage_class="s"),
-                storage_class("s", "kubernetes.io/portworx-volume"),
-            ],
             EXCEEDED,
-            id="Portworx, migrated on the node",
+            id="Portworx counts without the CSINode's migrated-plugins annotation (v1.36+)",
         ),
         pytest.param(
             pod(pvc("u")),
@@ -334,6 +328,88 @@ def test_per_node() -> None:
     nodes = [node("n", "a"), node("free", "a"), node("other")]
     objects = [*CLUSTER, ONE_D, csi_node("other", d=1)]
     assert run(pod(pvc("b")), nodes, objects) == [EXCEEDED, FITS, FITS]
+
+
+def driver(name: str, **spec: Any) -> Object:
+    return CSI_DRIVER, {"metadata": {"name": name}, "spec": spec}
+
+
+REQUIRED_D = driver("d", preventPodSchedulingIfMissing=True)
+MISSING_D = ("d CSI driver is not installed on the node",)
+EBS_INLINE = {"name": "g", "awsElasticBlockStore": {"volumeID": "vol-1"}}
+
+
+# kube's checkCSIDriverOnNode (VolumeLimitScaling, on in v1.37), on node "n".
+DRIVER_CASES: dict[str, tuple[PodView, list[str], list[Object], tuple[str, ...]]] = {
+    "a required driver the CSINode has": (pod(pvc("a")), [], [REQUIRED_D, LIMITED], FITS),
+    "a required driver the CSINode lacks": (
+        pod(pvc("a")),
+        [],
+        [REQUIRED_D, csi_node("n", e=None)],
+        MISSING_D,
+    ),
+    "a required driver on a node without CSINode": (pod(pvc("a")), [], [REQUIRED_D], MISSING_D),
+    "a driver without CSIDriver is not required": (pod(pvc("a")), [], [csi_node("n")], FITS),
+    "a driver whose CSIDriver does not ask is not required": (
+        pod(pvc("a")),
+        [],
+        [driver("d", preventPodSchedulingIfMissing=False), csi_node("n")],
+        FITS,
+    ),
+    "a volume the node's pods use already is checked too": (
+        pod(pvc("a")),
+        ["a"],
+        [REQUIRED_D, csi_node("n", e=None)],
+        MISSING_D,
+    ),
+    "checked before the counts: a full node lacking it says it lacks it": (
+        pod(pvc("a"), pvc("e")),
+        [],
+        [driver("e", preventPodSchedulingIfMissing=True), csi_node("n", d=0)],
+        ("e CSI driver is not installed on the node",),
+    ),
+    "the first missing driver in the pod's volume order is named": (
+        pod(pvc("e"), pvc("a")),
+        [],
+        [REQUIRED_D, driver("e", preventPodSchedulingIfMissing=True), csi_node("n")],
+        ("e CSI driver is not installed on the node",),
+    ),
+    "an in-tree volume on a node without CSINode is not counted, nor checked": (
+        pod(EBS_INLINE),
+        [],
+        [driver("ebs.csi.aws.com", preventPodSchedulingIfMissing=True)],
+        FITS,
+    ),
+    "an in-tree volume counts as its CSI driver, which is checked": (
+        pod(EBS_INLINE),
+        [],
+        [driver("ebs.csi.aws.com", preventPodSchedulingIfMissing=True), csi_node("n")],
+        ("ebs.csi.aws.com CSI driver is not installed on the node",),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "on_node", "objects", "reasons"), DRIVER_CASES.values(), ids=DRIVER_CASES.keys()
+)
+def test_required_drivers(
+    the_pod: PodView, on_node: list[str], objects: list[Object], reasons: tuple[str, ...]
+) -> None:
+    assert run(the_pod, [node("n", *on_node)], [*CLUSTER, *objects]) == [reasons]
+
+
+def test_a_missing_driver_and_too_many_volumes_may_be_lifted_by_preemption() -> None:
+    nodes = NodeBlock.of(node("n"))
+    filt = plugin()
+    assert not filt.unresolvable(pod(), nodes, MISSING_D)[0]
+    assert not filt.unresolvable(pod(), nodes, EXCEEDED)[0]
+    assert filt.unresolvable(pod(), nodes, ('persistentvolumeclaim "x" not found',))[0]
+
+
+def test_a_bad_csidriver_fails_the_node_naming_it() -> None:
+    objects = [*CLUSTER, driver("d", preventPodSchedulingIfMissing="yes"), LIMITED]
+    with pytest.raises(ObjectError, match=r"csidriver d: spec\.preventPodSchedulingIfMissing"):
+        run(pod(pvc("a")), [node("n")], objects)
 
 
 @pytest.mark.parametrize(
@@ -382,7 +458,6 @@ def test_skips(the_pod: PodView) -> None:
 EBS, PD, AZURE = "ebs.csi.aws.com", "pd.csi.storage.gke.io", "disk.csi.azure.com"
 IN_TREE_LIMITS = csi_node(
     "n",
-    PORTWORX_MIGRATED,
     ebs_csi_aws_com=1,
     pd_csi_storage_gke_io=1,
     disk_csi_azure_com=1,
@@ -547,7 +622,7 @@ GCE_ZONE = "topology.kubernetes.io/zone"
             [pvc("t")],
             in_tree_pv("t", "portworxVolume", volumeID="x1"),
             EXCEEDED,
-            id="Portworx counts where migrated",
+            id="Portworx counts",
         ),
         pytest.param(
             pod(inline("azureFile", shareName="s", secretName="x")),
@@ -621,6 +696,30 @@ def claim_event(name: str, namespace: str = "ns") -> ClusterEvent:
     return ClusterEvent(EventKind.PVC_CHANGED, storage=ClaimView(raw))
 
 
+def csi_node_event(
+    before: Mapping[str, int | None] | None, after: Mapping[str, int | None]
+) -> ClusterEvent:
+    """CSINode n changed: its drivers' counts before (None: it is new) and after."""
+
+    def view(counts: Mapping[str, int | None]) -> CSINodeView:
+        return CSINodeView(csi_node("n", None, **counts)[1])
+
+    old = None if before is None else view(before)
+    return ClusterEvent(EventKind.CSI_NODE_CHANGED, storage=view(after), old_storage=old)
+
+
+# kube's isSchedulableAfterCSINodeUpdated (a new CSINode always wakes the pod).
+CSI_NODE_HINTS: dict[str, tuple[tuple[Mapping[str, int | None] | None, Any], bool]] = {
+    "a new CSINode": ((None, {"d": 1}), True),
+    "a driver's count grew": (({"d": 1}, {"d": 2}), True),
+    "a driver's count shrank": (({"d": 2}, {"d": 1}), False),
+    "a driver added with a count": (({"d": 1}, {"d": 1, "e": 1}), True),
+    "a driver added without a count wakes no pod": (({"d": 1}, {"d": 1, "e": None}), False),
+    "a driver's count given where it had none": (({"d": None}, {"d": 3}), True),
+    "nothing changed": (({"d": 1}, {"d": 1}), False),
+}
+
+
 @pytest.mark.parametrize(
     ("the_pod", "event", "woken"),
     [
@@ -638,6 +737,10 @@ def claim_event(name: str, namespace: str = "ns") -> ClusterEvent:
             ClusterEvent(EventKind.CSI_NODE_CHANGED),
             True,
             id="a CSINode added or changed",
+        ),
+        *(
+            pytest.param(pod(pvc("c")), csi_node_event(*counts), woken, id=name)
+            for name, (counts, woken) in CSI_NODE_HINTS.items()
         ),
     ],
 )

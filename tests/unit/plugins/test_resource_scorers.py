@@ -1,4 +1,4 @@
-"""The four resource scorers give kube-scheduler v1.34's exact scores, and reject bad args."""
+"""The four resource scorers give kube-scheduler v1.37's exact scores, and reject bad args."""
 
 from __future__ import annotations
 
@@ -234,29 +234,34 @@ LEAST_LIKE = {"shape": shape((0, 10), (100, 0))}
             63,
             id="ratio: weights, rounded",
         ),
-        # BalancedAllocation: (1 - std of capped fractions) * 100 over plain requests.
+        # BalancedAllocation: 50 + (50 + with - without) // 2, where with and without are the
+        # node's balance, int((1 - std of capped fractions) * 100) over plain requests, with the
+        # pod placed there and without it.
+        # Even before and after: 100 and 100, the pod changes nothing.
         pytest.param(
             BALANCED,
             {},
             ONE_CPU_2GI,
             node(BIG, pod(container(cpu="1", memory="2Gi"), name="o")),
-            100,
+            75,
             id="balanced: even use",
         ),
+        # 0.25 and 0.75: 75 with the pod, 100 without; 50 + 25 // 2.
         pytest.param(
             BALANCED,
             {},
             pod(container(cpu="1", memory="6Gi")),
             node(BIG),
-            75,
+            62,
             id="balanced: uneven use",
         ),
+        # 0.25 and 0 (the best-effort pod counts nothing): int(87.5) with, 100 without.
         pytest.param(
             BALANCED,
             {},
             pod(container(cpu="1")),
             node(BIG, BEST_EFFORT),
-            87,
+            68,
             id="balanced: no non-zero defaults",
         ),
         pytest.param(
@@ -264,7 +269,7 @@ LEAST_LIKE = {"shape": shape((0, 10), (100, 0))}
             {},
             pod(container(cpu="2", memory="4Gi")),
             node({"cpu": "1", "memory": "8Gi"}),
-            75,
+            62,
             id="balanced: fractions cap at 1",
         ),
         pytest.param(BALANCED, {}, BEST_EFFORT, node(BIG), 0, id="balanced: best-effort pod"),
@@ -281,15 +286,16 @@ LEAST_LIKE = {"shape": shape((0, 10), (100, 0))}
             {},
             ONE_CPU_2GI,
             node({"cpu": "4"}),
-            100,
+            75,
             id="balanced: one fraction has no deviation",
         ),
+        # 0.25, 0.5 and 1: std 0.3118, 68 with, 100 without; 50 + 18 // 2.
         pytest.param(
             BALANCED,
             {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]},
             pod(container(cpu="1", memory="4Gi", **{GPU: "4"})),
             node({**BIG, GPU: "4"}),
-            68,
+            59,
             id="balanced: three resources",
         ),
         pytest.param(
@@ -297,7 +303,7 @@ LEAST_LIKE = {"shape": shape((0, 10), (100, 0))}
             {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": GPU}]},
             pod(container(cpu="1", memory="6Gi", **{GPU: "1"})),
             node(BIG),
-            75,
+            62,
             id="balanced: three resources, two of which the node has",
         ),
         pytest.param(
@@ -305,8 +311,27 @@ LEAST_LIKE = {"shape": shape((0, 10), (100, 0))}
             {"resources": [{"name": "cpu"}]},
             pod(container(cpu="1", memory="6Gi")),
             node(BIG),
-            100,
+            75,
             id="balanced: one resource",
+        ),
+        # The node's pod uses half its cpu and no memory (75); the pod's 4Gi evens it out (100):
+        # 50 + 75 // 2.
+        pytest.param(
+            BALANCED,
+            {},
+            pod(container(memory="4Gi")),
+            node(BIG, pod(container(cpu="2"), name="o")),
+            87,
+            id="balanced: the pod evens the node out",
+        ),
+        # The same node, and a pod asking for cpu only: 1 and 0 after (50), 75 before.
+        pytest.param(
+            BALANCED,
+            {},
+            pod(container(cpu="2")),
+            node(BIG, pod(container(cpu="2"), name="o")),
+            62,
+            id="balanced: the pod tips the node further",
         ),
     ],
 )
@@ -432,8 +457,9 @@ POD_LEVEL = pod(
             2,
             id="ratio: the containers' defaults, not pod-level",
         ),
-        # 2/4 cpu and 2/8 memory; the containers alone would be best effort (skipped, 0).
-        pytest.param(BALANCED, {}, POD_LEVEL, node(BIG), 87, id="balanced: pod-level requests"),
+        # 2/4 cpu and 2/8 memory (87 with the pod, 100 without); the containers alone would be
+        # best effort (skipped, 0).
+        pytest.param(BALANCED, {}, POD_LEVEL, node(BIG), 68, id="balanced: pod-level requests"),
         # (1000 * 100 // 4000 + 5944 * 100 // 8192) // 2: the node's pod counts 2 cpu and 200Mi.
         pytest.param(
             LEAST,

@@ -1,4 +1,4 @@
-"""VolumeBinding's verdicts, reasons and binding steps, as kube-scheduler v1.34's VolumeBinding.
+"""VolumeBinding's verdicts, reasons and binding steps, as kube-scheduler v1.37's VolumeBinding.
 
 Each case builds a catalog of claims, volumes and classes (namespace "ns"), runs PreFilter, then
 Filter on every node (one by one, and as one block, which must agree). Reserve, Unreserve and
@@ -18,8 +18,18 @@ import pytest
 from plugin_harness import Change, make_node, make_pod, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.volumes import PV, PVC, SELECTED_NODE, STORAGE_CLASS, Volumes
+from policy_scheduler.model.objects import ObjectError, PodView
+from policy_scheduler.model.volumes import (
+    CSI_DRIVER,
+    CSI_STORAGE_CAPACITY,
+    PV,
+    PVC,
+    SELECTED_NODE,
+    STORAGE_CLASS,
+    CSIDriverView,
+    StorageCapacityView,
+    Volumes,
+)
 from policy_scheduler.plugins import volume_binding as vb
 from policy_scheduler.plugins.base import (
     FITS,
@@ -36,6 +46,7 @@ GI = 1 << 30
 AFFINITY = ("node(s) didn't match PersistentVolume's node affinity",)
 NO_PV = ("node(s) didn't find available persistent volumes to bind",)
 MISSING_PV = ("node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)",)
+NO_SPACE = ("node(s) did not have enough free storage",)
 ZONE = "topology.kubernetes.io/zone"
 
 
@@ -138,6 +149,32 @@ def catalog(*objects: tuple[str, dict[str, Any]], classes: bool = True) -> Volum
     return volumes
 
 
+def driver(storage_capacity: bool = True) -> tuple[str, dict[str, Any]]:
+    """The CSIDriver of csi.example.com, the provisioner of the classes "dynamic" and "zonal"."""
+    spec = {"storageCapacity": storage_capacity}
+    return CSI_DRIVER, {"metadata": {"name": "csi.example.com"}, "spec": spec}
+
+
+def capacity(
+    name: str,
+    size: str | None = "10Gi",
+    *,
+    cls: str = "dynamic",
+    zone: str | None = "a",
+    maximum: str | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """A CSIStorageCapacity of ``cls`` for the nodes of ``zone`` (None: no nodeTopology)."""
+    raw: dict[str, Any] = {"metadata": {"name": name, "namespace": "kube-system"}}
+    raw["storageClassName"] = cls
+    if zone is not None:
+        raw["nodeTopology"] = {"matchLabels": {ZONE: zone}}
+    if size is not None:
+        raw["capacity"] = size
+    if maximum is not None:
+        raw["maximumVolumeSize"] = maximum
+    return CSI_STORAGE_CAPACITY, raw
+
+
 def pvc(*args: Any, **kwargs: Any) -> tuple[str, dict[str, Any]]:
     return PVC, claim(*args, **kwargs)
 
@@ -183,6 +220,106 @@ def run(the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES) -
             verdicts[i] = reasons
     assert verdicts == each
     return each
+
+
+# kube's hasEnoughCapacity: a claim to provision by a CSI driver that asks for capacity checks.
+CAPACITY_CASES: dict[str, tuple[PodView, Volumes, Any]] = {
+    "a CSIDriver without storageCapacity: capacity is not checked": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(storage_capacity=False)),
+        [FITS, FITS],
+    ),
+    "a provisioner without CSIDriver: capacity is not checked": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic")),
+        [FITS, FITS],
+    ),
+    "a node a big enough capacity reaches": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s")),
+        [FITS, NO_SPACE],
+    ),
+    "a capacity smaller than the claim": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", size=20 * GI), driver(), capacity("s")),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "exactly the claim's size is enough": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", size=10 * GI), driver(), capacity("s")),
+        [FITS, NO_SPACE],
+    ),
+    "the maximum volume size counts, not the capacity": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", size=2 * GI), driver(), capacity("s", maximum="1Gi")),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "a maximum volume size without capacity is enough": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", None, maximum="1Gi")),
+        [FITS, NO_SPACE],
+    ),
+    "a capacity without sizes is none": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", None)),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "a capacity of another class": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", cls="zonal")),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "a capacity without nodeTopology reaches no node": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(), capacity("s", zone=None)),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "any capacity of the class that reaches the node will do": (
+        pod("c"),
+        catalog(
+            pvc("c", cls="dynamic", size=5 * GI),
+            driver(),
+            capacity("small-b", "1Gi", zone="b"),
+            capacity("big-b", "8Gi", zone="b"),
+        ),
+        [NO_SPACE, FITS],
+    ),
+    "a claim that asks for no storage is not checked": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", spec={"resources": {}}), driver()),
+        [FITS, FITS],
+    ),
+    "topology is checked before capacity": (
+        pod("c"),
+        catalog(pvc("c", cls="zonal"), driver(), capacity("s", cls="zonal", zone="b")),
+        [NO_SPACE, NO_PV],
+    ),
+    "a claim given to a node's provisioner is checked on that node": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic", annotations={SELECTED_NODE: "n-b"}), driver()),
+        [NO_PV, NO_SPACE],
+    ),
+    "the first claim to provision decides, smallest first": (
+        pod("c", "d"),
+        catalog(pvc("c", cls="dynamic"), pvc("d", size=2 * GI), driver()),
+        [NO_SPACE, NO_SPACE],
+    ),
+    "no room for the smaller claim, or no provisioner for the larger one, on each node": (
+        pod("c", "d"),
+        catalog(pvc("c", size=2 * GI), pvc("d", cls="dynamic"), driver(), capacity("s")),
+        [NO_PV, NO_SPACE],
+    ),
+    "a bound volume out of reach and no room": (
+        pod("b", "c"),
+        catalog(
+            pvc("b", volume="v", bound=True),
+            pv("v", zone="b", claimed="b"),
+            pvc("c", cls="dynamic"),
+            driver(),
+        ),
+        [AFFINITY + NO_SPACE, NO_SPACE],
+    ),
+}
 
 
 @pytest.mark.parametrize(
@@ -377,10 +514,20 @@ def run(the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES) -
             [NO_PV, FITS],
             id="pre-bound volume out of reach wins over any other",
         ),
+        *(
+            pytest.param(the_pod, volumes, expected, id=name)
+            for name, (the_pod, volumes, expected) in CAPACITY_CASES.items()
+        ),
     ],
 )
 def test_verdicts(the_pod: PodView, volumes: Volumes, expected: Any) -> None:
     assert run(the_pod, volumes) == expected
+
+
+def test_a_bad_storage_capacity_fails_the_filter_naming_it() -> None:
+    volumes = catalog(pvc("c", cls="dynamic"), driver(), capacity("s", "lots"))
+    with pytest.raises(ObjectError, match="csistoragecapacity kube-system/s: capacity: 'lots'"):
+        run(pod("c"), volumes)
 
 
 def reserved_on(
@@ -653,6 +800,74 @@ def test_pre_bind_refusals(volumes: Volumes, during: Callable[[FakeApi], None], 
 CLAIM_EVENT = EventKind.PVC_CHANGED
 
 
+def inline_csi_pod() -> PodView:
+    """A pod with an inline CSI volume of csi.example.com."""
+    inline = {"name": "i", "csi": {"driver": "csi.example.com"}}
+    return make_pod("p", "ns", containers=[{"name": "c"}], volumes=[inline])
+
+
+def driver_event(before: bool | None, after: bool | str) -> ClusterEvent:
+    """csi.example.com's CSIDriver changed: its storageCapacity before (None: it is new) and
+    after."""
+
+    def view(flag: bool | str) -> CSIDriverView:
+        return CSIDriverView(
+            {"metadata": {"name": "csi.example.com"}, "spec": {"storageCapacity": flag}}
+        )
+
+    old = None if before is None else view(before)
+    return ClusterEvent(EventKind.CSI_DRIVER_CHANGED, storage=view(after), old_storage=old)
+
+
+DRIVER_HINTS: dict[str, tuple[tuple[bool | None, bool | str], bool]] = {
+    "a new CSIDriver wakes no pod (kube registers its updates only)": ((None, False), False),
+    "a CSIDriver that stops asking for capacity checks": ((True, False), True),
+    "a CSIDriver that starts asking for them": ((False, True), False),
+    "a CSIDriver that keeps asking for them": ((True, True), False),
+    "a CSIDriver that cannot be read wakes the pod, as kube's hint errors do": (
+        (True, "no"),
+        True,
+    ),
+}
+
+
+def capacity_event(before: Mapping[str, str] | None, after: Mapping[str, str]) -> ClusterEvent:
+    """A CSIStorageCapacity changed: its sizes before (None: it is new) and after."""
+
+    def view(sizes: Mapping[str, str]) -> StorageCapacityView:
+        return StorageCapacityView({"metadata": {"name": "s", "namespace": "ns"}, **sizes})
+
+    old = None if before is None else view(before)
+    return ClusterEvent(
+        EventKind.CSI_STORAGE_CAPACITY_CHANGED, storage=view(after), old_storage=old
+    )
+
+
+CAPACITY_HINTS: dict[str, tuple[tuple[Mapping[str, str] | None, Mapping[str, str]], bool]] = {
+    "a new CSIStorageCapacity": ((None, {}), True),
+    "a capacity that grew": (({"capacity": "1Gi"}, {"capacity": "2Gi"}), True),
+    "a capacity that shrank": (({"capacity": "2Gi"}, {"capacity": "1Gi"}), False),
+    "a capacity unchanged": (({"capacity": "1Gi"}, {"capacity": "1Gi"}), False),
+    "a capacity given where there was none": (({}, {"capacity": "1Gi"}), True),
+    "a capacity taken away": (({"capacity": "1Gi"}, {}), False),
+    "the maximum volume size counts, not the capacity": (
+        (
+            {"capacity": "1Gi", "maximumVolumeSize": "1Gi"},
+            {"capacity": "9Gi", "maximumVolumeSize": "1Gi"},
+        ),
+        False,
+    ),
+    "a maximum volume size that grew": (
+        ({"maximumVolumeSize": "1Gi"}, {"maximumVolumeSize": "2Gi"}),
+        True,
+    ),
+    "a capacity that cannot be read wakes the pod": (
+        ({"capacity": "1Gi"}, {"capacity": "lots"}),
+        True,
+    ),
+}
+
+
 @pytest.mark.parametrize(
     ("the_pod", "event", "woken"),
     [
@@ -684,6 +899,20 @@ CLAIM_EVENT = EventKind.PVC_CHANGED
             id="a pod with ephemeral volumes wakes on its namespace's claims",
         ),
         pytest.param(pod("c"), ClusterEvent(EventKind.PV_CHANGED), True, id="volume events always"),
+        *(
+            pytest.param(inline_csi_pod(), driver_event(*change), woken, id=name)
+            for name, (change, woken) in DRIVER_HINTS.items()
+        ),
+        pytest.param(
+            pod("c"),
+            driver_event(True, False),
+            False,
+            id="a CSIDriver update wakes no pod without an inline volume of the driver",
+        ),
+        *(
+            pytest.param(pod("c"), capacity_event(*change), woken, id=name)
+            for name, (change, woken) in CAPACITY_HINTS.items()
+        ),
     ],
 )
 def test_queueing_hint(the_pod: PodView, event: ClusterEvent, woken: bool) -> None:
@@ -695,6 +924,8 @@ def test_wakes_on_kube_events() -> None:
     assert wakes(filt, pod("c"), Change(EventKind.NODE_LABELS, NODES[0]))
     assert not wakes(filt, pod("c"), Change(EventKind.NODE_TAINTS, NODES[0]))
     assert not wakes(filt, pod("c"), Change(EventKind.POD_DELETED))
+    assert filt.wakes_on & EventKind.CSI_DRIVER_CHANGED
+    assert filt.wakes_on & EventKind.CSI_STORAGE_CAPACITY_CHANGED
 
 
 def test_args() -> None:
@@ -707,8 +938,133 @@ def test_args() -> None:
         "['bindTimeoutSeconds', 'shape']",
         "spec.predicates[0].args.bindTimeoutSeconds: invalid BindTimeoutSeconds, should not be "
         "a negative value",
-        "spec.predicates[0].args.shape: unexpected field `shape`, remove it or turn on the "
-        "feature gate StorageCapacityScoring",
+        "spec.predicates[0].args.shape: the VolumeBinding priority's arg (spec.priorities), "
+        "not the predicate's",
     ]
     with pytest.raises(ArgsError, match="must be an integer"):
         plugin(bindTimeoutSeconds="10")
+
+
+def scores(
+    the_pod: PodView, volumes: Volumes, nodes: Sequence[NodeInfo] = NODES, **args: Any
+) -> Any:
+    """The priority's score of each node, or SKIP (the nodes are taken as feasible)."""
+    scorer = vb.new_scorer(args, "spec.priorities[0].args")
+    snapshot = Snapshot(nodes, volumes=volumes)
+    table = snapshot.table
+    block = table.block(np.array([table.position(info) for info in nodes], np.intp))
+    state = scorer.pre_score(Cycle(the_pod, snapshot), block)
+    if state is SKIP:
+        return SKIP
+    each = [scorer.score(state, the_pod, info) for info in nodes]
+    assert list(scorer.score_nodes(state, the_pod, block)) == each
+    return each
+
+
+SCORE_CASES: dict[str, tuple[PodView, Volumes, dict[str, Any], Any]] = {
+    "a pod without claims is not scored": (pod(), catalog(), {}, SKIP),
+    "a pod whose claims are bound is not scored": (
+        pod("c"),
+        catalog(pvc("c", volume="v", bound=True), pv("v", zone="a", claimed="c")),
+        {},
+        SKIP,
+    ),
+    "matched PVs: the claim's request over the PV's capacity, the emptier wins": (
+        pod("c"),
+        catalog(pvc("c"), pv("v", zone="a", size=2 * GI), pv("w", zone="b", size=4 * GI)),
+        {},
+        [50, 75],
+    ),
+    "a PV of no capacity for a claim of none is full": (
+        pod("c"),
+        catalog(pvc("c", size=0), pv("v", size=0)),
+        {},
+        [0, 0],
+    ),
+    "two classes: the average, rounded half away from zero": (
+        pod("c", "d"),
+        catalog(
+            pvc("c"),
+            pvc("d", cls="dynamic", size=GI),
+            pv("v", size=2 * GI),
+            pv("w", cls="dynamic", size=3 * GI),
+        ),
+        {},
+        [59, 59],
+    ),
+    "provisioning: the claim's request over the node's CSIStorageCapacity": (
+        pod("c"),
+        catalog(
+            pvc("c", cls="dynamic", size=5 * GI),
+            driver(),
+            capacity("a", "10Gi"),
+            capacity("b", "20Gi", zone="b"),
+        ),
+        {},
+        [50, 75],
+    ),
+    "provisioning: two claims of a class share its capacity": (
+        pod("c", "d"),
+        catalog(
+            pvc("c", cls="dynamic", size=5 * GI),
+            pvc("d", cls="dynamic", size=5 * GI),
+            driver(),
+            capacity("a", "20Gi"),
+            capacity("b", "20Gi", zone="b"),
+        ),
+        {},
+        [50, 50],
+    ),
+    "provisioning without capacity checks scores nothing": (
+        pod("c"),
+        catalog(pvc("c", cls="dynamic"), driver(storage_capacity=False)),
+        {},
+        [0, 0],
+    ),
+    "a capacity found by its maximum volume size alone has no capacity: full": (
+        pod("c"),
+        catalog(
+            pvc("c", cls="dynamic"),
+            driver(),
+            capacity("a", None, maximum="4Gi"),
+            capacity("b", None, zone="b", maximum="4Gi"),
+        ),
+        {},
+        [0, 0],
+    ),
+    "matched PVs count, not the claims to provision beside them": (
+        pod("c", "d"),
+        catalog(
+            pvc("c", size=GI),
+            pv("v", size=4 * GI),
+            pvc("d", cls="dynamic", size=GI),
+            driver(),
+            capacity("a", "1Gi"),
+            capacity("b", "1Gi", zone="b"),
+        ),
+        {},
+        [75, 75],
+    ),
+    "a shape of one's own: the fuller wins": (
+        pod("c"),
+        catalog(pvc("c"), pv("v", zone="a", size=2 * GI), pv("w", zone="b", size=4 * GI)),
+        {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]},
+        [50, 25],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "volumes", "args", "expected"), SCORE_CASES.values(), ids=SCORE_CASES.keys()
+)
+def test_scores(the_pod: PodView, volumes: Volumes, args: dict[str, Any], expected: Any) -> None:
+    assert scores(the_pod, volumes, **args) == expected
+
+
+def test_scorer_args() -> None:
+    with pytest.raises(ArgsError) as error:
+        vb.new_scorer({"bindTimeoutSeconds": 1, "shape": []}, "spec.priorities[0].args")
+    assert [str(e) for e in error.value.errors] == [
+        "spec.priorities[0].args.bindTimeoutSeconds: unknown field; expected one of ['shape']",
+        "spec.priorities[0].args.shape: at least one point {utilization, score} is required",
+    ]

@@ -1,5 +1,5 @@
 """VolumeRestrictions rejects nodes where the pod's inline disks conflict with their pods', and
-every node when a ReadWriteOncePod claim of the pod is in use, as kube-scheduler v1.34 does."""
+every node when a ReadWriteOncePod claim of the pod is in use, as kube-scheduler v1.37 does."""
 
 from __future__ import annotations
 

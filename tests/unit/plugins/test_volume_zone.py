@@ -1,5 +1,5 @@
 """VolumeZone rejects nodes outside the zones and regions of the pod's bound volumes, and
-rejects at pre-filter the pods whose claims kube-scheduler v1.34 cannot resolve."""
+rejects at pre-filter the pods whose claims kube-scheduler v1.37 cannot resolve."""
 
 from __future__ import annotations
 
