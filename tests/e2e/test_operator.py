@@ -3,6 +3,7 @@ bursts and restarts. Each test works in its own node pool and namespace."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -260,3 +261,79 @@ def test_killed_mid_burst_and_restarted_binds_the_rest_exactly_once(
     refused = posted_since(cluster, namespace, "FailedScheduling", restarted)
     assert not refused, f"the restarted operator refused a pod: {refused[0]['message']}"
     assert_not_overcommitted(cluster, pool)
+
+
+def test_a_pod_needing_a_node_feature_waits_for_a_node_declaring_it(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    """NodeDeclaredFeatures through the watches: what the informers keep of the pod (its
+    container's restart rules) and of the node (its declared features), and the node's update
+    that declares the feature waking the pod."""
+    name = f"{pool}-0"
+    cluster.apply(node(name, cpu="2", labels={"pool": pool}))
+    predicates = [{"name": "NodeDeclaredFeatures"}, {"name": "NodeResourcesFit"}]
+    cluster.apply(policy(pool, pool, predicates=predicates))
+    operator.start()
+    restarter = pod("restarter", pool)
+    restarter["spec"]["containers"][0].update(
+        restartPolicy="Never",
+        restartPolicyRules=[
+            {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
+        ],
+    )
+    cluster.apply(restarter, namespace=namespace)
+
+    failed = wait_for("FailedScheduling", lambda: events(cluster, namespace, "FailedScheduling"))
+    assert "1 node(s) didn't match Pod's required features" in failed[0]["message"]
+    declared = {"status": {"declaredFeatures": ["RestartAllContainersOnContainerExits"]}}
+    cluster.kubectl(
+        "patch", "node", name, "--subresource=status", "--type=merge", "-p", json.dumps(declared)
+    )
+    wait_for("the pod bound", lambda: bound(cluster, namespace).get("restarter") == name)
+
+
+def test_a_pod_resized_in_place_counts_on_its_node_as_it_runs(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    """A running pod's in-place resize, told by its status alone (no kubelet runs here: the
+    statuses are written as one would write them), counts on its node as kube-scheduler v1.37
+    counts it: a resize down not yet done holds what the pod runs with; once done, the room is
+    free and a pod waiting for it is bound."""
+    name = f"{pool}-0"
+    cluster.apply(node(name, cpu="2", labels={"pool": pool}))
+    cluster.apply(policy(pool, pool))
+    running = pod("running", pool, cpu="1", extra={"nodeName": name})
+    cluster.apply(running, namespace=namespace)
+
+    def runs_with(cpu: str) -> None:
+        status = {
+            "status": {
+                "phase": "Running",
+                "containerStatuses": [
+                    {
+                        "name": "main",
+                        "image": "registry.k8s.io/pause:3.10",
+                        "imageID": "",
+                        "ready": True,
+                        "restartCount": 0,
+                        "state": {"running": {"startedAt": "2026-01-01T00:00:00Z"}},
+                        "allocatedResources": {"cpu": cpu, "memory": "64Mi"},
+                        "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}},
+                    }
+                ],
+            }
+        }
+        cluster.kubectl(
+            "patch", "pod", "running", "-n", namespace, "--subresource=status",
+            "--type=merge", "-p", json.dumps(status),
+        )  # fmt: skip
+
+    # Shrunk to 1 cpu in its spec, it still runs with 2: the node is full.
+    runs_with("2")
+    operator.start()
+    cluster.apply(pod("waiting", pool, cpu="1"), namespace=namespace)
+    failed = wait_for("FailedScheduling", lambda: events(cluster, namespace, "FailedScheduling"))
+    assert "1 Insufficient cpu" in failed[0]["message"]
+    # The kubelet is done: the pod runs with 1 cpu, the other one is free.
+    runs_with("1")
+    wait_for("the waiting pod bound", lambda: bound(cluster, namespace).get("waiting") == name)

@@ -299,6 +299,20 @@ RESTARTER["spec"]["containers"][0].update(
 )
 
 
+def running_with(cpu: str) -> Raw:
+    """A container status of an in-place resize: the kubelet allocated ``cpu`` and runs with
+    it."""
+    return {
+        "name": "c",
+        "allocatedResources": {"cpu": cpu},
+        "resources": {"requests": {"cpu": cpu}},
+    }
+
+
+# Asks 1 CPU of n1's 2 but still runs with 2: it counts 2 until its resize down is done.
+RESIZING = changed(pod("resizing", on="n1"), status__containerStatuses=[running_with("2")])
+
+
 def declaring(name: str, *features: str) -> Raw:
     """Node ``name`` (as :func:`node` makes it) with ``status.declaredFeatures``."""
     raw = node(name)
@@ -551,6 +565,16 @@ CASES = {
             feed(node("n1", labels={"rack": "r1"})),
         ],
         Expect(where={"restarter": Where.UNSCHEDULABLE}),
+    ),
+    "a pod on the node running with less after a resize wakes a pod short of CPU": Case(
+        [
+            feed(node("n1"), policy(), RESIZING, pod("a")),
+            settle(),
+            later(20),
+            feed(changed(RESIZING, status__containerStatuses=[running_with("1")])),
+            settle(),
+        ],
+        Expect(binds=[("a", "n1")], events={"a": ["FailedScheduling", "Scheduled"]}),
     ),
     "a node added that is large enough wakes a pod short of CPU": Case(
         [feed(node("n1"), policy(), BIG), settle(), later(20), feed(node("n2", "8")), settle()],

@@ -1,5 +1,5 @@
 """InterPodAffinity: place a pod near, or away from, pods with given labels (kube-scheduler's
-InterPodAffinity plugin, v1.34).
+InterPodAffinity plugin, v1.37).
 
 A pod affinity term selects pods (``labelSelector`` within ``namespaces``/``namespaceSelector``)
 and names a node label, ``topologyKey``; the nodes sharing that label's value form a topology

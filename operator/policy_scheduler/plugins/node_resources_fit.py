@@ -11,8 +11,10 @@ A node fails with one reason per shortfall, all of them reported:
 
 Requests are the pod's effective requests (init containers, sidecars, overhead and pod-level
 resources included); a resource the pod requests 0 of is never checked, so an overcommitted
-node still takes pods that do not ask for what it lacks. (The scoring strategies do not read the
-pod-level requests, as kube-scheduler v1.34.4's do not: see
+node still takes pods that do not ask for what it lacks. A pod already on the node that is being
+resized in place counts there as the largest of its spec, what the kubelet allocated and what it
+runs with (:meth:`~policy_scheduler.model.objects.PodView.pod_requests`). (The scoring strategies
+do not read the pod-level requests, as kube-scheduler v1.37.2's do not: see
 :mod:`policy_scheduler.plugins.resource_allocation`.)
 
 Queueing hint: a pod this filter rejected waits for a node added that could hold it when empty,

@@ -1,5 +1,5 @@
 """PodTopologySpread: spread a pod's group evenly over topology domains (kube-scheduler's
-PodTopologySpread plugin, v1.34).
+PodTopologySpread plugin, v1.37).
 
 A constraint (``spec.topologySpreadConstraints[i]``) counts the pods of the pod's namespace that
 match its ``labelSelector`` (plus ``key In (value)`` for each ``matchLabelKeys`` key the pod has;
@@ -8,7 +8,7 @@ node label ``topologyKey``. Only nodes carrying every constraint's topology key 
 those only the ones the constraint's ``nodeAffinityPolicy`` (default Honor: the pod's nodeSelector
 and required node affinity must match) and ``nodeTaintsPolicy`` (default Ignore; Honor: the pod
 must tolerate the node's NoSchedule/NoExecute taints) admit. A selector without requirements
-(``{}``) counts no pod, as in kube-scheduler v1.34.
+(``{}``) counts no pod, as in kube-scheduler v1.37.
 
 Filter, over the ``DoNotSchedule`` constraints: a node without a constraint's topology label fails
 with "node(s) didn't match pod topology spread constraints (missing required label)"; otherwise,

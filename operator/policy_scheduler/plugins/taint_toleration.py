@@ -2,7 +2,7 @@
 nodes with fewer PreferNoSchedule taints it does not tolerate (kube-scheduler's TaintToleration).
 
 Filter: a NoSchedule/NoExecute taint that no toleration matches rejects the node with
-"node(s) had untolerated taint(s)"; kube-scheduler v1.34 names no taint in the reason (it only
+"node(s) had untolerated taint(s)"; kube-scheduler v1.37 names no taint in the reason (it only
 logs the taint), so one node's taints do not end up in every pod's events.
 
 Score: the number of the node's PreferNoSchedule taints that none of the pod's PreferNoSchedule
@@ -10,9 +10,10 @@ Score: the number of the node's PreferNoSchedule taints that none of the pod's P
 ``100 - 100 * count // max(count)``, so the node with the most such taints scores 0 and, when no
 node has any, every node scores 100.
 
-A toleration matches a taint as k8s.io/api's ``Toleration.ToleratesTaint`` in v1.34: an empty
+A toleration matches a taint as k8s.io/api's ``Toleration.ToleratesTaint`` in v1.37: an empty
 effect matches every effect, an empty key matches every key, operator ``Exists`` matches every
-value and ``Equal`` (the default) only an equal one; any other operator matches nothing.
+value and ``Equal`` (the default) only an equal one; any other operator matches nothing (``Lt``
+and ``Gt`` compare numbers only under the TaintTolerationComparisonOperators gate, alpha and off).
 
 Queueing hint, as kube-scheduler's: a pod this filter rejected waits for a node added, or a
 node's taints changed, that leaves the node with no NoSchedule/NoExecute taint the pod does not

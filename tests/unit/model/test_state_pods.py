@@ -170,6 +170,9 @@ def cluster(*others: dict[str, Any]) -> SchedulerCache:
     return cache
 
 
+# A container status after an in-place resize: the kubelet allocated 3 cpus and runs with them.
+RESIZED = {"name": "c", "allocatedResources": {"cpu": "3"}, "resources": {"requests": {"cpu": "3"}}}
+
 # Confirmations: a pod assumed on n1, then the watch's bound view of it. Each case: the pod as
 # pending, the bound view, whether it counts alike (its view only replaced), and where it ends.
 CONFIRMED: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], PodView], bool, str]] = {
@@ -231,6 +234,12 @@ CONFIRMED: dict[str, tuple[dict[str, Any], Callable[[dict[str, Any]], PodView], 
         "n1",
     ),
     "bound elsewhere than assumed": (raw_pod("w"), lambda r: bound(r, "n2"), True, "n2"),
+    "running, resized in place": (
+        raw_pod("w"),
+        lambda r: bound(r, "n1", **{"status.containerStatuses": [RESIZED]}),
+        False,
+        "n1",
+    ),
 }
 
 
@@ -456,3 +465,22 @@ def test_pods_changed_on_nodes_that_move_or_go_before_the_table_is_read() -> Non
     cache.delete_node("n1")
     cache.delete_node("n2")
     assert everything(state) == everything(afresh(state))
+
+
+def test_a_resize_told_by_the_status_alone_is_counted_on_the_node() -> None:
+    # 1 cpu for web-1, 1 for w; then the kubelet runs w with 3.
+    cache = cluster()
+    raw = raw_pod("w")
+    cache.set_pod(bound(raw, "n1"))
+    state = live(cache)
+    assert state.nodes["n1"].requested[CPU] == 2000
+    cache.set_pod(bound(raw, "n1", **{"status.containerStatuses": [RESIZED]}))
+    assert state.nodes["n1"].requested[CPU] == 4000
+    assert everything(state) == everything(afresh(state))
+    # Readiness and restarts change nothing it requests: the view only takes the old one's place.
+    ready = {**RESIZED, "ready": True, "restartCount": 1}
+    before = state.nodes["n1"].pods["w"]
+    again = bound(raw, "n1", **{"status.containerStatuses": [ready]})
+    assert counts_alike(before, again)
+    cache.set_pod(again)
+    assert state.nodes["n1"].requested[CPU] == 4000

@@ -1,4 +1,4 @@
-"""InterPodAffinity filters and scores as kube-scheduler v1.34 does."""
+"""InterPodAffinity filters and scores as kube-scheduler v1.37 does."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""NodePorts rejects nodes where a wanted host port is taken, as kube-scheduler v1.34 does."""
+"""NodePorts rejects nodes where a wanted host port is taken, as kube-scheduler v1.37 does."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PodTopologySpread filters and scores as kube-scheduler v1.34 does."""
+"""PodTopologySpread filters and scores as kube-scheduler v1.37 does."""
 
 from __future__ import annotations
 

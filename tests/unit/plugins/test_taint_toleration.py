@@ -106,7 +106,7 @@ def pod(*tolerations: Raw) -> PodView:
             "5",
             "NoSchedule",
             False,
-            id="operators other than Equal and Exists match nothing in v1.34",
+            id="other operators match nothing in v1.37 (Gt and Lt gated off)",
         ),
     ],
 )
@@ -184,8 +184,8 @@ def test_filter(tolerations: list[Raw], taints: list[Raw], reasons: Sequence[str
     assert tuple(run_filter(pod(*tolerations), node("n", *taints))) == reasons
 
 
-def test_reason_names_no_taint_as_kube_v1_34() -> None:
-    # kube-scheduler v1.34 says "node(s) had untolerated taint(s)", whatever the taint; the
+def test_reason_names_no_taint_as_kube_v1_37() -> None:
+    # kube-scheduler v1.37 says "node(s) had untolerated taint(s)", whatever the taint; the
     # older "{key: value}" form differed from its FailedScheduling messages (tests/e2e parity).
     assert run_filter(pod(), node("n", taint("dedicated", "gpu"))) == (
         "node(s) had untolerated taint(s)",
