@@ -61,8 +61,8 @@ def test_the_operator_serves_an_older_api_server(
     served = json.loads(older.kubectl("get", "--raw", "/version").stdout)
     assert f"v{served['major']}.{served['minor']}." == version[: version.rindex(".") + 1]
     older.kubectl("apply", "-f", str(REPO / "crds"))
-    # Once in a while (on a loaded machine) kubectl wait fails at once on an API server just
-    # started, before discovery lists the CRD's kind: asked again, it waits.
+    # kubectl wait has failed at once here on a just-started API server of a loaded machine
+    # (one run in five, its error unseen); asked again, it waits.
     wait_for(
         "the CRD established",
         lambda: (
