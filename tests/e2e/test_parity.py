@@ -52,6 +52,7 @@ SCORE_WEIGHTS: Mapping[str, int] = {
     "LeastAllocated": 1,
     "PodTopologySpread": 2,
     "InterPodAffinity": 2,
+    "DynamicResources": 2,
     "BalancedAllocation": 1,
     "ImageLocality": 1,
 }

@@ -68,6 +68,7 @@ SCORERS: dict[str, ScorerFactory] = {
     inter_pod_affinity.NAME: inter_pod_affinity.new_scorer,
     node_label_preference.NAME: node_label_preference.new_scorer,
     random_plugin.NAME: random_plugin.new_scorer,
+    dynamic_resources.NAME: dynamic_resources.new_scorer,
 }
 
 POST_FILTERS: dict[str, PostFilterFactory] = {
