@@ -141,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--log-format", choices=LOG_FORMATS, default="plain")
     run.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    run.add_argument("--seed", type=int, help="seed tie-breaking and Random plugins")
+    run.add_argument(
+        "--seed", type=int, help="seed the Random plugins and preemption's candidate offset"
+    )
     election = run.add_argument_group(
         "leader election", "only the holder of a Lease schedules; the others keep warm caches"
     )
@@ -201,7 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
         "on stderr",
     )
     sim.add_argument(
-        "--seed", type=int, help="seed tie-breaking and Random plugins, for reproducible output"
+        "--seed",
+        type=int,
+        help="seed the Random plugins and preemption's candidate offset, for reproducible output",
     )
     sim.add_argument(
         "--candidates",

@@ -251,7 +251,7 @@ class Report:
         if not best:
             return None
         where = best[0].node if len(best) == 1 else f"one of {', '.join(self.best)}"
-        ties = "" if len(best) == 1 else ", a tie broken at random"
+        ties = "" if len(best) == 1 else ", a tie broken by the order the nodes are found in"
         return f"go to {where} (score {best[0].score:g}{ties})"
 
     def _own_node(self) -> str:

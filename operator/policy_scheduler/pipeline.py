@@ -19,7 +19,10 @@ profile places pods as it does:
 - a plugin whose ``pre_filter``/``pre_score`` returns SKIP is left out for this pod, as
   kube-scheduler skips it: every node passes the filter, the scorer adds 0 (shown as 0);
 - each scorer's scores are normalized to 0..100 and summed with the policy's weights;
-- the highest total wins, ties broken uniformly at random.
+- the highest total wins; among equal totals, the one kube-scheduler v1.37 picks from the same
+  order of feasible nodes: the first in a pre-order walk of the binary max-heap it builds over
+  them (see :func:`select_host`). No random draw: kube-scheduler's own order of feasible nodes
+  depends on which of its parallel filter workers finishes first, ours is the visiting order.
 
 The scheduling loop names the pods nominated to nodes that hold their room against the pod
 (:class:`~.plugins.base.NominatedPods`): as kube-scheduler's RunFilterPluginsWithNominatedPods, a
@@ -598,7 +601,7 @@ class Pipeline:
                 None if unresolvable is None else frozenset(unresolvable),
             )
         totals, columns = self._score(cycle, feasible)
-        chosen = _select(totals, rng)
+        chosen = select_host(totals)
         weight_sum = self.weight_sum
         report = len(totals) if self.candidates_to_report is None else self.candidates_to_report
         candidates = tuple(
@@ -775,11 +778,26 @@ def _candidate(
     )
 
 
-def _select(totals: Scores, rng: random.Random) -> int:
-    """Index of the highest total; equal totals are equally likely, as kube-scheduler's
-    reservoir sampling makes them, with one random draw among them."""
+def select_host(totals: Scores) -> int:
+    """Index of the highest total, as kube-scheduler v1.37's schedulePod chooses it: it heapifies
+    the scored nodes (``container/heap``'s Init, a node above another only when its total is
+    strictly higher: every extender-less node has the same tie-breaking ``Randomizer``, 0) and
+    pops the root.
+
+    Heapifying sifts each parent down past a child only when the child is strictly greater, and
+    to its right child only when that one beats the left strictly; so the node left at the root
+    is the first of the best in a pre-order walk of the heap's tree (node, left subtree, right
+    subtree). With positions numbered from 1, pre-order is the order of the binary numbers
+    padded with zeros to the tree's depth, a node before its descendants where those are equal.
+    """
     best = np.flatnonzero(totals == totals.max())
-    return int(best[rng.randrange(len(best))]) if len(best) > 1 else int(best[0])
+    if len(best) == 1:
+        return int(best[0])
+    numbers = best + 1
+    # frexp's exponent is the bit length, exact for integers below 2**53.
+    lengths = np.frexp(numbers.astype(np.float64))[1].astype(np.int64)
+    padded = numbers << (len(totals).bit_length() - lengths)
+    return int(best[np.lexsort((lengths, padded))[0]])
 
 
 def _ranked(totals: Scores, chosen: int, count: int) -> list[int]:
@@ -832,7 +850,8 @@ class Explanation:
 
     @property
     def best(self) -> tuple[Candidate, ...]:
-        """The feasible nodes with the highest total: the pod goes to one of them, at random."""
+        """The feasible nodes with the highest total: the pod goes to one of them, which one
+        depending on the order the scheduler finds them in (see :func:`select_host`)."""
         candidates = [v.candidate for v in self.verdicts if v.candidate is not None]
         top = max((c.score for c in candidates), default=None)
         return tuple(c for c in candidates if c.score == top)

@@ -4,9 +4,10 @@ Each scenario builds nodes (labels, taints, capacity, images) and pods already b
 hands pending pods to the real kube-scheduler one at a time. Every pending pod is created with a
 scheduling gate, so kube-scheduler leaves it alone while we read the cluster exactly as it will see
 it (the pod included, with the API server's defaults) and decide offline with our pipeline; then
-the gate is lifted and kube-scheduler decides. kube's node must be among our top-scored nodes (it
-picks at random among equal totals), and a pod kube leaves unschedulable must fit nowhere for us,
-for the same reasons.
+the gate is lifted and kube-scheduler decides. kube's node must be among our top-scored nodes
+(among equal totals v1.37 takes the root of a heap built over its feasible nodes in the order its
+parallel filters found them, an order we cannot see), and a pod kube leaves unschedulable must fit
+nowhere for us, for the same reasons.
 
 Our snapshot holds the whole cluster, not only the scenario's nodes: ImageLocality scales an image's
 size by the share of *all* nodes that hold it, so a smaller snapshot would score differently. The
@@ -56,6 +57,7 @@ SCORE_WEIGHTS: Mapping[str, int] = {
     "VolumeBinding": 1,
     "PodTopologySpread": 2,
     "InterPodAffinity": 2,
+    "DynamicResources": 2,
     "BalancedAllocation": 1,
     "ImageLocality": 1,
 }
@@ -98,10 +100,11 @@ ANY = "<any feasible node>"
 @dataclass(frozen=True)
 class Step:
     """A pending pod and the node kube-scheduler should pick (a suffix of the scenario's node
-    names), UNSCHEDULABLE, or ANY where the scenario leaves a tie."""
+    names), the nodes that tie for it (a frozenset of suffixes: v1.37 takes one by an order of
+    the feasible nodes that its parallel filters decide), UNSCHEDULABLE, or ANY."""
 
     pod: dict[str, Any]
-    expect: str
+    expect: str | frozenset[str]
     prepare: Callable[[Cluster, str], None] | None = None
     """Run once the gated pod exists, before either scheduler decides (given the cluster and
     the namespace): what another controller would have done for the pod by then."""
@@ -386,9 +389,10 @@ def run(
                 differences = scores(name, pipeline, ours)
                 if differences:
                     problems.append(f"scores differ: {'; '.join(differences)}. {where}")
-        expected = UNSCHEDULABLE if step.expect == UNSCHEDULABLE else f"{prefix}-{step.expect}"
-        if step.expect != ANY and (chosen or UNSCHEDULABLE) != expected:
-            problems.append(f"scenario: expected kube to choose {step.expect}. {where}")
+        tied = step.expect if isinstance(step.expect, frozenset) else frozenset([step.expect])
+        expected = {e if e == UNSCHEDULABLE else f"{prefix}-{e}" for e in tied}
+        if step.expect != ANY and (chosen or UNSCHEDULABLE) not in expected:
+            problems.append(f"scenario: expected kube to choose {sorted(tied)}. {where}")
     assert not problems, "\n\n".join(problems)
 
 
@@ -426,8 +430,13 @@ def test_resources_least_allocated_against_balanced(
 ) -> None:
     """Room left (LeastAllocated) against even use of cpu and memory (BalancedAllocation).
 
-    1 cpu + 1Gi on wide (16 cpu, 4Gi): LeastAllocated (93+75)//2 = 84, balance 1 - |1/16-1/4|/2 ->
-    90, 174; on even (4 cpu, 4Gi): 75 + 100 = 175. The emptier node loses by one point.
+    v1.37's BalancedAllocation scores the change a pod makes to the node's balance, 50 + (50 +
+    with - without) // 2: a node the pod leaves as even as it was gets 75, no longer 100, so the
+    emptier node now wins where v1.34 gave the even one the pod by a point.
+
+    1 cpu + 1Gi on wide (16 cpu, 4Gi): LeastAllocated (93+75)//2 = 84, balance with the pod
+    1 - |1/16-1/4|/2 -> 90, without 100: 50 + 40 // 2 = 70, 154; on even (4 cpu, 4Gi): 75 + 75
+    = 150.
     """
     scenario = Scenario(
         nodes=[
@@ -436,17 +445,19 @@ def test_resources_least_allocated_against_balanced(
             make_node("tiny", cpu="1", memory="1Gi"),
         ],
         steps=[
-            Step(make_pod("p1", cpu="1", memory="1Gi"), "even"),
-            # even: 2/4 of both -> 50 + 100 = 150; wide still 174.
-            Step(make_pod("p2", cpu="1", memory="1Gi"), "wide"),
-            # wide: cpu 87, mem 50 -> 68, balance 81 -> 149; even 150; tiny 0 + 100.
-            Step(make_pod("p3", cpu="1", memory="1Gi"), "even"),
+            Step(make_pod("p1", cpu="1", memory="1Gi"), "wide"),
+            # wide: cpu 87, mem 50 -> 68, balance 81 against 90 -> 70, 138; even 75 + 75.
+            Step(make_pod("p2", cpu="1", memory="1Gi"), "even"),
+            # wide still 138; even: 50 + 75.
+            Step(make_pod("p3", cpu="1", memory="1Gi"), "wide"),
             # Best effort: the scorers count 100m/200Mi, BalancedAllocation skips the pod.
-            # wide (2.1/16 cpu, 2.2/4Gi): (86+45)//2 = 65; even (3.1/4, 3.2/4): (22+20)//2 = 21;
+            # wide (2.1/16 cpu, 2.2/4Gi): (86+45)//2 = 65; even (1.1/4, 1.2/4): (72+70)//2 = 71;
             # tiny (0.1/1, 0.2/1): (90+80)//2 = 85.
             Step(make_pod("p4", cpu=None, memory=None), "tiny"),
             # Memory only: cpu counts as 100m for LeastAllocated, as 0 for the balance.
-            Step(make_pod("p5", cpu=None, memory="1536Mi"), "wide"),
+            # wide: (86+12)//2 = 49, balance 62 against 81 -> 65; even: (72+37)//2 = 54,
+            # balance 81 against 100 -> 65.
+            Step(make_pod("p5", cpu=None, memory="1536Mi"), "even"),
             Step(make_pod("p6", cpu="20"), UNSCHEDULABLE),
             Step(make_pod("p7", cpu="100m", memory="3Gi"), UNSCHEDULABLE),
         ],
@@ -751,7 +762,8 @@ def spread(
 
 def test_topology_spread(cluster: Cluster, namespace: str, prefix: str) -> None:
     """DoNotSchedule filters by skew (minDomains, a node without the key), ScheduleAnyway scores
-    (PodTopologySpread weight 2)."""
+    (PodTopologySpread weight 2). z5 became a tie of a2 and b1 with v1.37's BalancedAllocation
+    (it scores the change the pod makes to the node's balance)."""
     nodes = [
         make_node("a1", labels={ZONE: f"{prefix}-a"}),
         make_node("a2", labels={ZONE: f"{prefix}-a"}),
@@ -775,8 +787,10 @@ def test_topology_spread(cluster: Cluster, namespace: str, prefix: str) -> None:
             Step(make_pod("z3", labels={"app": "zonal"}, spec=zonal), "b1"),
             Step(make_pod("z4", labels={"app": "zonal"}, spec=zonal), "c1"),
             # A pod its own selector does not match adds nothing to a domain's count: a 2 + 0,
-            # b 2 and c 2 are all fine; nozone still lacks the key. a2 is the emptiest.
-            Step(make_pod("z5", labels={"app": "other"}, spec=zonal), "a2"),
+            # b 2 and c 2 are all fine; nozone still lacks the key. a2, the emptiest, and b1,
+            # the biggest, tie: 97 + 74 against 96 + 75 (v1.37's BalancedAllocation gives the
+            # empty a2 one point less than b1, whose balance the pod leaves as it was).
+            Step(make_pod("z5", labels={"app": "other"}, spec=zonal), frozenset({"a2", "b1"})),
             # minDomains 4 with 3 zones: the global minimum counts as 0, every zone skews by 3.
             Step(
                 make_pod(

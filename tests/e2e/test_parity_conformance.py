@@ -1,4 +1,4 @@
-"""Parity with kube-scheduler v1.37.2 on two classes of issue 12, checked to the number.
+"""Parity with kube-scheduler v1.37.2, checked to the number: two classes of issue 12, and images.
 
 test_parity.py checks placements and reason texts; here a kube-scheduler of our own runs beside the
 control plane's, with ``-v=10`` for the two places that log scores (``schedule_one.go``: every
@@ -9,6 +9,7 @@ profile in ``schedulerName``, so neither scheduler touches the other's pods.
 - Pod-level resources (``spec.resources``): every plugin's score on every node must equal ours
   times the plugin's weight, under each scoring strategy (LeastAllocated, MostAllocated,
   RequestedToCapacityRatio). A plugin kube skipped for the pod must score 0 with us.
+- Image volumes: ImageLocality's score on every node, as above.
 - PreFilter narrowing: for pods that pin nodes by ``matchFields`` on ``metadata.name``, kube's
   FailedScheduling message, counts included, must start with ours (kube adds what preemption says,
   issue 11's matter); both must read as worked out by hand.
@@ -32,10 +33,13 @@ import yaml
 from harness import Cluster, wait_for
 from test_parity import (
     DEFAULT_PROFILE,
+    MB,
     Scenario,
+    Step,
     kube_outcome,
     make_node,
     make_pod,
+    run,
     set_up,
     submit,
 )
@@ -273,6 +277,42 @@ def test_pod_level_resources_score_as_kube(
         )
         problems += [f"{name}: {d}" for d in differences]
     assert not problems, "\n".join(problems)
+
+
+def test_image_volumes_score_as_kube(
+    cluster: Cluster, namespace: str, prefix: str, verbose_log: Path
+) -> None:
+    """v1.37's ImageLocality counts image volumes (``spec.volumes[].image.reference``) as images:
+    their size in the sum where the node holds them, and 1000 MiB more of threshold each, whether
+    it does or not (v1.34 counted them in neither). Every plugin's score is compared, on kube's
+    default profile ("least").
+
+    "both" (app in a container, data in a volume): v2, holding both, wins by ImageLocality;
+    "lacking" mounts an image no node holds: the threshold is 2000 MiB, app alone scores.
+    """
+    app, data = f"example.com/{prefix}/app:1", f"example.com/{prefix}/data:1"
+    scenario = Scenario(
+        nodes=[
+            make_node("v1", images=[(app, 900 * MB)]),
+            make_node("v2", images=[(app, 900 * MB), (data, 900 * MB)]),
+            make_node("v3"),
+        ],
+        steps=[
+            Step(make_pod("both", image=app, spec=image_volume(data)), "v2"),
+            # v2 is busier now: v1 wins, by room.
+            Step(make_pod("lacking", image=app, spec=image_volume(f"{data}-missing")), "v1"),
+        ],
+    )
+
+    def scores(name: str, pipeline: Pipeline, ours: Decision) -> list[str]:
+        return score_differences(pipeline, ours, kube_scores(verbose_log, f"{namespace}/{name}"))
+
+    run(cluster, namespace, prefix, scenario, scheduler=scheduler_name("least"), scores=scores)
+
+
+def image_volume(reference: str) -> dict[str, Any]:
+    """A pod spec's image volume, mounted nowhere (nothing runs the pod)."""
+    return {"volumes": [{"name": "data", "image": {"reference": reference}}]}
 
 
 def pinned(name: str, *terms: list[str], cpu: str = "100m") -> dict[str, Any]:

@@ -1,8 +1,8 @@
 """The pipeline walks nodes in blocks and scores them all at once, and decides exactly as walking
 them one by one would: the same nodes visited from the same rotating start, the same first
 failing filter per node, the reasons counted (and ordered) the same, the same scores, the same
-random tie-breaks. The reference below is that node-by-node walk, with each plugin's per-node
-``filter``/``score``."""
+node among equal totals (test_pipeline checks that choice against kube-scheduler's heap). The
+reference below is that node-by-node walk, with each plugin's per-node ``filter``/``score``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from policy_scheduler.pipeline import (
     WeightedScorer,
     explain,
     feasible_nodes_to_find,
+    select_host,
 )
 from policy_scheduler.plugins.base import SKIP, Cycle, Filter, group_failures
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
@@ -105,8 +106,7 @@ class NodeByNode:
         if not feasible:
             return Decision(pod.key, None, None, (), reasons, len(nodes), 0, frozenset(rejected_by))
         totals, columns = self.score(cycle, feasible)
-        tied = [i for i, total in enumerate(totals) if total == max(totals)]
-        best = tied[rng.randrange(len(tied))] if len(tied) > 1 else tied[0]
+        best = select_host(np.array(totals, np.int64))
         weight_sum = self.pipeline.weight_sum
         report = self.pipeline.candidates_to_report
         ranked = heapq.nsmallest(

@@ -31,6 +31,13 @@ its pre-filter (kube's PreFilters stop there, so this plugin's state is missing,
 ends the post-filters: no preemption is tried). Unlike kube-scheduler's, it never deallocates a
 claim to let the pod's devices be allocated elsewhere: this scheduler allocates none.
 
+**Score** (v1.37's DynamicResources is also a score plugin, weight 2 in its default profile):
+kube-scheduler scores only the devices its Filter allocated in this cycle, preferring a request's
+earlier ``firstAvailable`` subrequests (the allocated subrequest at index ``i`` adds ``8 - i``),
+normalized so that the best node gets 100. A node for which it allocated nothing, as for every
+pod whose claims were all allocated before its cycle, scores 0; such claims are the only ones
+this scheduler places pods with, so every node scores 0 here too, as kube logs them.
+
 **PreBind** adds the pod to the ``status.reservedFor`` of each claim not yet reserved for it, as
 kube-scheduler's does: the kubelet starts no pod its claims are not reserved for. The write goes
 to the ``status`` subresource (the API server ignores status in a write to the claim itself)
@@ -45,6 +52,7 @@ Where device allocation will plug in (a later issue), following kube-scheduler's
 - Filter runs the allocator per node for those claims, after the node selector check here,
   remembering each node's allocation in the cycle's state ("cannot allocate all claims" when it
   finds none);
+- Score ranks each node by the subrequests its allocation chose, as kube's does (above);
 - Reserve records the chosen node's allocations as in-flight (assumed, in
   :class:`~policy_scheduler.model.volumes.Volumes`' assume cache), so that the next cycles,
   which do not wait for the bind, do not hand the same devices out again; Unreserve drops them;
@@ -56,6 +64,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
+
+import numpy as np
 
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
@@ -79,6 +89,8 @@ from policy_scheduler.plugins.base import (
     PreBind,
     PreFilterResult,
     Rejections,
+    Scorer,
+    Scores,
     Skip,
     filter_each,
     no_args,
@@ -274,3 +286,22 @@ class _DynamicResourcesFilter(
 def new_filter(args: Args, path: str) -> Filter[ClaimState]:
     no_args(NAME, args, path)
     return _DynamicResourcesFilter()
+
+
+class _DynamicResourcesScorer(Scorer[None]):
+    """Every node 0: kube's score for claims allocated before the cycle (see the module's
+    docstring). Unlike a SKIP, which kube-scheduler's DynamicResources never returns for Score,
+    the nodes are scored, and shown with 0."""
+
+    name = NAME
+
+    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
+        return 0
+
+    def score_nodes(self, state: None, pod: PodView, nodes: NodeBlock) -> Scores:
+        return np.zeros(len(nodes), np.int64)
+
+
+def new_scorer(args: Args, path: str) -> Scorer[None]:
+    no_args(NAME, args, path)
+    return _DynamicResourcesScorer()

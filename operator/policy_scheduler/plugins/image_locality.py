@@ -1,14 +1,16 @@
 """ImageLocality: prefer nodes that already hold the pod's images, so it starts without pulling
-(kube-scheduler v1.34's ImageLocality).
+(kube-scheduler v1.37's ImageLocality).
 
 Each image of the pod's init containers, containers and image volumes that the node lists in
 ``status.images`` adds ``int(size * nodes_with_image / total_nodes)``: an image present on only a
 few nodes counts little, so image locality does not pile pods onto them. The sum is clamped to
-``[23 MiB, 1000 MiB * (init containers + containers)]`` and scaled linearly to 0..100 (integer
-division). Image names are compared as written, only ``:latest`` is added when the name has no
-tag or digest ("nginx" -> "nginx:latest", which does not match "docker.io/library/nginx:latest";
-kube-scheduler does the same). An image's size is the one reported by the first node (in snapshot
-order) that lists it, as kube-scheduler's image state keeps the first size it sees. No args.
+``[23 MiB, 1000 MiB * images]``, where images counts the init containers, containers and image
+volumes (v1.34 counted image volumes in neither the sum nor the threshold), and scaled linearly
+to 0..100 (integer division). Image names are compared as written, only ``:latest`` is added
+when the name has no tag or digest ("nginx" -> "nginx:latest", which does not match
+"docker.io/library/nginx:latest"; kube-scheduler does the same). An image's size is the one
+reported by the first node (in snapshot order) that lists it, as kube-scheduler's image state
+keeps the first size it sees. No args.
 """
 
 from __future__ import annotations
@@ -70,9 +72,9 @@ class _ImageLocalityScorer(Scorer[_State]):
             if holders:
                 spread = len(holders) / total
                 scaled[image] = int(float(snapshot.image_size(image)) * spread)
-        # Image volumes add to the sum but not to the threshold, as in kube-scheduler v1.34.
-        containers = len(cycle.pod.init_containers) + len(cycle.pod.containers)
-        return _State(scaled, images, MAX_CONTAINER_THRESHOLD * containers)
+        # Every image counts towards the threshold, image volumes too (v1.37; v1.34 counted
+        # only the containers').
+        return _State(scaled, images, MAX_CONTAINER_THRESHOLD * len(images))
 
     def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])

@@ -71,6 +71,7 @@ SCORERS: dict[str, ScorerFactory] = {
     node_label_preference.NAME: node_label_preference.new_scorer,
     random_plugin.NAME: random_plugin.new_scorer,
     volume_binding.NAME: volume_binding.new_scorer,
+    dynamic_resources.NAME: dynamic_resources.new_scorer,
 }
 
 POST_FILTERS: dict[str, PostFilterFactory] = {

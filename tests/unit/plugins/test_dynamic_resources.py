@@ -1,5 +1,5 @@
 """DynamicResources: a pod's ResourceClaims must exist, be allocated and reserved for it, and
-allow the node, in kube-scheduler v1.34's words where kube has them."""
+allow the node, in kube-scheduler's words where kube has them; its score is v1.37's."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from plugin_harness import Around, Change, filter_nodes, make_node, wakes
+from plugin_harness import Around, Change, filter_nodes, make_node, raw_and_normalized, wakes
 
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
@@ -350,6 +350,35 @@ def test_takes_no_args() -> None:
         ArgsError, match=r"spec.predicates\[0\].args: DynamicResources takes no args"
     ):
         dynamic_resources.new_filter({"x": 1}, "spec.predicates[0].args")
+
+
+SCORER = dynamic_resources.new_scorer({}, "spec.priorities[0].args")
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "claims"),
+    [
+        pytest.param(pod(), [], id="a pod without claims"),
+        pytest.param(pod(uses("gpu-claim")), [claim()], id="a claim allocated for any node"),
+        pytest.param(
+            pod(uses("gpu-claim"), uses("nic-claim", "nic")),
+            [claim(allocated=on_node("a", "b")), claim("nic-claim")],
+            id="claims allocated before the cycle, one of them on the nodes' devices",
+        ),
+    ],
+)
+def test_score_is_0_where_kube_allocated_nothing_in_the_cycle(
+    the_pod: PodView, claims: Sequence[Mapping[str, Any]]
+) -> None:
+    raw, normalized = raw_and_normalized(SCORER, the_pod, NODES, around=WithClaims(claims=claims))
+    assert raw == normalized == [0, 0]
+
+
+def test_the_scorer_takes_no_args() -> None:
+    with pytest.raises(
+        ArgsError, match=r"spec.priorities\[0\].args: DynamicResources takes no args"
+    ):
+        dynamic_resources.new_scorer({"x": 1}, "spec.priorities[0].args")
 
 
 class Writes:

@@ -1,4 +1,4 @@
-"""ImageLocality scores image sizes scaled by spread, as kube-scheduler v1.34 does."""
+"""ImageLocality scores image sizes scaled by spread, as kube-scheduler v1.37 does."""
 
 from __future__ import annotations
 
@@ -93,11 +93,25 @@ EMPTY = node("empty")
             [74],
             id="init container images count",
         ),
+        # 1200MB of 2000MB: (1200 - 23) * 100 // (2000 - 23); v1.34 counted no image volume.
         pytest.param(
             pod("a:1", volumes=("b:1",)),
             [node("a", ("a:1", 600 * MB), ("b:1", 600 * MB))],
-            [100],
-            id="image volumes add size but no threshold",
+            [59],
+            id="image volumes add their size and raise the threshold",
+        ),
+        pytest.param(
+            pod("a:1", volumes=("b:1",)),
+            [node("a", ("a:1", 1000 * MB))],
+            [49],
+            id="an image volume the node lacks still raises the threshold",
+        ),
+        # 900MB of 3000MB.
+        pytest.param(
+            pod("a:1", volumes=("a:1", "b")),
+            [node("a", ("a:1", 300 * MB), ("b:latest", 300 * MB))],
+            [29],
+            id="image volumes repeat and take an implicit latest tag as containers do",
         ),
         pytest.param(
             pod("a:1"),
