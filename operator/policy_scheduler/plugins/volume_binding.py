@@ -727,7 +727,7 @@ DEFAULT_SHAPE: Shape = ((0, MAX_NODE_SCORE), (MAX_UTILIZATION, 0))
 10 (100 scaled), utilization 100 scores 0."""
 
 
-def class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
+def _class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
     """kube's classResourceMap of the node's plan: (requested, capacity) per storage class, of
     the matched PVs when there are any, else of the claims to provision whose capacity was
     checked (the class's capacity is the CSIStorageCapacity's, not a sum: two claims of one
@@ -768,7 +768,7 @@ class _VolumeBindingScorer(Scorer[_PodClaims]):
         return state if state.delayed and not state.rejection else SKIP
 
     def score(self, state: _PodClaims, pod: PodView, node: NodeInfo) -> int:
-        classes = class_storage(_plan(state, node.name, node.node.labels))
+        classes = _class_storage(_plan(state, node.name, node.node.labels))
         if not classes:
             return 0
         utilization = np.array(
