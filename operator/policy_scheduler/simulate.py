@@ -129,7 +129,7 @@ _Parsed = NodeView | PodView | PriorityClass | tuple[str, Raw]
 def _parse(obj: Any) -> _Parsed:
     """The object as simulate keeps it; any kind it does not use, with its kind, to be counted.
     ValueError for what is no Kubernetes object, and for an object of a kind simulate uses that
-    the API server would not hold (a broken quantity, selector or PriorityClass)."""
+    the API server would not hold (a broken quantity, selector, flag or PriorityClass)."""
     if not isinstance(obj, Mapping):
         raise ValueError(f"expected a Kubernetes object ({_EXPECTED}), got {type_name(obj)}")
     kind = obj.get("kind")
@@ -148,9 +148,10 @@ def _parse(obj: Any) -> _Parsed:
         return pod
     if kind == priority_classes.KIND:
         return PriorityClass.of(obj)
-    if kind == volumes.PVC:
-        # As a pod's requests: a claim's broken selector is reported here, not mid-run.
-        _ = volumes.ClaimView(obj).selector
+    if kind in volumes.KINDS:
+        # As a pod's requests: a claim's broken selector, a CSIStorageCapacity's broken
+        # quantity, ... are reported here, not mid-run.
+        volumes.view_of(kind, obj).validate()
     if kind == disruption.KIND:
         # Preemption would take a broken selector for one that protects nothing: say so instead.
         disruption.selector(obj)

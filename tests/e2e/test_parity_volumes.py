@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import test_parity
+import test_parity_conformance
 from harness import Cluster, items
 from test_parity import (
     SCENARIO_LABEL,
@@ -35,10 +37,14 @@ from test_parity import (
     make_pod,
     run,
 )
+from test_parity_conformance import kube_scores, scheduler_name, score_differences
 
 from policy_scheduler import simulate
+from policy_scheduler.pipeline import Decision, Pipeline
 
 prefix = test_parity.prefix
+# The kube-scheduler that logs every plugin's score (its "least" profile is the default one).
+verbose_log = test_parity_conformance.verbose_log
 ZONE = "topology.kubernetes.io/zone"
 HOSTNAME = "kubernetes.io/hostname"
 CSI_DRIVER = "csi.example.com"
@@ -445,12 +451,14 @@ def test_storage_capacity(cluster: Cluster, namespace: str, prefix: str) -> None
 
 
 def test_volume_binding_scores_the_storage_used(
-    cluster: Cluster, namespace: str, prefix: str
+    cluster: Cluster, namespace: str, prefix: str, verbose_log: Path
 ) -> None:
     """VolumeBinding's Score (StorageCapacityScoring, on in v1.37, default shape: 0% used
     scores 100, 100% scores 0): the node whose matched PV the claim fills the least, then the
     node whose CSIStorageCapacity the claim to provision fills the least, win over a roomier
-    node (LeastAllocated and BalancedAllocation favour s1 by a few points only)."""
+    node (LeastAllocated and BalancedAllocation favour s1 by a few points only). The pods go to
+    test_parity_conformance's kube-scheduler, which logs every plugin's score: VolumeBinding's
+    on each node must be ours."""
     local, fast = f"{prefix}-local", f"{prefix}-fast"
     driver = f"{prefix}.csi.example.com"
     scenario = Scenario(
@@ -478,7 +486,21 @@ def test_volume_binding_scores_the_storage_used(
     )
     controller = PVController(cluster, namespace, prefix)
     scenario.stand_in = controller
-    run(cluster, namespace, prefix, scenario)
+
+    def volume_binding_scores(name: str, pipeline: Pipeline, ours: Decision) -> list[str]:
+        kube = kube_scores(verbose_log, f"{namespace}/{name}")
+        differences = score_differences(pipeline, ours, kube)
+        # The other scorers' parity is test_parity_conformance's and test_parity_defaults'.
+        return [d for d in differences if " VolumeBinding: " in d or d.startswith("feasible")]
+
+    run(
+        cluster,
+        namespace,
+        prefix,
+        scenario,
+        scheduler=scheduler_name("least"),
+        scores=volume_binding_scores,
+    )
     assert controller.bound["local"] == f"{prefix}-s2"
 
 

@@ -23,11 +23,14 @@ from test_parity_volumes import (
     PROVISIONER,
     RWOP_CONFLICT,
     SELECTED_NODE,
+    ZONE,
     PVController,
     allocated_claim,
     bound_pair,
     claim,
     claiming,
+    csi_driver,
+    storage_capacity,
     storage_class,
     using,
     volume,
@@ -180,6 +183,66 @@ def test_missing_claim_then_created_wakes_the_pod(
     create_objects(cluster, namespace, pool, bound_pair(namespace, f"{pool}-later", "later"))
     placed = wait_for("the pod to be bound", lambda: bound(cluster, namespace).get("web"), TIMEOUT)
     assert placed in {f"{pool}-0", f"{pool}-1"}
+
+
+def test_storage_capacity_that_grows_wakes_the_pod(
+    cluster: Cluster, namespace: str, pool: str, operator: Operator, storage: None
+) -> None:
+    """The operator watches CSIDrivers and CSIStorageCapacities: a claim to provision by a CSI
+    driver that asks for capacity checks, larger than any capacity, keeps the pod pending with
+    kube's text; the capacity of zone a growing (an update with a larger volume limit, which
+    VolumeBinding's hint lets through) brings the pod back, and the claim is provisioned
+    there."""
+    driver, fast = f"{pool}.csi.example.com", f"{pool}-fast"
+    scheduler = serve(
+        cluster,
+        pool,
+        operator,
+        [
+            node(f"{pool}-a", labels={ZONE: f"{pool}-a"}),
+            node(f"{pool}-b", cpu="16", memory="32Gi", labels={ZONE: f"{pool}-b"}),
+        ],
+    )
+    capacity = storage_capacity(f"{pool}-a", fast, f"{pool}-a", "1Gi")
+    create_objects(
+        cluster,
+        namespace,
+        pool,
+        [
+            csi_driver(driver, storageCapacity=True),
+            storage_class(fast, provisioner=driver),
+            capacity,
+            claim("big", size="5Gi", storage_class=fast),
+        ],
+    )
+    cluster.apply(claim_pod("web", scheduler, "big"), namespace=namespace)
+
+    def told() -> list[str]:
+        return [
+            e["message"]
+            for e in events(cluster, namespace, "FailedScheduling")
+            if e["involvedObject"]["name"] == "web"
+        ]
+
+    (message, *_) = wait_for("FailedScheduling for want of storage", told, TIMEOUT)
+    assert message.startswith(
+        "0/2 nodes are available: 2 node(s) did not have enough free storage."
+    ), message
+
+    # Parked, the pod is tried again after 300 s regardless; within TIMEOUT only the
+    # capacity's update can have moved it.
+    cluster.kubectl(
+        "patch", "csistoragecapacity", capacity["metadata"]["name"], "-n", namespace,
+        "--type=merge", "-p", json.dumps({"capacity": "10Gi"}),
+    )  # fmt: skip
+    controller = PVController(cluster, namespace, pool)
+
+    def placed() -> str | None:
+        controller()
+        return bound(cluster, namespace).get("web")
+
+    assert wait_for("the pod to be bound", placed, TIMEOUT) == f"{pool}-a"
+    assert set(controller.bound) == {"big"}
 
 
 def test_second_pod_of_read_write_once_pod_claim_stays_pending(

@@ -249,6 +249,37 @@ def test_a_hint_is_told_the_object_as_it_was(plugin: ClaimBound) -> None:
     assert plugin.before == [None, ""]
 
 
+def test_a_bad_storage_object_fails_the_pods_that_read_it_and_no_other() -> None:
+    """A CSIStorageCapacity the API server would not hold (a capacity that is no quantity):
+    VolumeBinding fails the cycle of the pod whose claim it reads, with an error naming the
+    object and the field; the pod without claims is bound, and the loop goes on."""
+    with_binding = policy()
+    with_binding["spec"]["predicates"] = [{"name": "VolumeBinding"}]
+    storage_class = {**SC, "provisioner": "d", "volumeBindingMode": "WaitForFirstConsumer"}
+    requests = {"requests": {"storage": "1Gi"}}
+    fast: Raw = {
+        "metadata": {"name": "data", "namespace": "ns", "uid": "data"},
+        "spec": {"storageClassName": "fast", "resources": requests},
+    }
+    run = run_steps(
+        [
+            node_step(),
+            lambda run: run.scheduler.policy_changed(with_binding),
+            storage(volumes.STORAGE_CLASS, storage_class),
+            storage(volumes.CSI_DRIVER, DRIVER),
+            storage(volumes.CSI_STORAGE_CAPACITY, {**CAPACITY, "capacity": "lots"}),
+            storage(volumes.PVC, fast),
+            feed_a(),
+            lambda run: run.scheduler.pod_changed(pod("b")),
+            settle(),
+        ]
+    )
+    assert run.memory.binds == [("ns/b", "n1")]
+    (told,) = [message for key, _, _, message in run.memory.events if key == "ns/a"]
+    assert "csistoragecapacity ns/c: capacity: 'lots' is not a quantity" in told, told
+    assert run.where("a") == Where.BACKOFF
+
+
 def test_a_rejection_names_the_filter() -> None:
     """Without the test's filter (a plain policy), pod a binds: ClaimBound's parking above is
     the filter's, not the claim's."""

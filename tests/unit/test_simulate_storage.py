@@ -1,7 +1,8 @@
 """simulate's cluster dumps with storage and device objects: PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, CSINodes and ResourceClaims are read from a cluster file (or
-kubectl's items, as test_parity's ``our_decision`` gets them), put in ``snapshot_of``'s Snapshot
-and fed to the loop that :func:`~policy_scheduler.simulate.simulate` runs."""
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims
+are read from a cluster file (or kubectl's items, as test_parity's ``our_decision`` gets them), put
+in ``snapshot_of``'s Snapshot and fed to the loop that :func:`~policy_scheduler.simulate.simulate`
+runs."""
 
 from __future__ import annotations
 
@@ -91,12 +92,15 @@ def write_list(path: Path, objects: list[Raw]) -> Path:
 
 
 def test_a_cluster_file_holds_every_storage_kind(tmp_path: Path) -> None:
-    dump = load_cluster(write_list(tmp_path / "c.yaml", [NODE, claim("data"), PV, SC, CSI, RC]))
+    objects = [NODE, claim("data"), PV, SC, CSI, DRIVER, CAPACITY, RC]
+    dump = load_cluster(write_list(tmp_path / "c.yaml", objects))
     assert [kind for kind, _ in dump.storage] == [
         volumes.PVC,
         volumes.PV,
         volumes.STORAGE_CLASS,
         volumes.CSI_NODE,
+        volumes.CSI_DRIVER,
+        volumes.CSI_STORAGE_CAPACITY,
         volumes.RESOURCE_CLAIM,
     ]
     assert (dump.workloads, dump.namespaces) == ((), ())
@@ -108,6 +112,9 @@ def test_a_cluster_file_holds_every_storage_kind(tmp_path: Path) -> None:
     csi_node = catalog.csi_node("n1")
     assert csi_node is not None and csi_node.limits == {"ebs.csi.aws.com": 3}
     assert catalog.resource_claim("ns", "gpu") is not None
+    driver = catalog.csi_driver("ebs.csi.aws.com")
+    assert driver is not None and driver.storage_capacity
+    assert [c.key for c in catalog.storage_capacities("fast")] == ["ns/s"]
 
 
 NAMESPACE_CASES = {
@@ -136,13 +143,48 @@ def test_the_namespace_of_a_claim(raw: Raw, namespace: str) -> None:
     assert found is not None and found.namespace == namespace
 
 
-def test_a_claim_with_a_broken_selector_is_reported_with_its_place(tmp_path: Path) -> None:
-    broken = {**claim("data"), "spec": {"selector": {"matchLabels": {"bad key!": "x"}}}}
+DRIVER: Raw = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSIDriver",
+    "metadata": {"name": "ebs.csi.aws.com"},
+    "spec": {"storageCapacity": True},
+}
+CAPACITY: Raw = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "CSIStorageCapacity",
+    "metadata": {"name": "s", "namespace": "ns"},
+    "storageClassName": "fast",
+    "capacity": "10Gi",
+}
+BROKEN_CASES = {
+    "a claim's selector": (
+        {**claim("data"), "spec": {"selector": {"matchLabels": {"bad key!": "x"}}}},
+        "persistentvolumeclaim ns/data: spec.selector",
+    ),
+    "a CSIDriver's flag": (
+        {**DRIVER, "spec": {"storageCapacity": "yes"}},
+        "csidriver ebs.csi.aws.com: spec.storageCapacity: must be true or false",
+    ),
+    "a CSIStorageCapacity's capacity": (
+        {**CAPACITY, "capacity": "lots"},
+        "csistoragecapacity ns/s: capacity: 'lots' is not a quantity",
+    ),
+    "a CSIStorageCapacity's topology": (
+        {**CAPACITY, "nodeTopology": {"matchLabels": {"bad key!": "x"}}},
+        "csistoragecapacity ns/s: nodeTopology",
+    ),
+}
+
+
+@pytest.mark.parametrize(("broken", "said"), BROKEN_CASES.values(), ids=BROKEN_CASES.keys())
+def test_a_broken_storage_object_is_reported_with_its_place(
+    tmp_path: Path, broken: Raw, said: str
+) -> None:
     path = write_list(tmp_path / "c.yaml", [NODE, broken])
     with pytest.raises(ClusterFileError) as raised:
         load_cluster(path)
     (problem,) = raised.value.problems
-    assert problem.startswith(f"{path}: document 1, items[1]: persistentvolumeclaim ns/data: ")
+    assert problem.startswith(f"{path}: document 1, items[1]: {said}"), problem
 
 
 SIMULATE_CASES = {

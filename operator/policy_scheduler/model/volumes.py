@@ -115,6 +115,11 @@ class StorageObject:
         self.spec = _mapping(raw.get("spec"))
         self.status = _mapping(raw.get("status"))
 
+    def validate(self) -> None:
+        """Read every field that raises ObjectError when the API server would not hold it, so
+        that a cluster file's bad object is told at once (nothing to read: a kind without
+        such fields)."""
+
     @property
     def key(self) -> str:
         """``namespace/name`` for a namespaced object, ``name`` otherwise."""
@@ -197,6 +202,9 @@ class ClaimView(StorageObject):
             return LabelSelector.parse(raw, "spec.selector")
         except SelectorError as error:
             raise ObjectError(f"persistentvolumeclaim {self.key}: {error}") from None
+
+    def validate(self) -> None:
+        _ = self.selector
 
     @property
     def volume_mode(self) -> str:
@@ -338,6 +346,9 @@ class CSIDriverView(StorageObject):
         """``spec.preventPodSchedulingIfMissing``; unset is false."""
         return self._flag("preventPodSchedulingIfMissing")
 
+    def validate(self) -> None:
+        _ = self.storage_capacity, self.prevents_scheduling_if_missing
+
     def _flag(self, name: str) -> bool:
         value = self.spec.get(name)
         if value is None:
@@ -385,6 +396,9 @@ class StorageCapacityView(StorageObject):
         set (more precise), else ``capacity``; None when neither is."""
         size = self.maximum_volume_size
         return size if size is not None else self.capacity
+
+    def validate(self) -> None:
+        _ = self.node_topology, self.capacity, self.maximum_volume_size
 
     def _quantity(self, name: str) -> int | None:
         value = self.raw.get(name)
@@ -443,6 +457,11 @@ _VIEWS: Mapping[str, type[StorageObject]] = {
 V = TypeVar("V", bound=StorageObject)
 
 
+def view_of(kind: str, raw: Raw) -> StorageObject:
+    """The view of an object of ``kind`` (one of :data:`KINDS`)."""
+    return _VIEWS[kind](raw)
+
+
 class Volumes:
     """Every PVC, PV, StorageClass, CSINode, CSIDriver, CSIStorageCapacity and ResourceClaim the
     scheduler knows, by kind and key, with the assumed ones shadowing what the informers brought
@@ -469,7 +488,7 @@ class Volumes:
     def set(self, kind: str, raw: Raw) -> StorageObject:
         """An object was added or changed (from a watch); the view now kept. A newer version of
         an assumed object replaces the assumption."""
-        view = _VIEWS[kind](raw)
+        view = view_of(kind, raw)
         before = self._get(kind, view.key)
         self._objects[kind][view.key] = view
         assumed = self._assumed[kind].get(view.key)
@@ -481,11 +500,11 @@ class Volumes:
     def known(self, kind: str, raw: Raw) -> StorageObject | None:
         """The view the informers brought of the object that ``raw`` is a version of (same kind
         and key), assumptions aside; None when none: what a change of it replaces."""
-        return self._objects[kind].get(_VIEWS[kind](raw).key)
+        return self._objects[kind].get(view_of(kind, raw).key)
 
     def delete(self, kind: str, raw: Raw) -> StorageObject | None:
         """An object was deleted; the view it had, if known."""
-        key = _VIEWS[kind](raw).key
+        key = view_of(kind, raw).key
         before = self._get(kind, key)
         self._assumed[kind].pop(key, None)
         gone = self._objects[kind].pop(key, None)

@@ -351,7 +351,8 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
     name = NAME
 
     # kube registers CSINode/Add|Update, AssignedPod/Delete, PVC/Add and VolumeAttachment/Delete
-    # (not modelled here); a claim's update is reported with its addition. Not CSIDriver events.
+    # (not modelled here; the hint lets a claim's update through as no addition). Not CSIDriver
+    # events.
     wakes_on = EventKind.CSI_NODE_CHANGED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
 
     def unresolvable(
@@ -410,7 +411,7 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """kube's hints: a deleted pod with claims, ephemeral or migratable inline volumes; a
-        claim of the pod's namespace that the pod uses (kube reads the pod's name for an
+        new claim of the pod's namespace that the pod uses (kube reads the pod's name for an
         ephemeral volume's claim, which a hint may not: any claim of the namespace wakes a pod
         with one); a new CSINode, or one whose count for some driver grew (a driver added
         without a count wakes no pod)."""
@@ -425,7 +426,7 @@ class _NodeVolumeLimitsFilter(Filter[_State]):
             return _uses_volumes(deleted)
         if event.kind & EventKind.PVC_CHANGED and isinstance(event.storage, ClaimView):
             claim = event.storage
-            if claim.namespace != pod.namespace:
+            if event.old_storage is not None or claim.namespace != pod.namespace:
                 return False
             return any(_is_claim(v, claim.name) for v in pod.volumes)
         return True

@@ -62,6 +62,7 @@ from policy_scheduler.model.volumes import (
     WAIT_FOR_FIRST_CONSUMER,
     ClaimView,
     CSIDriverView,
+    CSINodeView,
     StorageCapacityView,
     StorageClassView,
     Volumes,
@@ -107,6 +108,9 @@ NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
+MIGRATED_PLUGINS = "storage.alpha.kubernetes.io/migrated-plugins"
+"""A CSINode's annotation listing the in-tree plugins migrated on its node; kube's VolumeBinding
+translates in-tree PVs by it (not modelled here), so a change of it wakes the pods it parked."""
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 _AVAILABLE = "Available"
@@ -518,8 +522,10 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
         (``storageCapacity`` true, then not). A CSIStorageCapacity's addition wakes every pod,
         its update only when its volume limit (``maximumVolumeSize``, else ``capacity``) grew.
         A bad object (:class:`~policy_scheduler.model.objects.ObjectError`) wakes the pod, as
-        kube's hints do on an error. StorageClass and CSINode updates wake every pod: kube's
-        hints for them are not modelled."""
+        kube's hints do on an error. A StorageClass's addition wakes every pod, its update only
+        when its allowedTopologies changed; a CSINode's addition too, its update only when its
+        migrated-plugins annotation changed."""
+        before, after = event.old_storage, event.storage
         try:
             if event.kind & EventKind.CSI_DRIVER_CHANGED:
                 return _capacity_checks_dropped(pod, event)
@@ -527,6 +533,11 @@ class _VolumeBinding(Filter[_PodClaims], Reserve[_PodClaims | None], PreBind[_Po
                 return _capacity_grew(event)
         except ObjectError:
             return True
+        if isinstance(before, StorageClassView) and isinstance(after, StorageClassView):
+            return before.allowed_topologies != after.allowed_topologies
+        if isinstance(before, CSINodeView) and isinstance(after, CSINodeView):
+            migrated = (v.annotations.get(MIGRATED_PLUGINS, "") for v in (before, after))
+            return len(set(migrated)) > 1
         claim = event.storage
         if not event.kind & EventKind.PVC_CHANGED or not isinstance(claim, ClaimView):
             return True
@@ -727,7 +738,7 @@ DEFAULT_SHAPE: Shape = ((0, MAX_NODE_SCORE), (MAX_UTILIZATION, 0))
 10 (100 scaled), utilization 100 scores 0."""
 
 
-def class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
+def _class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
     """kube's classResourceMap of the node's plan: (requested, capacity) per storage class, of
     the matched PVs when there are any, else of the claims to provision whose capacity was
     checked (the class's capacity is the CSIStorageCapacity's, not a sum: two claims of one
@@ -768,7 +779,7 @@ class _VolumeBindingScorer(Scorer[_PodClaims]):
         return state if state.delayed and not state.rejection else SKIP
 
     def score(self, state: _PodClaims, pod: PodView, node: NodeInfo) -> int:
-        classes = class_storage(_plan(state, node.name, node.node.labels))
+        classes = _class_storage(_plan(state, node.name, node.node.labels))
         if not classes:
             return 0
         utilization = np.array(

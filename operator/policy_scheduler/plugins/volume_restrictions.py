@@ -137,9 +137,8 @@ class _VolumeRestrictionsFilter(Filter[_State]):
     pre_filter_counts_pods = True
 
     # kube registers Node/Add (v1.37 always runs queueing hints; v1.34 added node label and
-    # taint updates only with them off), AssignedPod/Delete and PVC/Add; a claim's update is
-    # reported with its addition here, and the hint tells them apart only by the claim's name,
-    # as kube's does.
+    # taint updates only with them off), AssignedPod/Delete and PVC/Add (the hint lets a
+    # claim's update through as no addition).
     wakes_on = EventKind.NODE_ADDED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
 
     def pre_filter(self, cycle: Cycle) -> _State | Skip:
@@ -189,7 +188,7 @@ class _VolumeRestrictionsFilter(Filter[_State]):
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """kube's hints: a deleted pod of the pod's namespace that held a conflicting disk or
-        used one of its claims; a claim of the pod's namespace that the pod names."""
+        used one of its claims; a new claim of the pod's namespace that the pod names."""
         if event.kind & EventKind.POD_DELETED and event.pod is not None:
             deleted = event.pod
             if deleted.namespace != pod.namespace:
@@ -200,6 +199,8 @@ class _VolumeRestrictionsFilter(Filter[_State]):
             return bool(set(_claim_volume_names(pod)) & set(_claim_volume_names(deleted)))
         if event.kind & EventKind.PVC_CHANGED and isinstance(event.storage, ClaimView):
             claim = event.storage
+            if event.old_storage is not None:
+                return False
             return claim.namespace == pod.namespace and claim.name in _claim_volume_names(pod)
         return True
 

@@ -174,13 +174,16 @@ class _VolumeZoneFilter(Filter[_State]):
         return filter_alike(self, state, pod, nodes, kinds)
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
-        """kube's hints: a claim the pod names, in its namespace; a WaitForFirstConsumer class.
-        (A PV's update is not told from its addition here, so every PV event wakes the pod.)"""
-        storage = event.storage
+        """kube's hints: a claim the pod names, in its namespace; a new WaitForFirstConsumer
+        class (kube registers StorageClass additions only); a new PV, or one whose zone and
+        region labels changed."""
+        storage, before = event.storage, event.old_storage
         if event.kind & EventKind.PVC_CHANGED and isinstance(storage, ClaimView):
             return storage.namespace == pod.namespace and storage.name in _claim_names(pod)
         if event.kind & EventKind.STORAGE_CLASS_CHANGED and isinstance(storage, StorageClassView):
-            return storage.binding_mode == WAIT_FOR_FIRST_CONSUMER
+            return before is None and storage.binding_mode == WAIT_FOR_FIRST_CONSUMER
+        if isinstance(storage, VolumeView) and isinstance(before, VolumeView):
+            return volume_topologies(before) != volume_topologies(storage)
         return True
 
 

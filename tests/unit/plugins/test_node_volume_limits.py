@@ -691,9 +691,10 @@ def test_wakes_on(change: Change, woken: bool) -> None:
     assert wakes(plugin(), pod(pvc("c")), change) is woken
 
 
-def claim_event(name: str, namespace: str = "ns") -> ClusterEvent:
-    raw = {"metadata": {"name": name, "namespace": namespace}, "spec": {}}
-    return ClusterEvent(EventKind.PVC_CHANGED, storage=ClaimView(raw))
+def claim_event(name: str, namespace: str = "ns", *, updated: bool = False) -> ClusterEvent:
+    """Claim ``name`` added, or ``updated`` (the event then carries it as it was)."""
+    view = ClaimView({"metadata": {"name": name, "namespace": namespace}, "spec": {}})
+    return ClusterEvent(EventKind.PVC_CHANGED, storage=view, old_storage=view if updated else None)
 
 
 def csi_node_event(
@@ -726,6 +727,12 @@ CSI_NODE_HINTS: dict[str, tuple[tuple[Mapping[str, int | None] | None, Any], boo
         pytest.param(pod(pvc("c")), claim_event("c"), True, id="the pod's claim"),
         pytest.param(pod(pvc("c")), claim_event("d"), False, id="another claim"),
         pytest.param(pod(pvc("c")), claim_event("c", "other"), False, id="another namespace"),
+        pytest.param(
+            pod(pvc("c")),
+            claim_event("c", updated=True),
+            False,
+            id="the pod's claim updated (kube registers additions only)",
+        ),
         pytest.param(
             pod(ephemeral("s")), claim_event("any"), True, id="any claim, for ephemeral volumes"
         ),

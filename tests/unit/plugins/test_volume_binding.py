@@ -27,7 +27,9 @@ from policy_scheduler.model.volumes import (
     SELECTED_NODE,
     STORAGE_CLASS,
     CSIDriverView,
+    CSINodeView,
     StorageCapacityView,
+    StorageClassView,
     Volumes,
 )
 from policy_scheduler.plugins import volume_binding as vb
@@ -868,6 +870,65 @@ CAPACITY_HINTS: dict[str, tuple[tuple[Mapping[str, str] | None, Mapping[str, str
 }
 
 
+def changed(
+    kind: EventKind, view: type[Any], before: dict[str, Any] | None, after: dict[str, Any]
+) -> ClusterEvent:
+    """An event of ``kind``: the object ``before`` (None: it is new) and ``after``."""
+    return ClusterEvent(
+        kind, storage=view(after), old_storage=None if before is None else view(before)
+    )
+
+
+IN_A = [{"matchLabelExpressions": [{"key": ZONE, "values": ["a"]}]}]
+MIGRATED = {"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"}
+CLASS_AND_CSI_NODE_HINTS: dict[str, tuple[ClusterEvent, bool]] = {
+    "a new StorageClass": (
+        changed(EventKind.STORAGE_CLASS_CHANGED, StorageClassView, None, storage_class("s")),
+        True,
+    ),
+    "a StorageClass whose allowedTopologies changed": (
+        changed(
+            EventKind.STORAGE_CLASS_CHANGED,
+            StorageClassView,
+            storage_class("s"),
+            {**storage_class("s"), "allowedTopologies": IN_A},
+        ),
+        True,
+    ),
+    "a StorageClass updated otherwise": (
+        changed(
+            EventKind.STORAGE_CLASS_CHANGED,
+            StorageClassView,
+            storage_class("s"),
+            {**storage_class("s"), "metadata": {"name": "s", "labels": {"x": "y"}}},
+        ),
+        False,
+    ),
+    "a new CSINode": (
+        changed(EventKind.CSI_NODE_CHANGED, CSINodeView, None, {"metadata": {"name": "n"}}),
+        True,
+    ),
+    "a CSINode whose migrated plugins changed": (
+        changed(
+            EventKind.CSI_NODE_CHANGED,
+            CSINodeView,
+            {"metadata": {"name": "n"}},
+            {"metadata": {"name": "n", "annotations": MIGRATED}},
+        ),
+        True,
+    ),
+    "a CSINode updated otherwise (a driver added)": (
+        changed(
+            EventKind.CSI_NODE_CHANGED,
+            CSINodeView,
+            {"metadata": {"name": "n"}},
+            {"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "d"}]}},
+        ),
+        False,
+    ),
+}
+
+
 @pytest.mark.parametrize(
     ("the_pod", "event", "woken"),
     [
@@ -912,6 +973,10 @@ CAPACITY_HINTS: dict[str, tuple[tuple[Mapping[str, str] | None, Mapping[str, str
         *(
             pytest.param(pod("c"), capacity_event(*change), woken, id=name)
             for name, (change, woken) in CAPACITY_HINTS.items()
+        ),
+        *(
+            pytest.param(pod("c"), event, woken, id=name)
+            for name, (event, woken) in CLASS_AND_CSI_NODE_HINTS.items()
         ),
     ],
 )

@@ -230,8 +230,10 @@ def test_a_pod_with_disks_is_not_rejected_at_pre_filter() -> None:
     assert the_plugin.pre_filter_result(state).node_names is None
 
 
-def claim_event(name: str, namespace: str = "ns") -> ClusterEvent:
-    return ClusterEvent(EventKind.PVC_CHANGED, storage=ClaimView(claim(name, namespace=namespace)))
+def claim_event(name: str, namespace: str = "ns", *, updated: bool = False) -> ClusterEvent:
+    """Claim ``name`` added, or ``updated`` (the event then carries it as it was)."""
+    view = ClaimView(claim(name, namespace=namespace))
+    return ClusterEvent(EventKind.PVC_CHANGED, storage=view, old_storage=view if updated else None)
 
 
 @pytest.mark.parametrize(
@@ -282,6 +284,11 @@ def test_wakes_on(the_pod: PodView, change: Change, woken: bool) -> None:
         pytest.param(claim_event("c"), True, id="the pod's claim"),
         pytest.param(claim_event("d"), False, id="another claim"),
         pytest.param(claim_event("c", "other"), False, id="a claim in another namespace"),
+        pytest.param(
+            claim_event("c", updated=True),
+            False,
+            id="the pod's claim updated (kube registers additions only)",
+        ),
     ],
 )
 def test_claim_events(event: ClusterEvent, woken: bool) -> None:

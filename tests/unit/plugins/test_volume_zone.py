@@ -270,8 +270,13 @@ def test_wakes_on(change: Change, woken: bool) -> None:
     assert wakes(plugin(), pod(pvc()), change) is woken
 
 
-def event(kind: EventKind, storage: Any) -> ClusterEvent:
-    return ClusterEvent(kind, storage=storage)
+def event(kind: EventKind, storage: Any, before: Any = None) -> ClusterEvent:
+    """An event of ``kind``: the object now, and as it was (None: it is new)."""
+    return ClusterEvent(kind, storage=storage, old_storage=before)
+
+
+def volume_view(**labels: str) -> VolumeView:
+    return VolumeView(volume(**labels)[1])
 
 
 @pytest.mark.parametrize(
@@ -299,6 +304,34 @@ def event(kind: EventKind, storage: Any) -> ClusterEvent:
             event(EventKind.STORAGE_CLASS_CHANGED, StorageClassView(storage_class("s")[1])),
             False,
             id="an Immediate class",
+        ),
+        pytest.param(
+            event(
+                EventKind.STORAGE_CLASS_CHANGED,
+                StorageClassView(storage_class("s", "WaitForFirstConsumer")[1]),
+                StorageClassView(storage_class("s", "WaitForFirstConsumer")[1]),
+            ),
+            False,
+            id="a class updated (kube registers additions only)",
+        ),
+        pytest.param(
+            event(EventKind.PV_CHANGED, volume_view(**{ZONE: "b"}), volume_view(**{ZONE: "a"})),
+            True,
+            id="a volume whose zone changed",
+        ),
+        pytest.param(
+            event(EventKind.PV_CHANGED, volume_view(**{ZONE: "a"}), volume_view()),
+            True,
+            id="a volume given a zone",
+        ),
+        pytest.param(
+            event(
+                EventKind.PV_CHANGED,
+                volume_view(**{ZONE: "a", "tier": "db"}),
+                volume_view(**{ZONE: "a"}),
+            ),
+            False,
+            id="a volume updated, its zone unchanged",
         ),
     ],
 )
