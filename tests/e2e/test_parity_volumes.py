@@ -89,16 +89,20 @@ def volume(
     claim: tuple[str, str] | None = None,
     modes: Iterable[str] = ("ReadWriteOnce",),
     driver: str = CSI_DRIVER,
+    attributes_class: str = "",
 ) -> dict[str, Any]:
-    """A PersistentVolume: local on ``nodes`` when given (local volumes need a node affinity),
-    else a CSI volume of ``driver``; bound (phase Bound, claimRef) to ``claim`` (namespace,
-    name) when given, else Available."""
+    """A PersistentVolume (of the VolumeAttributesClass ``attributes_class``, which the API
+    server allows a CSI volume only): local on ``nodes`` when given (local volumes need a node
+    affinity), else a CSI volume of ``driver``; bound (phase Bound, claimRef) to ``claim``
+    (namespace, name) when given, else Available."""
     spec: dict[str, Any] = {
         "capacity": {"storage": size},
         "accessModes": list(modes),
         "storageClassName": storage_class,
         "persistentVolumeReclaimPolicy": "Retain",
     }
+    if attributes_class:
+        spec["volumeAttributesClassName"] = attributes_class
     nodes = list(nodes)
     if nodes:
         spec["local"] = {"path": f"/mnt/disks/{name}"}
@@ -127,9 +131,11 @@ def claim(
     storage_class: str = "",
     volume_name: str = "",
     modes: Iterable[str] = ("ReadWriteOnce",),
+    attributes_class: str = "",
 ) -> dict[str, Any]:
-    """A PersistentVolumeClaim, bound to ``volume_name`` as the PV controller binds (the
-    volume name, bind-completed, phase Bound) when given, else Pending."""
+    """A PersistentVolumeClaim (of the VolumeAttributesClass ``attributes_class``), bound to
+    ``volume_name`` as the PV controller binds (the volume name, bind-completed, phase Bound)
+    when given, else Pending."""
     modes = list(modes)
     metadata: dict[str, Any] = {"name": name}
     spec: dict[str, Any] = {
@@ -137,6 +143,8 @@ def claim(
         "resources": {"requests": {"storage": size}},
         "storageClassName": storage_class,
     }
+    if attributes_class:
+        spec["volumeAttributesClassName"] = attributes_class
     status: dict[str, Any] = {"phase": "Pending"}
     if volume_name:
         spec["volumeName"] = volume_name
@@ -360,6 +368,36 @@ def test_wait_for_first_consumer_local_volumes(
     run(cluster, namespace, prefix, scenario)
     # kube-scheduler reserved those PVs (their claimRef), the stand-in only completed the binds.
     assert controller.bound == {"big": f"{prefix}-l2", "small": f"{prefix}-l1"}
+
+
+def test_volume_attributes_class(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """FindMatchingVolume matches a claim's volumeAttributesClassName too (VolumeAttributesClass,
+    GA since v1.34): a claim of "gold" only takes the gold PV, one of none only a PV of none."""
+    local = f"{prefix}-local"
+    # The API server wants a CSI volume for an attributes class: CSI PVs reaching one node each.
+    on_v1 = volume(f"{prefix}-v1", storage_class=local)
+    on_v2 = volume(f"{prefix}-v2", storage_class=local, attributes_class=f"{prefix}-gold")
+    for pv, node in ((on_v1, "v1"), (on_v2, "v2")):
+        pv["spec"]["nodeAffinity"] = host_affinity(f"{prefix}-{node}")
+    scenario = Scenario(
+        nodes=[make_node("v1"), make_node("v2", cpu="16", memory="32Gi")],
+        objects=[
+            storage_class(local),
+            on_v1,
+            on_v2,
+            claim("plain", storage_class=local),
+            claim("gold", storage_class=local, attributes_class=f"{prefix}-gold"),
+        ],
+        steps=[
+            # v2 is the roomier, but its PV is gold.
+            Step(make_pod("p1", spec=using("plain")), "v1"),
+            Step(make_pod("p2", spec=using("gold")), "v2"),
+        ],
+    )
+    controller = PVController(cluster, namespace, prefix)
+    scenario.stand_in = controller
+    run(cluster, namespace, prefix, scenario)
+    assert controller.bound == {"plain": f"{prefix}-v1", "gold": f"{prefix}-v2"}
 
 
 def test_wait_for_first_consumer_provisioning(

@@ -55,14 +55,15 @@ _KEPT_METADATA = (
     "ownerReferences",
 )  # fmt: skip
 _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode"),
+    PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode",
+           "volumeAttributesClassName"),
           ("phase",)),
     PV: (
         (
             "capacity", "accessModes", "storageClassName", "nodeAffinity", "claimRef",
             "volumeMode", "csi", "gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
             "azureDisk", "cinder", "portworxVolume",
-            "persistentVolumeReclaimPolicy",
+            "persistentVolumeReclaimPolicy", "volumeAttributesClassName",
         ),
         ("phase",),
     ),
@@ -211,6 +212,11 @@ class ClaimView(StorageObject):
         return str(self.spec.get("volumeMode") or "Filesystem")
 
     @property
+    def attributes_class(self) -> str:
+        """``spec.volumeAttributesClassName``; empty for none."""
+        return str(self.spec.get("volumeAttributesClassName") or "")
+
+    @property
     def selected_node(self) -> str:
         """The node a WaitForFirstConsumer claim was given to the provisioner for."""
         return str(self.annotations.get(SELECTED_NODE) or "")
@@ -255,6 +261,11 @@ class VolumeView(StorageObject):
     @property
     def volume_mode(self) -> str:
         return str(self.spec.get("volumeMode") or "Filesystem")
+
+    @property
+    def attributes_class(self) -> str:
+        """``spec.volumeAttributesClassName``; empty for none."""
+        return str(self.spec.get("volumeAttributesClassName") or "")
 
     @property
     def claim_ref(self) -> Raw | None:

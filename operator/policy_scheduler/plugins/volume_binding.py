@@ -9,18 +9,18 @@ kube, when it names a volume *and* has the ``pv.kubernetes.io/bind-completed`` a
 
 **Filter** checks, per node, that the bound claims' volumes exist and that their node affinity
 admits the node, then finds for each unbound WaitForFirstConsumer claim (smallest request first)
-the smallest available PV of its class that fits it on this node (kube's FindMatchingVolume; a PV
-pre-bound to the claim wins), no PV serving two claims of the pod; the claims left over, and
-those already given to a node's provisioner, must be dynamically provisionable there (a real
-provisioner, the class's allowedTopologies admit the node and, when the provisioner is a CSI
-driver whose CSIDriver sets ``storageCapacity``, a CSIStorageCapacity of the class whose
-``nodeTopology`` selects the node offers a volume as big as the claim asks for: its
+the smallest available PV of its class that fits it on this node (kube's FindMatchingVolume, the
+volumeAttributesClassName too; a PV pre-bound to the claim wins), no PV serving two claims of the
+pod; the claims left over, and those already given to a node's provisioner, must be dynamically
+provisionable there (a real provisioner, the class's allowedTopologies admit the node and, when the
+provisioner is a CSI driver whose CSIDriver sets ``storageCapacity``, a CSIStorageCapacity of the
+class whose ``nodeTopology`` selects the node offers a volume as big as the claim asks for: its
 ``maximumVolumeSize``, else its ``capacity``); the first claim that cannot be decides. Its reasons,
 in kube's order: "node(s) didn't match PersistentVolume's node affinity", "node(s) didn't find
 available persistent volumes to bind", "node(s) did not have enough free storage" (without the
-previous one: kube lets provisioning answer for the claims no PV matched), "node(s) unavailable
-due to one or more pvc(s) bound to non-existent pv(s)". (The in-tree to CSI translation of PVs is
-not modelled.)
+previous one: kube lets provisioning answer for the claims no PV matched), "node(s) unavailable due
+to one or more pvc(s) bound to non-existent pv(s)". (The in-tree to CSI translation of PVs is not
+modelled.)
 
 **Reserve** finds the matches again on the chosen node and *assumes* them in the
 :class:`~policy_scheduler.model.volumes.Volumes` catalog (each PV with its ``claimRef``, each
@@ -323,6 +323,8 @@ def _matching_volume(
         if volume.claim_ref is not None and not _bound_to(volume, claim):
             continue
         if volume.capacity < claim.requested_storage or volume.volume_mode != claim.volume_mode:
+            continue
+        if volume.attributes_class != claim.attributes_class:
             continue
         if _deleting(volume.raw):
             continue

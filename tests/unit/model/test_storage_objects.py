@@ -58,6 +58,7 @@ PVC_RAW: Raw = {
         "resources": {"requests": {"storage": "1Gi"}},
         "selector": {"matchLabels": {"tier": "db"}},
         "volumeMode": "Block",
+        "volumeAttributesClassName": "gold",
         "dataSource": {"kind": "VolumeSnapshot", "name": "s"},
     },
     "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}},
@@ -73,6 +74,7 @@ PV_RAW: Raw = {
         "claimRef": {"namespace": "ns", "name": "data", "uid": "u1"},
         "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-1"},
         "persistentVolumeReclaimPolicy": "Delete",
+        "volumeAttributesClassName": "gold",
         "mountOptions": ["ro"],
     },
     "status": {"phase": "Bound", "lastPhaseTransitionTime": "2026-01-01T00:00:00Z"},
@@ -243,11 +245,13 @@ def test_the_views_read_their_fields() -> None:
         "n1",
     )
     assert claim.selector is not None and claim.selector.matches({"tier": "db"})
+    assert claim.attributes_class == "gold"
 
     volume = VolumeView(PV_RAW)
     assert (volume.key, volume.capacity, volume.claimed_by) == ("data", 2 * 2**30, "ns/data")
     assert (volume.csi_driver, volume.csi_handle) == ("ebs.csi.aws.com", "vol-1")
     assert volume.node_affinity is not None
+    assert volume.attributes_class == "gold"
 
     storage_class = StorageClassView(SC_RAW)
     assert (storage_class.provisioner, storage_class.binding_mode) == (

@@ -490,6 +490,31 @@ CAPACITY_CASES: dict[str, tuple[PodView, Volumes, Any]] = {
         ),
         pytest.param(
             pod("c"),
+            catalog(
+                pvc("c", spec={"volumeAttributesClassName": "gold"}),
+                pv("v", volumeAttributesClassName="silver"),
+                pv("w", zone="b", volumeAttributesClassName="gold"),
+            ),
+            [NO_PV, FITS],
+            id="volume of another attributes class",
+        ),
+        pytest.param(
+            pod("c"),
+            catalog(pvc("c"), pv("v", volumeAttributesClassName="gold"), pv("w", zone="b")),
+            [NO_PV, FITS],
+            id="a claim without attributes class takes no volume with one",
+        ),
+        pytest.param(
+            pod("c"),
+            catalog(
+                pvc("c", spec={"volumeAttributesClassName": "gold"}),
+                pv("v", zone="a", claimed="c", phase="Bound"),
+            ),
+            [NO_PV, NO_PV],
+            id="a pre-bound volume of another attributes class is no match",
+        ),
+        pytest.param(
+            pod("c"),
             catalog(pvc("c"), pv("v", claimed="someone")),
             [NO_PV, NO_PV],
             id="volume claimed by another claim",
