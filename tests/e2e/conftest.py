@@ -66,10 +66,7 @@ def namespace(cluster: Cluster) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def crd(cluster: Cluster) -> None:
     """The SchedulingPolicy CRD, installed and established."""
-    cluster.kubectl("apply", "-f", str(REPO / "crds"))
-    cluster.kubectl(
-        "wait", "--for=condition=Established", "crd/schedulingpolicies.policy-scheduler.dev"
-    )
+    cluster.install_crd()
 
 
 @pytest.fixture

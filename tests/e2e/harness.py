@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from policy_scheduler.model.objects import NodeView, PodView
 
 T = TypeVar("T")
+CRDS = Path(__file__).resolve().parents[2] / "crds"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,24 @@ class Cluster:
             text=True,
             check=check,
             timeout=60,
+        )
+
+    def install_crd(self) -> None:
+        """Apply crds/ and wait for the SchedulingPolicy CRD to be Established. kubectl wait has
+        failed at once, now and then, on a just-started API server of a loaded machine (its
+        error unseen); asked again, it waits."""
+        self.kubectl("apply", "-f", str(CRDS))
+        wait_for(
+            "the SchedulingPolicy CRD established",
+            lambda: (
+                self.kubectl(
+                    "wait",
+                    "--for=condition=Established",
+                    "crd/schedulingpolicies.policy-scheduler.dev",
+                    check=False,
+                ).returncode
+                == 0
+            ),
         )
 
     def apply(self, *objects: dict[str, Any], namespace: str | None = None) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CONTROLPLANE, REPO
+from conftest import CONTROLPLANE
 from harness import Cluster, Operator, free_port, node, pod, policy, samples_of, scrape, wait_for
 from identity import CLIENT_ID, CLIENT_SECRET, USERNAME, Issuer
 
@@ -62,10 +62,7 @@ def managed(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         Path((state / "bin").read_text().strip()),
     )
     try:
-        cluster.kubectl("apply", "-f", str(REPO / "crds"))
-        cluster.kubectl(
-            "wait", "--for=condition=Established", "crd/schedulingpolicies.policy-scheduler.dev"
-        )
+        cluster.install_crd()
         cluster.kubectl(
             "create",
             "clusterrolebinding",

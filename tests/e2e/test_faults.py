@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import CONTROLPLANE, REPO
+from conftest import CONTROLPLANE
 from harness import (
     Cluster,
     Operator,
@@ -41,10 +41,7 @@ def own_cluster(tmp_path: Path) -> Iterator[tuple[Cluster, Path]]:
             state / "operator.kubeconfig",
             Path((state / "bin").read_text().strip()),
         )
-        cluster.kubectl("apply", "-f", str(REPO / "crds"))
-        cluster.kubectl(
-            "wait", "--for=condition=Established", "crd/schedulingpolicies.policy-scheduler.dev"
-        )
+        cluster.install_crd()
         cluster.kubectl("create", "namespace", "policy-scheduler")
         cluster.kubectl("create", "namespace", "burst")
         yield cluster, state

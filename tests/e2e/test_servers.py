@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CONTROLPLANE, REPO
+from conftest import CONTROLPLANE
 from harness import Cluster, Operator, bound, events, node, pod, policy, status, wait_for
 
 
@@ -60,21 +60,7 @@ def test_the_operator_serves_an_older_api_server(
     # it); the minor release is what the API server serves its APIs as.
     served = json.loads(older.kubectl("get", "--raw", "/version").stdout)
     assert f"v{served['major']}.{served['minor']}." == version[: version.rindex(".") + 1]
-    older.kubectl("apply", "-f", str(REPO / "crds"))
-    # kubectl wait has failed at once here on a just-started API server of a loaded machine
-    # (one run in five, its error unseen); asked again, it waits.
-    wait_for(
-        "the CRD established",
-        lambda: (
-            older.kubectl(
-                "wait",
-                "--for=condition=Established",
-                "crd/schedulingpolicies.policy-scheduler.dev",
-                check=False,
-            ).returncode
-            == 0
-        ),
-    )
+    older.install_crd()
     older.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-scheduler"}})
     older.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
     older.apply(node("n1", cpu="2", labels={"pool": "old"}), policy("old", "old"))
