@@ -529,7 +529,7 @@ class PodView:
     @cached_property
     def container_nonzero_requests(self) -> Resources:
         """The containers' requests (and the overhead) with the defaults for CPU and memory a
-        container does not request, without the pod-level requests: what kube-scheduler v1.34's
+        container does not request, without the pod-level requests: what kube-scheduler v1.37's
         NodeResourcesFit scoring strategies count for the pod being placed."""
         return self.pod_requests(NON_ZERO_DEFAULTS, pod_level=False)
 
