@@ -311,8 +311,6 @@ REFUSED = [
     ("list", "resourceclaimtemplates.resource.k8s.io", "-A"),
     ("list", "resourceslices.resource.k8s.io", ""),
     ("list", "deviceclasses.resource.k8s.io", ""),
-    ("list", "csidrivers.storage.k8s.io", ""),
-    ("list", "csistoragecapacities.storage.k8s.io", "-A"),
     ("create", "volumeattachments.storage.k8s.io", ""),
     ("list", "deployments.apps", "-A"),
     ("list", "jobs.batch", "-A"),
