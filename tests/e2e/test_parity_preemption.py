@@ -992,9 +992,9 @@ def test_a_pending_pod_being_deleted_is_skipped_saying_so(sides: Sides) -> None:
     decided when it is popped again; its FailedScheduling event says "skip schedule deleting
     pod: NS/NAME". The pod fits no node; once it is being deleted, a node added to its side
     with room for it moves it (NodeResourcesFit's hint; kube-scheduler's queue need not move it
-    for the deletion's own update), and it is popped. The node is cordoned: a scheduler that sees it before the
-    deletion (two watches, no order between them) tries the pod once more and binds it
-    nowhere, so such a node is added every second until the pod is skipped."""
+    for the deletion's own update), and it is popped. The node is cordoned: a scheduler that
+    sees it before the deletion (two watches, no order between them) tries the pod once more
+    and binds it nowhere, so such a node is added every second until the pod is skipped."""
     cluster = sides.cluster
     finalizer = "policy-scheduler.dev/e2e-hold"
     for side in sides.both():
