@@ -50,6 +50,7 @@ from typing import Any
 import pytest
 import yaml
 from harness import Cluster, Operator, items, node
+from test_parity_volumes import claim, storage_class
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
 SIDE_LABEL = "preemption.policy-scheduler.dev/side"
@@ -1044,32 +1045,15 @@ def test_a_victim_waiting_in_pre_bind_is_preempted_in_memory(sides: Sides) -> No
     cluster = sides.cluster
     prefix = sides.kube.prefix
     waiting = f"{prefix}-never-provisioned"
-    cluster.apply(
-        {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "StorageClass",
-            "metadata": {"name": waiting, "labels": {TEST_LABEL: prefix}},
-            "provisioner": "example.com/nobody",
-            "volumeBindingMode": "WaitForFirstConsumer",
-        }
-    )
-    claim = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": "data"},
-        "spec": {
-            "storageClassName": waiting,
-            "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": "1Gi"}},
-        },
-    }
+    cluster.apply(storage_class(waiting, provisioner="example.com/nobody"))
+    data = claim("data", storage_class=waiting)
     volume = {"volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}
     deadline = time.monotonic() + TIMEOUT
     try:
         for side in sides.both():
             cluster.apply(side.node("n"))
             cluster.apply(
-                claim, side.pod("slow", "low", cpu="1500m", spec=volume), namespace=side.namespace
+                data, side.pod("slow", "low", cpu="1500m", spec=volume), namespace=side.namespace
             )
         for side in sides.both():
             # The PreBind has asked for the claim to be provisioned on n, and waits.
