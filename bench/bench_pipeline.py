@@ -28,13 +28,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from policy_scheduler.framework.interface import Filter, Rejections, Scorer, Scores
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.pipeline import Pipeline, WeightedScorer
-from policy_scheduler.plugins.base import Cycle, Filter, Rejections, Scorer, Scores
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
+from policy_scheduler.runtime.framework import WeightedScorer
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 PODS_PER_NODE = 10
 ZONES = ("zone-a", "zone-b", "zone-c", "zone-d")

@@ -44,13 +44,13 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 import yaml
 
+from policy_scheduler.framework.types import reason_counts
 from policy_scheduler.kube.timings import LeaseTimings, parse_duration
 from policy_scheduler.manifests import ManifestError, read_objects
-from policy_scheduler.pipeline import Decision
-from policy_scheduler.plugins.base import reason_counts
 from policy_scheduler.policy.compiler import CompiledPolicy, check
 from policy_scheduler.policy.convert import LegacyPolicyError, convert, default_name, parse_legacy
 from policy_scheduler.policy.load import read_policy_file
+from policy_scheduler.runtime.decision import Decision
 
 if TYPE_CHECKING:
     from policy_scheduler.handlers import Admission

@@ -10,7 +10,7 @@ operator watches them (:mod:`~policy_scheduler.kube.kinds`); a storage or device
 does not serve (404) has none. The policy that serves the pod's ``spec.schedulerName`` is found as
 the operator finds it (:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest
 claimant), and its pipeline is run against the cluster as it is now, with
-:func:`~policy_scheduler.pipeline.explain` keeping every node's verdict.
+:func:`~policy_scheduler.runtime.explanation.explain` keeping every node's verdict.
 
 A bound pod is re-evaluated as if it were pending: without its ``spec.nodeName`` (which would
 make every other node fail NodeName) and without its own usage on its node. Beside that comes the
@@ -34,8 +34,9 @@ from policy_scheduler.kube.client import ApiError, Kube, pod_path
 from policy_scheduler.kube.credentials import CredentialsError, load
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.pipeline import Candidate, Explanation, NodeVerdict, explain
 from policy_scheduler.policy.compiler import CompiledPolicy
+from policy_scheduler.runtime.decision import Candidate
+from policy_scheduler.runtime.explanation import Explanation, NodeVerdict, explain
 from policy_scheduler.scheduling.policies import PolicyTable
 from policy_scheduler.simulate import ClusterDump, snapshot_of
 

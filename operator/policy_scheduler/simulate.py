@@ -41,8 +41,8 @@ from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, ObjectError, PodView, Raw
 from policy_scheduler.model.priority_classes import PriorityClass, PriorityClasses
-from policy_scheduler.pipeline import Decision
 from policy_scheduler.policy.compiler import Mode
+from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.loop import Scheduler
 from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
 

@@ -36,10 +36,11 @@ import yaml
 from harness import Cluster, items, node, wait_for
 
 from policy_scheduler import simulate
-from policy_scheduler.pipeline import Decision, Pipeline
 from policy_scheduler.plugins.registry import FILTERS
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
+from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.runtime.schedule_one import Pipeline
 from policy_scheduler.simulate import ClusterDump, snapshot_of
 
 SCENARIO_LABEL = "parity.policy-scheduler.dev/scenario"

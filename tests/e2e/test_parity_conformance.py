@@ -44,9 +44,10 @@ from test_parity import (
     submit,
 )
 
-from policy_scheduler.pipeline import Decision, Pipeline
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.policy.load import read_policy_file
+from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 # The fixture naming a scenario; its nodes and pods are deleted after the test.
 prefix = test_parity.prefix

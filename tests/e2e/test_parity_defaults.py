@@ -48,7 +48,8 @@ from test_parity import (
 )
 from test_parity_conformance import kube_scores, score_differences
 
-from policy_scheduler.pipeline import Decision, Pipeline
+from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 # The fixtures naming a scenario (its nodes and pods are deleted after the test) and running the
 # kube-scheduler whose log has the scores.

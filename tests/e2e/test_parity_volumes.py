@@ -40,7 +40,8 @@ from test_parity import (
 from test_parity_conformance import kube_scores, scheduler_name, score_differences
 
 from policy_scheduler import simulate
-from policy_scheduler.pipeline import Decision, Pipeline
+from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 prefix = test_parity.prefix
 # The kube-scheduler that logs every plugin's score (its "least" profile is the default one).

@@ -16,11 +16,15 @@ import yaml
 
 from policy_scheduler.cli import EXIT_BAD_INPUT, main
 from policy_scheduler.explain import Report
+from policy_scheduler.framework.interface import SKIP, Filter, Scorer, Skip
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.pipeline import Candidate, Pipeline, WeightedScorer, explain
-from policy_scheduler.plugins.base import SKIP, Cycle, Filter, Scorer, Skip
 from policy_scheduler.policy.compiler import compile_policy
+from policy_scheduler.runtime.decision import Candidate
+from policy_scheduler.runtime.explanation import explain
+from policy_scheduler.runtime.framework import WeightedScorer
+from policy_scheduler.runtime.schedule_one import Pipeline
 from policy_scheduler.simulate import load_cluster, snapshot_of
 
 POLICY = """\

@@ -17,10 +17,7 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
-    Cycle,
-    ExtensionPoints,
+from policy_scheduler.framework.interface import (
     Filter,
     ObjectRef,
     ObjectWriter,
@@ -32,7 +29,10 @@ from policy_scheduler.plugins.base import (
     PreEnqueue,
     Reserve,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
+from policy_scheduler.runtime.framework import ExtensionPoints
 from policy_scheduler.scheduling import policies
 from policy_scheduler.scheduling.loop import Scheduler
 from policy_scheduler.scheduling.ports import BindResult, Outcome, WriteResult

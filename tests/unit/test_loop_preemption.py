@@ -1,5 +1,5 @@
 """The loop acting on a preemption (issue 14), through its in-memory ports: a stand-in
-PostFilter returns a :class:`~policy_scheduler.plugins.base.Preemption`, and the loop evicts,
+PostFilter returns a :class:`~policy_scheduler.framework.interface.Preemption`, and the loop evicts,
 nominates, records and tells as kube-scheduler's ``prepareCandidate`` and nominating do (Enforce),
 or only records and tells (DryRun). Which pods DefaultPreemption picks is its own tests' affair.
 """
@@ -14,15 +14,11 @@ from typing import Any
 import pytest
 from test_loop import Raw, Run, delete_pod, feed, later, node, pod, policy, settle
 
+from policy_scheduler.framework.interface import PostFilter, PostFilterResult, Preemption
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
-    Cycle,
-    ExtensionPoints,
-    PostFilter,
-    PostFilterResult,
-    Preemption,
-)
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
+from policy_scheduler.runtime.framework import ExtensionPoints
 from policy_scheduler.scheduling import policies
 from policy_scheduler.scheduling.queue import Where
 from policy_scheduler.scheduling.status import VICTIMS_LIMIT

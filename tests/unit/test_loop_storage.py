@@ -20,14 +20,8 @@ from typing import Any, ClassVar
 import pytest
 from test_loop import Run, Step, changed, later, node, pod, policy, settle, watch
 
-from policy_scheduler.model import volumes
-from policy_scheduler.model.nodeinfo import NodeInfo
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.volumes import ClaimView
-from policy_scheduler.plugins.base import (
-    ClusterEvent,
-    Cycle,
-    EventKind,
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
     Filter,
     ObjectWriter,
     PostFilter,
@@ -35,6 +29,11 @@ from policy_scheduler.plugins.base import (
     PreBind,
     Preemption,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model import volumes
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.volumes import ClaimView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.scheduling import policies
 from policy_scheduler.scheduling.loop import BIND_CONCURRENCY

@@ -16,7 +16,7 @@ from policy_scheduler.cli import build_parser
 from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.ports import KubeStatusStore
 from policy_scheduler.metrics import LATENCY_BUCKETS, Metrics, exponential_buckets
-from policy_scheduler.pipeline import Decision
+from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.ports import SchedulerState
 from policy_scheduler.scheduling.status import StatusWriter
 from policy_scheduler.serving import Endpoint, Servers, metrics_route

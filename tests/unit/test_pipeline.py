@@ -14,31 +14,18 @@ import numpy as np
 import pytest
 from plugin_harness import Change, make_node, make_pod, wakes
 
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import SKIP, Filter, PreFilterResult, Scorer, Skip
+from policy_scheduler.framework.types import Cycle, failure_message
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import LabelSelector
-from policy_scheduler.pipeline import (
-    NODE_POOL_FILTER,
-    OUTSIDE_NODE_POOL,
-    Decision,
-    Pipeline,
-    WeightedScorer,
-    explain,
-    feasible_nodes_to_find,
-    select_host,
-)
-from policy_scheduler.plugins.base import (
-    SKIP,
-    Cycle,
-    EventKind,
-    Filter,
-    PreFilterResult,
-    Scorer,
-    Skip,
-    failure_message,
-)
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
 from policy_scheduler.plugins.taint_toleration import UNTOLERATED
+from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.runtime.explanation import explain
+from policy_scheduler.runtime.framework import NODE_POOL_FILTER, OUTSIDE_NODE_POOL, WeightedScorer
+from policy_scheduler.runtime.schedule_one import Pipeline, feasible_nodes_to_find, select_host
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 GPU_TAINT = "node(s) had untolerated taint {dedicated: gpu}"  # kube's FitError example

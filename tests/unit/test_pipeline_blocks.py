@@ -15,22 +15,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from policy_scheduler.framework.interface import SKIP, Filter
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.selectors import LabelSelector
-from policy_scheduler.pipeline import (
-    NODE_POOL_FILTER,
-    OUTSIDE_NODE_POOL,
-    Candidate,
-    Decision,
-    Pipeline,
-    WeightedScorer,
-    explain,
-    feasible_nodes_to_find,
-    select_host,
-)
-from policy_scheduler.plugins.base import SKIP, Cycle, Filter, group_failures
+from policy_scheduler.plugins.helper import group_failures
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
+from policy_scheduler.runtime.decision import Candidate, Decision
+from policy_scheduler.runtime.explanation import explain
+from policy_scheduler.runtime.framework import NODE_POOL_FILTER, OUTSIDE_NODE_POOL, WeightedScorer
+from policy_scheduler.runtime.schedule_one import Pipeline, feasible_nodes_to_find, select_host
 
 GPU = "example.com/gpu"
 ZONE = "topology.kubernetes.io/zone"

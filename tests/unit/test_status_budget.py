@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from policy_scheduler.pipeline import Decision
+from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.ports import WriteResult
 from policy_scheduler.scheduling.status import (
     HEARTBEAT_INTERVAL,

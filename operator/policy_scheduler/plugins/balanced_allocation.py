@@ -23,8 +23,9 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from policy_scheduler.framework.args import Args
+from policy_scheduler.framework.interface import MAX_NODE_SCORE, Scores
 from policy_scheduler.model.nodetable import Array
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, Scores
 from policy_scheduler.plugins.resource_allocation import (
     Amount,
     ResourceAllocationScorer,

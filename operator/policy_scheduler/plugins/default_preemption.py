@@ -41,22 +41,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policy_scheduler.model.disruption import DisruptionBudgets
-from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
-    Args,
-    ArgsError,
-    Cycle,
-    FieldError,
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.interface import (
     NodeStatuses,
     PostFilter,
     PostFilterResult,
     Preemption,
     WhatIf,
-    failure_message,
-    unknown_fields,
 )
+from policy_scheduler.framework.types import Cycle, failure_message
+from policy_scheduler.model.disruption import DisruptionBudgets
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
+from policy_scheduler.model.objects import PodView
 
 NAME = "DefaultPreemption"
 

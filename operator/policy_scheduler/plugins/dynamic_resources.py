@@ -67,19 +67,12 @@ from typing import Final
 
 import numpy as np
 
-from policy_scheduler.model.nodeinfo import NodeInfo
-from policy_scheduler.model.nodetable import NodeBlock
-from policy_scheduler.model.objects import PodView, _mapping, _sequence
-from policy_scheduler.model.selectors import NodeSelector
-from policy_scheduler.model.volumes import ResourceClaimView, Volumes
-from policy_scheduler.plugins.base import (
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
     SKIP,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
     Filter,
     NodeStatuses,
     ObjectRef,
@@ -93,8 +86,13 @@ from policy_scheduler.plugins.base import (
     Scores,
     Skip,
     filter_each,
-    no_args,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import PodView, _mapping, _sequence
+from policy_scheduler.model.selectors import NodeSelector
+from policy_scheduler.model.volumes import ResourceClaimView, Volumes
 
 NAME = "DynamicResources"
 

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.interface import MAX_NODE_SCORE, Scorer, Scores
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args, Cycle, Scorer, Scores, no_args
 
 NAME = "ImageLocality"
 

@@ -60,29 +60,25 @@ from typing import Any
 
 import numpy as np
 
-from policy_scheduler.model.namespaces import Namespaces
-from policy_scheduler.model.nodeinfo import NodeInfo, PodGroup, Snapshot
-from policy_scheduler.model.nodetable import NO_LABEL, Array, LabelMap, NodeBlock
-from policy_scheduler.model.objects import PodView, Raw
-from policy_scheduler.model.selectors import LabelSelector
-from policy_scheduler.plugins.base import (
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
     MAX_NODE_SCORE,
     SKIP,
-    Args,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    FieldError,
     Filter,
     Rejections,
     Scorer,
     Scores,
     Skip,
-    group_failures,
-    no_args,
     reasons_of_one,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.namespaces import Namespaces
+from policy_scheduler.model.nodeinfo import NodeInfo, PodGroup, Snapshot
+from policy_scheduler.model.nodetable import NO_LABEL, Array, LabelMap, NodeBlock
+from policy_scheduler.model.objects import PodView, Raw
+from policy_scheduler.model.selectors import LabelSelector
+from policy_scheduler.plugins.helper import group_failures
 
 NAME = "InterPodAffinity"
 

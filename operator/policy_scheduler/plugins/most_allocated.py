@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from policy_scheduler.framework.args import Args
+from policy_scheduler.framework.interface import MAX_NODE_SCORE
 from policy_scheduler.model.nodetable import Array
-from policy_scheduler.plugins.base import MAX_NODE_SCORE, Args
 from policy_scheduler.plugins.resource_allocation import (
     ResourceAllocationScorer,
     parse_resources,

@@ -5,10 +5,10 @@ Filter: a node must carry every ``spec.nodeSelector`` label and match at least o
 fields do; a term without any matches nothing). Otherwise: "node(s) didn't match Pod's node
 affinity/selector". As kube-scheduler's PreFilter does, terms that all pin ``metadata.name``
 with ``In`` narrow the candidates before any filter runs (:meth:`Filter.pre_filter_result
-<policy_scheduler.plugins.base.Filter.pre_filter_result>`): the pipeline filters only the pinned
-nodes and counts every other node as "node(s) didn't satisfy plugin(s) [NodeAffinity]"; when
-the terms pin disjoint names, the pod is rejected before any node is filtered, with "pod
-affinity terms conflict" (and no count).
+<policy_scheduler.framework.interface.Filter.pre_filter_result>`): the pipeline filters only
+the pinned nodes and counts every other node as "node(s) didn't satisfy plugin(s)
+[NodeAffinity]"; when the terms pin disjoint names, the pod is rejected before any node is
+filtered, with "pod affinity terms conflict" (and no count).
 
 Score: the sum of the weights of the ``preferredDuringSchedulingIgnoredDuringExecution`` terms the
 node matches, then DefaultNormalizeScore: ``100 * sum // max(sum)`` (all 0 when no node matches).
@@ -35,6 +35,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
+    ANY_NODE,
+    FITS,
+    SKIP,
+    Filter,
+    PreFilterResult,
+    Rejections,
+    Scorer,
+    Scores,
+    Skip,
+    filter_each,
+)
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import REQUIRED_NODE_AFFINITY as REQUIRED
@@ -45,28 +60,7 @@ from policy_scheduler.model.selectors import (
     RequiredNodeAffinity,
     SelectorError,
 )
-from policy_scheduler.plugins.base import (
-    ANY_NODE,
-    FITS,
-    SKIP,
-    Args,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    FieldError,
-    Filter,
-    PreFilterResult,
-    Rejections,
-    Scorer,
-    Scores,
-    Skip,
-    filter_alike,
-    filter_each,
-    normalize_to_max,
-    score_alike,
-    unknown_fields,
-)
+from policy_scheduler.plugins.helper import filter_alike, normalize_to_max, score_alike
 
 NAME = "NodeAffinity"
 

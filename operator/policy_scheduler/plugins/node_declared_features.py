@@ -17,19 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, Filter, Skip
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    Skip,
-    no_args,
-)
 
 NAME = "NodeDeclaredFeatures"
 

@@ -17,19 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, Filter
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import label_key_problem, label_value_problem
-from policy_scheduler.plugins.base import (
-    FITS,
-    Args,
-    ArgsError,
-    ClusterEvent,
-    EventKind,
-    FieldError,
-    Filter,
-    unknown_fields,
-)
 
 NAME = "NodeLabel"
 

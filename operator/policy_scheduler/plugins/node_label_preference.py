@@ -8,17 +8,11 @@ already 0..100, so there is no normalization.
 
 from __future__ import annotations
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.interface import MAX_NODE_SCORE, Scorer
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.selectors import label_key_problem, label_value_problem
-from policy_scheduler.plugins.base import (
-    MAX_NODE_SCORE,
-    Args,
-    ArgsError,
-    FieldError,
-    Scorer,
-    unknown_fields,
-)
 
 NAME = "NodeLabelPreference"
 

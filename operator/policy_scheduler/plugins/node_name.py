@@ -2,11 +2,11 @@
 NodeName).
 
 As kube-scheduler v1.37's, its pre-filter names that node alone
-(:meth:`~policy_scheduler.plugins.base.Filter.pre_filter_result`), so the pipeline filters only
-it and counts every other node as "node(s) didn't satisfy plugin(s) [NodeName]" (the plugins that
-named nodes, sorted), UnschedulableAndUnresolvable; a name the cluster lacks leaves no node to
-filter. Its filter, asked about any other node, says "node(s) didn't match the requested node
-name", the text a post-filter's what-if gets.
+(:meth:`~policy_scheduler.framework.interface.Filter.pre_filter_result`), so the pipeline
+filters only it and counts every other node as "node(s) didn't satisfy plugin(s) [NodeName]"
+(the plugins that named nodes, sorted), UnschedulableAndUnresolvable; a name the cluster lacks
+leaves no node to filter. Its filter, asked about any other node, says "node(s) didn't match
+the requested node name", the text a post-filter's what-if gets.
 
 kube-scheduler never schedules a pod with ``spec.nodeName`` (it is bound already, and a pod bound
 here is treated as such too), so this is seen where a pod is decided as it is written: simulate
@@ -17,21 +17,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from policy_scheduler.model.nodeinfo import NodeInfo
-from policy_scheduler.model.nodetable import NodeBlock
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
-    Args,
-    Cycle,
-    EventKind,
     Filter,
     PreFilterResult,
     Rejections,
     filter_each,
-    no_args,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import PodView
 
 NAME = "NodeName"
 

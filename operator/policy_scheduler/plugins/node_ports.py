@@ -11,22 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, Filter, Rejections, Skip
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import HostPort, PodView
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    Rejections,
-    Skip,
-    filter_where,
-    no_args,
-)
+from policy_scheduler.plugins.helper import filter_where
 
 NAME = "NodePorts"
 

@@ -35,23 +35,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import Filter, Rejections
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from policy_scheduler.model.selectors import label_key_problem
-from policy_scheduler.plugins.base import (
-    Args,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    FieldError,
-    Filter,
-    Rejections,
-    group_failures,
-    unknown_fields,
-)
+from policy_scheduler.plugins.helper import group_failures
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
 
 NAME = "NodeResourcesFit"

@@ -13,20 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, Filter, Rejections
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
-    FITS,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    Rejections,
-    filter_where,
-    no_args,
-)
+from policy_scheduler.plugins.helper import filter_where
 from policy_scheduler.plugins.taint_toleration import (
     NO_SCHEDULE,
     parse_tolerations,

@@ -48,21 +48,14 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, Filter, Skip
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping
 from policy_scheduler.model.volumes import ClaimView, CSINodeView, Volumes, VolumeView
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    Skip,
-    no_args,
-)
 
 NAME = "NodeVolumeLimits"
 

@@ -58,6 +58,19 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
+    MAX_NODE_SCORE,
+    SKIP,
+    Filter,
+    Rejections,
+    Scorer,
+    Scores,
+    Skip,
+    reasons_of_one,
+)
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import (
     NO_LABEL,
@@ -71,23 +84,7 @@ from policy_scheduler.model.nodetable import (
 from policy_scheduler.model.objects import NodeView, PodView, Raw
 from policy_scheduler.model.selectors import LabelSelector
 from policy_scheduler.model.workloads import Workloads
-from policy_scheduler.plugins.base import (
-    MAX_NODE_SCORE,
-    SKIP,
-    Args,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    FieldError,
-    Filter,
-    Rejections,
-    Scorer,
-    Scores,
-    Skip,
-    group_failures,
-    reasons_of_one,
-)
+from policy_scheduler.plugins.helper import group_failures
 from policy_scheduler.plugins.inter_pod_affinity import add_to_domain, merge_label_keys
 from policy_scheduler.plugins.taint_toleration import (
     NO_EXECUTE,

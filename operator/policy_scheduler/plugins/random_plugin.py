@@ -12,20 +12,11 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, no_args, unknown_fields
+from policy_scheduler.framework.interface import FITS, MAX_NODE_SCORE, Filter, Scorer
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import (
-    FITS,
-    MAX_NODE_SCORE,
-    Args,
-    ArgsError,
-    Cycle,
-    FieldError,
-    Filter,
-    Scorer,
-    no_args,
-    unknown_fields,
-)
 
 NAME = "Random"
 

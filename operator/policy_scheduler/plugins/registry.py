@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from policy_scheduler.framework.args import Args
+from policy_scheduler.framework.interface import FilterFactory, PostFilter, ScorerFactory
 from policy_scheduler.plugins import (
     balanced_allocation,
     default_preemption,
@@ -35,7 +37,6 @@ from policy_scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from policy_scheduler.plugins.base import Args, FilterFactory, PostFilter, ScorerFactory
 
 PostFilterFactory = Callable[[Args, str], PostFilter[Any]]
 

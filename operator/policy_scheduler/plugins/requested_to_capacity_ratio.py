@@ -18,15 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.interface import MAX_NODE_SCORE, Scores
 from policy_scheduler.model.nodetable import Array
-from policy_scheduler.plugins.base import (
-    MAX_NODE_SCORE,
-    Args,
-    ArgsError,
-    FieldError,
-    Scores,
-    unknown_fields,
-)
 from policy_scheduler.plugins.resource_allocation import (
     Amount,
     Combine,

@@ -33,21 +33,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.interface import SKIP, Scorer, Scores, Skip
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import Array, NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
-from policy_scheduler.plugins.base import (
-    SKIP,
-    Args,
-    ArgsError,
-    Cycle,
-    FieldError,
-    Scorer,
-    Scores,
-    Skip,
-    unknown_fields,
-)
 
 MAX_RESOURCE_WEIGHT = 100
 

@@ -9,8 +9,8 @@ usefully do without it. The message is kube-scheduler's.
 
 from __future__ import annotations
 
+from policy_scheduler.framework.interface import PreEnqueue
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import PreEnqueue
 
 NAME = "SchedulingGates"
 

@@ -26,24 +26,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, Filter, Rejections, Scorer, Scores
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.plugins.base import (
-    FITS,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    Rejections,
-    Scorer,
-    Scores,
-    filter_alike,
-    no_args,
-    normalize_to_max,
-    score_alike,
-)
+from policy_scheduler.plugins.helper import filter_alike, normalize_to_max, score_alike
 
 NAME = "TaintToleration"
 

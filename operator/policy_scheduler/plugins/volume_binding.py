@@ -51,6 +51,23 @@ from typing import Any
 
 import numpy as np
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
+    ANY_NODE,
+    FITS,
+    MAX_NODE_SCORE,
+    SKIP,
+    Filter,
+    ObjectRef,
+    ObjectWriter,
+    PreBind,
+    PreFilterResult,
+    Reserve,
+    Scorer,
+    Skip,
+)
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import ObjectError, PodView, Raw, _mapping, _sequence
@@ -67,27 +84,6 @@ from policy_scheduler.model.volumes import (
     StorageClassView,
     Volumes,
     VolumeView,
-)
-from policy_scheduler.plugins.base import (
-    ANY_NODE,
-    FITS,
-    MAX_NODE_SCORE,
-    SKIP,
-    Args,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    FieldError,
-    Filter,
-    ObjectRef,
-    ObjectWriter,
-    PreBind,
-    PreFilterResult,
-    Reserve,
-    Scorer,
-    Skip,
-    unknown_fields,
 )
 from policy_scheduler.plugins.requested_to_capacity_ratio import (
     MAX_UTILIZATION,

@@ -26,25 +26,23 @@ from typing import Any
 
 import numpy as np
 
-from policy_scheduler.model.nodeinfo import NodeInfo
-from policy_scheduler.model.nodetable import NodeBlock
-from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
-from policy_scheduler.model.volumes import READ_WRITE_ONCE_POD, ClaimView
-from policy_scheduler.plugins.base import (
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
     SKIP,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
     Filter,
     PreFilterResult,
     Rejections,
     Skip,
-    filter_where,
-    no_args,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodetable import NodeBlock
+from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
+from policy_scheduler.model.volumes import READ_WRITE_ONCE_POD, ClaimView
+from policy_scheduler.plugins.helper import filter_where
 
 NAME = "VolumeRestrictions"
 

@@ -23,6 +23,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
+    ANY_NODE,
+    FITS,
+    SKIP,
+    Filter,
+    PreFilterResult,
+    Rejections,
+    Skip,
+    filter_each,
+)
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, _mapping
@@ -32,22 +45,7 @@ from policy_scheduler.model.volumes import (
     StorageClassView,
     VolumeView,
 )
-from policy_scheduler.plugins.base import (
-    ANY_NODE,
-    FITS,
-    SKIP,
-    Args,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    PreFilterResult,
-    Rejections,
-    Skip,
-    filter_alike,
-    filter_each,
-    no_args,
-)
+from policy_scheduler.plugins.helper import filter_alike
 
 NAME = "VolumeZone"
 

@@ -14,17 +14,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from policy_scheduler.framework.args import Args, ArgsError, FieldError
+from policy_scheduler.framework.interface import Filter, PostFilter, Scorer
 from policy_scheduler.model.selectors import LabelSelector, SelectorError
-from policy_scheduler.pipeline import Pipeline, WeightedScorer
-from policy_scheduler.plugins.base import (
-    Args,
-    ArgsError,
-    ExtensionPoints,
-    FieldError,
-    Filter,
-    PostFilter,
-    Scorer,
-)
 from policy_scheduler.plugins.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from policy_scheduler.plugins.registry import (
     FILTER_ALIASES,
@@ -34,6 +26,8 @@ from policy_scheduler.plugins.registry import (
     SCORERS,
 )
 from policy_scheduler.policy import schema
+from policy_scheduler.runtime.framework import ExtensionPoints, WeightedScorer
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 NODE_SELECTOR = "spec.nodeSelector"
 

@@ -30,8 +30,8 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import create
 
+from policy_scheduler.framework.args import FieldError
 from policy_scheduler.manifests import SAFE_LOADER
-from policy_scheduler.plugins.base import FieldError
 from policy_scheduler.plugins.registry import FILTER_ALIASES, SCORER_ALIASES
 
 GROUP = "policy-scheduler.dev"

@@ -5,12 +5,12 @@ One pod at a time, in queue order, :meth:`Scheduler.schedule_one` runs the sched
 
 1. **pre-enqueue** (before the pod is queued at all): scheduling gates and the policy's
    PreEnqueue plugins; a held pod waits as ``gated`` and costs nothing until it changes;
-2. **filter** and **score** (the policy's :class:`~policy_scheduler.pipeline.Pipeline`, with
-   pods nominated to a node counted against it while that node is filtered:
-   :class:`~policy_scheduler.plugins.base.NominatedPods`);
+2. **filter** and **score** (the policy's
+   :class:`~policy_scheduler.runtime.schedule_one.Pipeline`, with pods nominated to a node counted against it while that node is filtered:
+   :class:`~policy_scheduler.framework.types.NominatedPods`);
 3. **post-filter** when no node fits; the pod is then parked with the filters that rejected it,
    and only an event one of them registered for moves it back (queueing hints). A post-filter
-   that finds room by preemption (:class:`~policy_scheduler.plugins.base.Preemption`) has it
+   that finds room by preemption (:class:`~policy_scheduler.framework.interface.Preemption`) has it
    acted on as kube-scheduler's ``prepareCandidate`` and nominating do: each victim evicted
    (the :class:`~.ports.Evictor` port; one whose binding cycle waits in a PreBind has that
    cycle cancelled instead, in memory), the pods of lower priority nominated to that node
@@ -49,22 +49,15 @@ import random
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from policy_scheduler.framework.cycle_state import CycleState
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import ObjectWriter, Preemption, PreEnqueue
+from policy_scheduler.framework.types import NO_NOMINATED, Cycle, NominatedPods
 from policy_scheduler.model import volumes
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.pipeline import Decision
-from policy_scheduler.plugins.base import (
-    NO_NOMINATED,
-    ClusterEvent,
-    Cycle,
-    CycleState,
-    EventKind,
-    NominatedPods,
-    ObjectWriter,
-    Preemption,
-    PreEnqueue,
-)
 from policy_scheduler.plugins.scheduling_gates import SchedulingGates
 from policy_scheduler.policy.compiler import CompiledPolicy, Mode
+from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.cache import SchedulerCache
 from policy_scheduler.scheduling.policies import PolicyTable, Route
 from policy_scheduler.scheduling.ports import (

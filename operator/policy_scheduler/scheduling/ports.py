@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Protocol
 
+from policy_scheduler.framework.interface import ObjectRef, ObjectWriter
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import ObjectRef, ObjectWriter
 
 __all__ = [
     "BindResult",

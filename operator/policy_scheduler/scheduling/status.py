@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from policy_scheduler.pipeline import Decision
-from policy_scheduler.plugins.base import Preemption
+from policy_scheduler.framework.interface import Preemption
 from policy_scheduler.policy.compiler import Mode
+from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.policies import Condition
 from policy_scheduler.scheduling.ports import (
     SCHEDULED,

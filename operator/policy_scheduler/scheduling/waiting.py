@@ -34,10 +34,12 @@ from __future__ import annotations
 import random
 from collections.abc import Hashable, Mapping
 
+from policy_scheduler.framework.events import ClusterEvent
+from policy_scheduler.framework.interface import Filter
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_resources_fit
-from policy_scheduler.plugins.base import ClusterEvent, Cycle, Filter
 from policy_scheduler.plugins.default_preemption import victims_terminating
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.scheduling.cache import SchedulerCache

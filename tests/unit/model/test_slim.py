@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from policy_scheduler.model.objects import NON_ZERO_DEFAULTS, NodeView, PodView, slim_node, slim_pod
-from policy_scheduler.pipeline import Decision
+from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.simulate import ClusterDump, load_cluster, simulate
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"

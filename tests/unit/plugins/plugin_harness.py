@@ -20,21 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, Filter, Scorer, Scores
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.workloads import Workloads
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-    Scorer,
-    Scores,
-)
 
 
 def make_pod(

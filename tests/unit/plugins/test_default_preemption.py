@@ -12,12 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.interface import Filter, NodeStatuses, PostFilterResult, WhatIf
+from policy_scheduler.framework.types import Cycle, NominatedPods
 from policy_scheduler.model.disruption import DisruptionBudgets
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock, NodeTable
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.selectors import LabelSelector
-from policy_scheduler.pipeline import Pipeline
 from policy_scheduler.plugins import (
     default_preemption,
     dynamic_resources,
@@ -34,15 +36,6 @@ from policy_scheduler.plugins import (
     volume_restrictions,
     volume_zone,
 )
-from policy_scheduler.plugins.base import (
-    ArgsError,
-    Cycle,
-    Filter,
-    NodeStatuses,
-    NominatedPods,
-    PostFilterResult,
-    WhatIf,
-)
 from policy_scheduler.plugins.default_preemption import (
     NO_VICTIMS,
     Candidate,
@@ -51,6 +44,7 @@ from policy_scheduler.plugins.default_preemption import (
     new_post_filter,
     pick,
 )
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 HIGH = 100
 TAINT = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]

@@ -11,18 +11,12 @@ from typing import Any
 import pytest
 from plugin_harness import Around, Change, filter_nodes, make_node, raw_and_normalized, wakes
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.volumes import RESOURCE_CLAIM, Volumes, slim
-from policy_scheduler.plugins import dynamic_resources
-from policy_scheduler.plugins.base import (
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
     SKIP,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
     NodeStatuses,
     ObjectRef,
     PostFilter,
@@ -31,6 +25,11 @@ from policy_scheduler.plugins.base import (
     PreFilterResult,
     WhatIf,
 )
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.volumes import RESOURCE_CLAIM, Volumes, slim
+from policy_scheduler.plugins import dynamic_resources
 from policy_scheduler.plugins.dynamic_resources import RESERVED_FOR_MAX_SIZE
 
 NS = "ns"

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from plugin_harness import make_node, make_pod, raw_scores
 
+from policy_scheduler.framework.args import ArgsError
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import image_locality
-from policy_scheduler.plugins.base import ArgsError
 
 MB = 1024 * 1024
 

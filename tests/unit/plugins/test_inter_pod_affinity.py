@@ -8,11 +8,12 @@ import plugin_harness
 import pytest
 from plugin_harness import Around, Change, filter_nodes, score_nodes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
 from policy_scheduler.model.namespaces import NAME_LABEL
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import inter_pod_affinity as ipa
-from policy_scheduler.plugins.base import ArgsError, EventKind
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -16,19 +16,13 @@ from plugin_harness import (
     wakes,
 )
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import ANY_NODE, FITS, SKIP, PreFilterResult, Skip
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_affinity
-from policy_scheduler.plugins.base import (
-    ANY_NODE,
-    FITS,
-    SKIP,
-    ArgsError,
-    Cycle,
-    EventKind,
-    PreFilterResult,
-    Skip,
-)
 
 Raw = dict[str, Any]
 PATH = "spec.predicates[4].args"

@@ -10,10 +10,13 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_nodes, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import FITS, SKIP
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView, slim_pod
 from policy_scheduler.plugins import node_declared_features
-from policy_scheduler.plugins.base import FITS, SKIP, ArgsError, Cycle, EventKind
 from policy_scheduler.plugins.registry import FILTERS
 from policy_scheduler.scheduling.loop import node_event
 

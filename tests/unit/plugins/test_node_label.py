@@ -9,8 +9,10 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import FITS
 from policy_scheduler.plugins import node_label
-from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 
 PATH = "spec.predicates[2].args"
 

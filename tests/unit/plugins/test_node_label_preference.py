@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from plugin_harness import make_node, make_pod, score_nodes
 
+from policy_scheduler.framework.args import ArgsError
 from policy_scheduler.plugins import node_label_preference
-from policy_scheduler.plugins.base import ArgsError
 
 PATH = "spec.priorities[1].args"
 ZONE = "topology.kubernetes.io/zone"

@@ -10,11 +10,13 @@ from typing import Any
 import pytest
 from plugin_harness import filter_node, make_node, make_pod
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.interface import ANY_NODE, FITS, SKIP, PreFilterResult
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
-from policy_scheduler.pipeline import Pipeline
 from policy_scheduler.plugins import node_name
-from policy_scheduler.plugins.base import ANY_NODE, FITS, SKIP, ArgsError, Cycle, PreFilterResult
 from policy_scheduler.plugins.registry import FILTERS
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 WRONG_NODE = "node(s) didn't match the requested node name"
 LEFT_OUT = "node(s) didn't satisfy plugin(s) [NodeName]"

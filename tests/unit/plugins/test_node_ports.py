@@ -7,10 +7,11 @@ from typing import Any
 import pytest
 from plugin_harness import filter_node, make_node, make_pod
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.interface import FITS
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_ports
-from policy_scheduler.plugins.base import FITS, ArgsError
 
 CONFLICT = ("node(s) didn't have free ports for the requested pod ports",)
 

@@ -8,10 +8,13 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import Args, ArgsError
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import FITS, SKIP
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_resources_fit
-from policy_scheduler.plugins.base import FITS, SKIP, Args, ArgsError, Cycle, EventKind
 
 GPU = "example.com/gpu"
 

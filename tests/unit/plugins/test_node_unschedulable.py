@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_node, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import FITS
 from policy_scheduler.plugins import node_unschedulable
-from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 
 CORDONED = ("node(s) were unschedulable",)
 KEY = "node.kubernetes.io/unschedulable"

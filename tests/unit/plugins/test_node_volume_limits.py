@@ -11,6 +11,10 @@ from typing import Any
 import pytest
 from plugin_harness import Around, Change, filter_nodes, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, Filter
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import ObjectError, PodView
@@ -25,15 +29,6 @@ from policy_scheduler.model.volumes import (
     Volumes,
 )
 from policy_scheduler.plugins import node_volume_limits
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-)
 
 EXCEEDED = ("node(s) exceed max volume count",)
 Object = tuple[str, Mapping[str, Any]]

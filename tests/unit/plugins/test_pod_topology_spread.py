@@ -8,10 +8,11 @@ import plugin_harness
 import pytest
 from plugin_harness import Around, Change, filter_nodes, score_nodes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import pod_topology_spread as pts
-from policy_scheduler.plugins.base import ArgsError, EventKind
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"

@@ -13,17 +13,18 @@ from typing import Any
 import numpy as np
 import pytest
 
+from policy_scheduler.framework.interface import FITS, SKIP, Filter
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.model.volumes import PVC, Volumes
-from policy_scheduler.pipeline import Pipeline
 from policy_scheduler.plugins import (
     inter_pod_affinity,
     node_resources_fit,
     pod_topology_spread,
     volume_restrictions,
 )
-from policy_scheduler.plugins.base import FITS, SKIP, Cycle, Filter
+from policy_scheduler.runtime.schedule_one import Pipeline
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"

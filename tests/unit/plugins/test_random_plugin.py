@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 from plugin_harness import filter_nodes, make_node, make_pod, score_nodes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.interface import FITS
 from policy_scheduler.plugins import random_plugin
-from policy_scheduler.plugins.base import FITS, ArgsError
 
 PATH = "spec.predicates[0].args"
 REJECTED = ("node(s) were rejected at random",)

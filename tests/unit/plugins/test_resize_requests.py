@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from plugin_harness import filter_node, make_node
 
+from policy_scheduler.framework.interface import FITS
 from policy_scheduler.model.objects import NON_ZERO_DEFAULTS, PodView, slim_pod
 from policy_scheduler.plugins import node_resources_fit
-from policy_scheduler.plugins.base import FITS
 
 MI = 1024 * 1024
 

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from plugin_harness import make_node, make_pod, raw_scores
 
+from policy_scheduler.framework.args import Args, ArgsError
+from policy_scheduler.framework.interface import Scorer
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import (
@@ -16,7 +18,6 @@ from policy_scheduler.plugins import (
     most_allocated,
     requested_to_capacity_ratio,
 )
-from policy_scheduler.plugins.base import Args, ArgsError, Scorer
 
 GPU = "example.com/gpu"
 PATH = "spec.priorities[0].args"

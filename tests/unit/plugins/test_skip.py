@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 from plugin_harness import make_node, make_pod
 
+from policy_scheduler.framework.interface import SKIP
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.plugins.base import SKIP, Cycle
 from policy_scheduler.plugins.registry import FILTERS, SCORERS
 
 HOST = "kubernetes.io/hostname"

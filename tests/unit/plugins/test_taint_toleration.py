@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 from plugin_harness import Change, filter_node, make_node, make_pod, raw_and_normalized, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import EventKind
+from policy_scheduler.framework.interface import FITS
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import taint_toleration
-from policy_scheduler.plugins.base import FITS, ArgsError, EventKind
 from policy_scheduler.plugins.taint_toleration import Toleration, parse_tolerations, tolerated
 
 Raw = dict[str, Any]

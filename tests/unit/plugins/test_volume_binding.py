@@ -17,6 +17,10 @@ import numpy as np
 import pytest
 from plugin_harness import Change, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, ObjectRef
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import ObjectError, PodView
 from policy_scheduler.model.volumes import (
@@ -33,16 +37,7 @@ from policy_scheduler.model.volumes import (
     Volumes,
 )
 from policy_scheduler.plugins import volume_binding as vb
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    ExtensionPoints,
-    ObjectRef,
-)
+from policy_scheduler.runtime.framework import ExtensionPoints
 
 GI = 1 << 30
 AFFINITY = ("node(s) didn't match PersistentVolume's node affinity",)

@@ -10,19 +10,14 @@ from typing import Any
 import pytest
 from plugin_harness import Around, Change, filter_nodes, make_node, make_pod, wakes
 
+from policy_scheduler.framework.args import ArgsError
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import FITS, SKIP, Filter
+from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import PVC, ClaimView, Volumes
 from policy_scheduler.plugins import volume_restrictions
-from policy_scheduler.plugins.base import (
-    FITS,
-    SKIP,
-    ArgsError,
-    ClusterEvent,
-    Cycle,
-    EventKind,
-    Filter,
-)
 
 DISK = ("node(s) had no available disk",)
 RWOP = (

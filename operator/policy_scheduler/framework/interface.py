@@ -42,25 +42,25 @@ plugin's own ``pre_filter`` result for the cycle, kept in the :class:`CycleState
 
 from __future__ import annotations
 
-import contextlib
 import enum
-import random
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Generic, Literal, Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.framework.args import Args
+from policy_scheduler.framework.events import ALL_EVENTS, ClusterEvent, EventKind
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import Indices, NodeBlock
-from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.model.volumes import StorageObject
+from policy_scheduler.model.objects import PodView
 
 MAX_NODE_SCORE = 100
 """Every scorer's score, after normalization, lies in 0..MAX_NODE_SCORE."""
+
 
 FITS: tuple[str, ...] = ()
 """What ``filter`` returns for a node that passes."""
@@ -72,111 +72,21 @@ class _Skip(enum.Enum):
 
 SKIP: Final = _Skip.SKIP
 """What ``pre_filter``/``pre_score`` return to skip the plugin's per-node work for this pod."""
+
+
 Skip = Literal[_Skip.SKIP]
 
+
 State = TypeVar("State")
-Args = Mapping[str, Any]
+
 
 Scores = npt.NDArray[np.int64]
 """One score per node of a block, in the block's order."""
 
+
 Rejections = dict[tuple[str, ...], Indices]
 """The nodes of a block that a filter rejects, grouped by their reasons: each group's indices into
 the block, ascending. Nodes in no group pass."""
-
-
-@dataclass(frozen=True, slots=True)
-class FieldError:
-    """A problem with one field of a policy, e.g. ``spec.priorities[1].weight: must be >= 1``."""
-
-    path: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}"
-
-
-class ArgsError(ValueError):
-    """A plugin's ``args`` are invalid; carries every problem found, not just the first."""
-
-    def __init__(self, errors: Sequence[FieldError]) -> None:
-        super().__init__("; ".join(map(str, errors)))
-        self.errors = tuple(errors)
-
-
-class EventKind(enum.Flag):
-    """What changed in the cluster, as kube-scheduler's ClusterEvent names a resource and an
-    action. Pod events are about assigned pods (bound, or assumed by this scheduler)."""
-
-    NODE_ADDED = enum.auto()
-    NODE_DELETED = enum.auto()
-    NODE_ALLOCATABLE = enum.auto()
-    NODE_LABELS = enum.auto()
-    NODE_TAINTS = enum.auto()
-    NODE_UNSCHEDULABLE = enum.auto()
-    NODE_DECLARED_FEATURES = enum.auto()
-    POD_ADDED = enum.auto()
-    POD_DELETED = enum.auto()
-    POD_LABELS = enum.auto()
-    POD_SCALED_DOWN = enum.auto()
-    # A storage or device object was added or changed (kube-scheduler registers Add|Update).
-    PVC_CHANGED = enum.auto()
-    PV_CHANGED = enum.auto()
-    STORAGE_CLASS_CHANGED = enum.auto()
-    CSI_NODE_CHANGED = enum.auto()
-    CSI_DRIVER_CHANGED = enum.auto()
-    CSI_STORAGE_CAPACITY_CHANGED = enum.auto()
-    RESOURCE_CLAIM_CHANGED = enum.auto()
-
-
-NODE_EVENTS: Final = (
-    EventKind.NODE_ADDED
-    | EventKind.NODE_DELETED
-    | EventKind.NODE_ALLOCATABLE
-    | EventKind.NODE_LABELS
-    | EventKind.NODE_TAINTS
-    | EventKind.NODE_UNSCHEDULABLE
-    | EventKind.NODE_DECLARED_FEATURES
-)
-POD_EVENTS: Final = (
-    EventKind.POD_ADDED | EventKind.POD_DELETED | EventKind.POD_LABELS | EventKind.POD_SCALED_DOWN
-)
-STORAGE_EVENTS: Final = (
-    EventKind.PVC_CHANGED
-    | EventKind.PV_CHANGED
-    | EventKind.STORAGE_CLASS_CHANGED
-    | EventKind.CSI_NODE_CHANGED
-    | EventKind.CSI_DRIVER_CHANGED
-    | EventKind.CSI_STORAGE_CAPACITY_CHANGED
-    | EventKind.RESOURCE_CLAIM_CHANGED
-)
-ALL_EVENTS: Final = NODE_EVENTS | POD_EVENTS | STORAGE_EVENTS
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterEvent:
-    """One change: its kinds (a node update may change labels and taints at once), the node it
-    is about (as it is now; the deleted node for NODE_DELETED; for a pod event, the pod's node,
-    when known), the pod, for a pod event, for a node update, the node as it was before
-    (None when not known: a hint then reads the update as it would the node's addition), and
-    for a storage event, the object as it is now and as it was (``old_storage``, None for an
-    addition: a hint tells an Add from an Update by it, as kube's hints do)."""
-
-    kind: EventKind
-    node: NodeView | None = None
-    pod: PodView | None = None
-    old_node: NodeView | None = None
-    storage: StorageObject | None = None
-    old_storage: StorageObject | None = None
-
-
-@dataclass(slots=True)
-class Cycle:
-    """One pod's scheduling cycle: the pod, the snapshot it is decided on, the random source."""
-
-    pod: PodView
-    snapshot: Snapshot
-    rng: random.Random = field(default_factory=random.Random)
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,23 +234,6 @@ class Scorer(ABC, Generic[State]):
         """Rescale ``scores`` (one per feasible node, in order) to 0..MAX_NODE_SCORE in place."""
 
 
-class CycleState:
-    """What each plugin prepared for one pod's cycle (its ``pre_filter`` result), handed back to
-    the plugin's later extension points in the same cycle, as kube-scheduler's CycleState."""
-
-    __slots__ = ("_states",)
-
-    def __init__(self) -> None:
-        self._states: dict[int, Any] = {}
-
-    def write(self, plugin: object, state: Any) -> None:
-        self._states[id(plugin)] = state
-
-    def read(self, plugin: object) -> Any:
-        """The state ``plugin`` prepared in this cycle; None when it prepared none."""
-        return self._states.get(id(plugin))
-
-
 class PreEnqueue(ABC):
     """Decides whether a pending pod may enter the active queue at all (kube-scheduler's
     PreEnqueue): a pod held back costs no scheduling attempt, and is asked about again each time
@@ -383,33 +276,6 @@ class PostFilterResult:
     final: bool = False
     waits_on: str = ""
     clears_nomination: bool = False
-
-
-def _nothing_counted(pods: Iterable[tuple[str, PodView]]) -> AbstractContextManager[object]:
-    return contextlib.nullcontext()
-
-
-@dataclass(frozen=True, slots=True)
-class NominatedPods:
-    """Pending pods that a preemption nominated to a node and that hold its room against the
-    cycle's pod (those of at least its priority), by node name; and ``counted(pods)``, a context
-    manager that counts each (node name, pod) of ``pods`` on that node of the snapshot while it
-    is entered (:meth:`~policy_scheduler.scheduling.cache.SchedulerCache.nominated`).
-
-    As kube-scheduler's RunFilterPluginsWithNominatedPods, a node with such pods fits only if
-    the filters pass it both with them counted there (the pre-filter states that count pods
-    updated for them alone, by ``add_pod``) and without them; the first pass's failure is the
-    one told. Pods nominated to other nodes count for nothing: a topology spread or an affinity
-    counts them no more than it counts pending pods."""
-
-    by_node: Mapping[str, Sequence[PodView]] = field(default_factory=dict)
-    counted: Callable[[Iterable[tuple[str, PodView]]], AbstractContextManager[object]] = (
-        _nothing_counted
-    )
-
-
-NO_NOMINATED = NominatedPods()
-"""No pod nominated anywhere: what a decision counts when it is told of none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -555,31 +421,6 @@ class PostBind(ABC, Generic[State]):
         """The pod is bound to ``node``."""
 
 
-@dataclass(frozen=True, slots=True)
-class ExtensionPoints:
-    """A policy's plugins by the loop's extension points beyond filter and score, each list in
-    policy order; a plugin is in every list of the extension points it implements."""
-
-    pre_enqueue: tuple[PreEnqueue, ...] = ()
-    post_filter: tuple[PostFilter[Any], ...] = ()
-    reserve: tuple[Reserve[Any], ...] = ()
-    permit: tuple[Permit[Any], ...] = ()
-    pre_bind: tuple[PreBind[Any], ...] = ()
-    post_bind: tuple[PostBind[Any], ...] = ()
-
-    @classmethod
-    def of(cls, plugins: Iterable[object]) -> ExtensionPoints:
-        unique = list({id(plugin): plugin for plugin in plugins}.values())
-        return cls(
-            tuple(p for p in unique if isinstance(p, PreEnqueue)),
-            tuple(p for p in unique if isinstance(p, PostFilter)),
-            tuple(p for p in unique if isinstance(p, Reserve)),
-            tuple(p for p in unique if isinstance(p, Permit)),
-            tuple(p for p in unique if isinstance(p, PreBind)),
-            tuple(p for p in unique if isinstance(p, PostBind)),
-        )
-
-
 def filter_each(
     plugin: Filter[State], state: State, pod: PodView, nodes: Sequence[NodeInfo]
 ) -> Rejections:
@@ -593,141 +434,14 @@ def filter_each(
     return {reasons: np.array(indices, np.intp) for reasons, indices in groups.items()}
 
 
-def filter_where(
-    plugin: Filter[State], state: State, pod: PodView, nodes: NodeBlock, where: npt.NDArray[Any]
-) -> Rejections:
-    """``filter`` per node, asked only of the nodes that ``where`` marks (the others pass)."""
-    candidates = np.flatnonzero(where)
-    if not len(candidates):
-        return {}
-    rejections = filter_each(plugin, state, pod, nodes.take(candidates))
-    return {reasons: candidates[indices] for reasons, indices in rejections.items()}
-
-
-def _kinds(kinds: npt.NDArray[Any], candidates: Indices) -> tuple[Indices, Indices]:
-    """For :func:`filter_alike` and :func:`score_alike`, given the nodes of a kind other than -1
-    (at least one): the index among the first nodes of each kind of each of them, and those
-    first nodes."""
-    present = kinds[candidates]
-    distinct, first = np.unique(present, return_index=True)
-    # The kinds in the order their first nodes come, as the node-by-node walk meets them.
-    order = np.argsort(first, kind="stable")
-    rank = np.zeros(int(distinct[-1]) + 1, np.intp)
-    rank[distinct[order]] = np.arange(len(order))
-    return rank[present], candidates[first[order]]
-
-
-def filter_alike(
-    plugin: Filter[State], state: State, pod: PodView, nodes: NodeBlock, kinds: npt.NDArray[Any]
-) -> Rejections:
-    """``filter`` asked once per kind of node: the nodes with equal ``kinds`` get the same
-    verdict (that of the first of them); nodes of kind -1 pass without being asked."""
-    candidates = np.flatnonzero(kinds != -1)
-    if not len(candidates):
-        # No node of a kind to ask about (for TaintToleration: a cluster without taints).
-        return {}
-    kind, firsts = _kinds(kinds, candidates)
-    verdicts = filter_each(plugin, state, pod, nodes.take(firsts))
-    rejected: Rejections = {}
-    for reasons, alike in verdicts.items():
-        chosen = np.zeros(len(firsts), bool)
-        chosen[alike] = True
-        rejected[reasons] = candidates[chosen[kind]]
-    return rejected
-
-
-def score_alike(
-    plugin: Scorer[State], state: State, pod: PodView, nodes: NodeBlock, kinds: npt.NDArray[Any]
-) -> Scores:
-    """``score`` asked once per kind of node: the nodes with equal ``kinds`` score the same
-    (as the first of them); nodes of kind -1 score 0 without being asked."""
-    scores: Scores = np.zeros(len(nodes), np.int64)
-    candidates = np.flatnonzero(kinds != -1)
-    if len(candidates):
-        kind, firsts = _kinds(kinds, candidates)
-        alike = [plugin.score(state, pod, node) for node in nodes.take(firsts)]
-        scores[candidates] = np.array(alike, np.int64)[kind]
-    return scores
-
-
-def group_failures(failing: Sequence[npt.NDArray[np.bool_]], reasons: Sequence[str]) -> Rejections:
-    """Rejections from checks made over a block: ``failing[k]`` marks the nodes that fail the
-    check whose reason is ``reasons[k]``; a node's reasons are those of the checks it fails, in
-    order."""
-    failed = [
-        (reason, fails) for reason, fails in zip(reasons, failing, strict=True) if fails.any()
-    ]
-    if len(failed) <= 1:
-        # The common case: one check fails, on its own nodes only.
-        return {(reason,): np.flatnonzero(fails) for reason, fails in failed}
-    rows = np.vstack([fails for _, fails in failed])
-    rejected = np.flatnonzero(rows.any(axis=0))
-    patterns = rows[:, rejected]
-    # Sorting the nodes by their pattern of failures puts equal patterns next to each other.
-    order = np.lexsort(patterns)
-    ordered = patterns[:, order]
-    starts = np.flatnonzero((ordered[:, 1:] != ordered[:, :-1]).any(axis=0)) + 1
-    groups: Rejections = {}
-    for members in np.split(order, starts):
-        pattern = patterns[:, members[0]].tolist()
-        key = tuple(reason for (reason, _), fails in zip(failed, pattern, strict=True) if fails)
-        groups[key] = np.sort(rejected[members])
-    return groups
-
-
 def reasons_of_one(rejections: Rejections) -> tuple[str, ...]:
     """A one-node block's rejections as ``filter`` returns them."""
     return next(iter(rejections), FITS)
 
 
-def normalize_to_max(scores: Scores, reverse: bool = False) -> None:
-    """kube-scheduler's DefaultNormalizeScore: scale so the highest score becomes 100.
-
-    With ``reverse`` the scale is flipped, so the node with the highest raw score gets 0. When every
-    score is 0, all become 0 (or all 100 when reversed).
-    """
-    highest = int(scores.max()) if len(scores) else 0
-    if highest == 0:
-        if reverse:
-            scores[:] = MAX_NODE_SCORE
-        return
-    scaled = MAX_NODE_SCORE * scores // highest
-    scores[:] = MAX_NODE_SCORE - scaled if reverse else scaled
-
-
-def reason_counts(reasons: Mapping[str, int]) -> str:
-    """The "<count> <reason>" strings ("2 Insufficient cpu"), sorted as strings as kube-scheduler
-    sorts them, joined with commas."""
-    return ", ".join(sorted(f"{count} {reason}" for reason, count in reasons.items()))
-
-
-def failure_message(
-    total_nodes: int, reasons: Mapping[str, int], pre_filter_rejection: str = ""
-) -> str:
-    """kube-scheduler's FitError text: "0/5 nodes are available: 2 Insufficient cpu, ...", or,
-    for a pod a pre-filter rejected, its reason alone: "0/5 nodes are available: pod affinity
-    terms conflict." (kube-scheduler does not count the nodes then)."""
-    message = f"0/{total_nodes} nodes are available:"
-    if pre_filter_rejection:
-        return f"{message} {pre_filter_rejection}."
-    return f"{message} {reason_counts(reasons)}." if reasons else message
-
-
 FilterFactory = Callable[[Args, str], Filter[Any]]
+
+
 ScorerFactory = Callable[[Args, str], Scorer[Any]]
 """Factories take the plugin's ``args`` and their path in the policy (for errors); they raise
 :class:`ArgsError` listing every problem with the args."""
-
-
-def no_args(name: str, args: Args, path: str) -> None:
-    """Reject args given to a plugin that takes none."""
-    if args:
-        raise ArgsError([FieldError(path, f"{name} takes no args, got {sorted(args)}")])
-
-
-def unknown_fields(args: Args, known: Collection[str], path: str) -> list[FieldError]:
-    """One error per key of ``args`` that the plugin does not take."""
-    return [
-        FieldError(f"{path}.{key}", f"unknown field; expected one of {sorted(known)}")
-        for key in sorted(set(args) - set(known), key=str)
-    ]

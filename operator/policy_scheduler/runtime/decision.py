@@ -1,0 +1,79 @@
+"""What one decision reports: the chosen node and its total, the best feasible nodes with each
+scorer's score, and for the nodes that did not fit how many were rejected for each reason (the
+breakdown kube-scheduler does not keep; ``status.decisions`` and ``simulate`` show it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from policy_scheduler.framework.interface import (
+    Scores,
+)
+from policy_scheduler.framework.types import failure_message
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A feasible node with its weighted total (0..100) and each scorer's normalized score."""
+
+    node: str
+    score: float
+    scores: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """Where a pod goes (or why it goes nowhere), and the evidence."""
+
+    pod: str
+    node: str | None
+    score: float | None
+    candidates: tuple[Candidate, ...]
+    reasons: Mapping[str, int]
+    total_nodes: int
+    feasible_nodes: int
+    rejected_by: frozenset[str] = frozenset()
+    """The filters that rejected at least one node (``nodeSelector`` for the policy's pool),
+    or whose pre-filter named the only nodes to filter or rejected the pod: what a cluster event
+    must be able to change for the pod to be tried again."""
+    pre_filter_rejection: str = ""
+    """Why a pre-filter rejected the pod before any node was filtered (``reasons`` then counts
+    it for every node)."""
+    unresolvable: frozenset[str] | None = None
+    """When no node fits and :meth:`Pipeline.decide` was asked to tell (a policy with
+    post-filters), the nodes rejected for a reason no preemption can help (see
+    :meth:`~.framework.interface.Filter.unresolvable`); None when not asked."""
+
+    @property
+    def message(self) -> str:
+        """The FailedScheduling message for an unschedulable pod."""
+        return failure_message(self.total_nodes, self.reasons, self.pre_filter_rejection)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The decision as plain data, as ``status.decisions`` holds it (the status writer adds
+        the time) and ``policy-scheduler simulate -o json`` prints it. Node and score are None,
+        and the FailedScheduling ``message`` is added, when no node fit; ``reasons`` counts why
+        the other nodes did not fit."""
+        record: dict[str, Any] = {"pod": self.pod, "node": self.node, "score": self.score}
+        if self.node is None:
+            record["message"] = self.message
+        record["candidates"] = [
+            {"node": c.node, "score": c.score, "scores": dict(c.scores)} for c in self.candidates
+        ]
+        record["reasons"] = dict(self.reasons)
+        return record
+
+
+def candidate(
+    node: str, total: int, weight_sum: int, columns: Sequence[tuple[str, Scores | None]], i: int
+) -> Candidate:
+    """The ``i``-th scored node's report: its weighted total and each scorer's score (0 for a
+    scorer that skipped the pod), from what :meth:`Pipeline._score` returned."""
+    return Candidate(
+        node,
+        round(total / weight_sum, 2),
+        {name: 0 if scores is None else int(scores[i]) for name, scores in columns},
+    )
