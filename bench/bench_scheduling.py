@@ -165,7 +165,7 @@ from urllib3.exceptions import InsecureRequestWarning
 
 from policy_scheduler.kube.events import POST_CONCURRENCY
 from policy_scheduler.model.quantity import parse_quantity
-from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
+from policy_scheduler.scheduling.core import BIND_CONCURRENCY
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROLPLANE = REPO / "hack" / "controlplane"

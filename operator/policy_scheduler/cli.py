@@ -396,7 +396,7 @@ def run_operator(args: argparse.Namespace) -> int:
     from policy_scheduler.kube.credentials import CredentialsError, load
     from policy_scheduler.kube.events import POST_CONCURRENCY
     from policy_scheduler.kube.scheduler import WATCHES, KubeScheduler
-    from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
+    from policy_scheduler.scheduling.core import BIND_CONCURRENCY
 
     kopf.configure(verbose=args.verbose, log_format=kopf.LogFormat[args.log_format.upper()])
     if not args.verbose:

@@ -15,7 +15,7 @@ gets its priority from the file's PriorityClasses, as admission would give it
 (:mod:`~policy_scheduler.model.priority_classes`).
 
 :func:`simulate` runs the operator's own scheduling loop
-(:class:`~policy_scheduler.scheduling.loop.Scheduler`) with in-memory ports: the dump's objects
+(:class:`~policy_scheduler.scheduling.scheduler.Scheduler`) with in-memory ports: the dump's objects
 are fed to it as the operator's watches feed it (:mod:`~policy_scheduler.kube.scheduler`), binds
 succeed in memory, events and statuses are kept in
 memory, and the clock stands still, so each pending pod of the policy's scheduler is decided once,
@@ -43,8 +43,8 @@ from policy_scheduler.model.objects import NodeView, ObjectError, PodView, Raw
 from policy_scheduler.model.priority_classes import PriorityClass, PriorityClasses
 from policy_scheduler.policy.compiler import Mode
 from policy_scheduler.runtime.decision import Decision
-from policy_scheduler.scheduling.loop import Scheduler
 from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
+from policy_scheduler.scheduling.scheduler import Scheduler
 
 
 class ClusterFileError(ManifestError):

@@ -34,9 +34,9 @@ from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.runtime.framework import ExtensionPoints
 from policy_scheduler.scheduling import policies
-from policy_scheduler.scheduling.loop import Scheduler
 from policy_scheduler.scheduling.ports import BindResult, Outcome, WriteResult
 from policy_scheduler.scheduling.queue import Where
+from policy_scheduler.scheduling.scheduler import Scheduler
 from policy_scheduler.simulate import FrozenClock, InMemory
 
 Raw = dict[str, Any]

@@ -36,7 +36,7 @@ from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import ClaimView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.scheduling import policies
-from policy_scheduler.scheduling.loop import BIND_CONCURRENCY
+from policy_scheduler.scheduling.core import BIND_CONCURRENCY
 from policy_scheduler.scheduling.queue import Where
 
 Raw = dict[str, Any]

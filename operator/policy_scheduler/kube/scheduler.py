@@ -1,7 +1,7 @@
 """The scheduling loop wired to the API server: the informers feed it, the ports write through
 the client, and leader election says when it may work.
 
-The loop itself (:class:`~policy_scheduler.scheduling.loop.Scheduler`) imports no client; this
+The loop itself (:class:`~policy_scheduler.scheduling.scheduler.Scheduler`) imports no client; this
 module gives it :mod:`~policy_scheduler.kube.ports` and :class:`~policy_scheduler.kube.events.
 Recorder` as its ports, runs the list-and-watch of nodes, pods and SchedulingPolicies into it
 (policies too through an :class:`~policy_scheduler.kube.informer.Informer`, so that a policy
@@ -55,7 +55,7 @@ from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeEvictor, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics, WatchState
 from policy_scheduler.model import disruption, namespaces, objects, volumes, workloads
-from policy_scheduler.scheduling.loop import Scheduler
+from policy_scheduler.scheduling.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
 

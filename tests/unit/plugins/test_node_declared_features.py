@@ -18,7 +18,7 @@ from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView, slim_pod
 from policy_scheduler.plugins import node_declared_features
 from policy_scheduler.plugins.registry import FILTERS
-from policy_scheduler.scheduling.loop import node_event
+from policy_scheduler.scheduling.eventhandlers import node_event
 
 MISSING = ("node(s) didn't match Pod's required features",)
 RESTART_ALL = "RestartAllContainersOnContainerExits"
