@@ -1,6 +1,7 @@
 """Every relative link of the documents resolves: the file or folder it names exists, and its
 ``#anchor``, if any, is a heading of the Markdown file it points to, as GitHub derives anchors.
-And the README stays a page a newcomer reads in a few minutes: under 10,000 bytes.
+And the README stays a page a newcomer reads in a few minutes (under 10,000 bytes), its first
+policy the example file it names.
 
 Links inside fenced code blocks and inline code are not links; links with a scheme (``https:``,
 ``mailto:``) point outside the repository and are not checked.
@@ -15,6 +16,7 @@ from typing import NamedTuple
 from urllib.parse import unquote
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,3 +166,11 @@ def test_link_resolves(link: Link) -> None:
 def test_the_readme_is_short() -> None:
     size = len((ROOT / "README.md").read_bytes())
     assert size < README_LIMIT, f"README.md is {size} bytes; move reference material to docs/"
+
+
+def test_the_readmes_first_policy_is_the_example_it_names() -> None:
+    readme = (ROOT / "README.md").read_text()
+    shown = re.findall(r"^```yaml\n(.*?)^```$", readme, re.M | re.S)
+    assert len(shown) == 1, "the README shows one policy"
+    example = ROOT / "examples" / "policies" / "zone.yaml"
+    assert yaml.safe_load(shown[0]) == yaml.safe_load(example.read_text())
