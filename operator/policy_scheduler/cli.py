@@ -198,7 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         required=True,
         metavar="FILE",
-        help="Nodes and Pods (and the other kinds the README lists), as `kubectl get "
+        help="Nodes and Pods (and the other kinds examples/README.md lists), as `kubectl get "
         "nodes,pods,... -A -o yaml` prints them; objects of other kinds are skipped, and counted "
         "on stderr",
     )

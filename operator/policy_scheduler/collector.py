@@ -1,9 +1,9 @@
 """Short pauses of Python's cyclic garbage collector in the long-running operator.
 
 A full (generation 2) collection walks every container object the process holds, with the event
-loop stopped: at 5,000 nodes and a few thousand pods that took 450 ms, so a steady stream of pods
-waited that long now and then (the scheduling bench's steady-arrival p99 was 760 ms, where
-kube-scheduler's concurrent collector keeps it at its decision time). Nearly everything such a
+loop stopped: at 5,000 nodes and a few thousand pods that takes about 450 ms, which every pod
+arriving meanwhile waits (kube-scheduler's collector, Go's, runs concurrently with it and costs
+its pods no such pause). Nearly everything such a
 collection walks is long-lived and never part of a cycle that dies: the imported modules, the
 cache's nodes and pods (freed by reference counting when they go, frozen or not).
 

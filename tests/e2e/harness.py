@@ -52,9 +52,9 @@ class Cluster:
         )
 
     def install_crd(self) -> None:
-        """Apply crds/ and wait for the SchedulingPolicy CRD to be Established. kubectl wait has
-        failed at once, now and then, on a just-started API server of a loaded machine (its
-        error unseen); asked again, it waits."""
+        """Apply crds/ and wait for the SchedulingPolicy CRD to be Established. kubectl wait may
+        fail at once on a just-started API server of a loaded machine, so it is asked again
+        until it waits."""
         self.kubectl("apply", "-f", str(CRDS))
         wait_for(
             "the SchedulingPolicy CRD established",

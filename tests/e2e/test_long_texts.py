@@ -20,7 +20,7 @@ PREFIX = ".".join(c * 63 for c in "abc") + ".example.com"
 
 def _greedy(name: str, scheduler: str) -> dict[str, Any]:
     """A pod asking for one of each of 50 extended resources no node has: its FailedScheduling
-    message names every one, about 14,000 characters, as the issue saw."""
+    message names every one, about 14,000 characters."""
     wanted = {f"{PREFIX}/{f'r-{i}-'.ljust(63, 'x')}": "1" for i in range(RESOURCES)}
     raw = pod(name, scheduler)
     # The API server requires the limit of an extended resource, equal to its request.

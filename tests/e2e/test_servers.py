@@ -1,8 +1,8 @@
-"""The operator on the older Kubernetes releases it supports (README, "Kubernetes versions"):
-for each release of ``OLDER_KUBERNETES_VERSIONS`` (hack/controlplane/versions.env), a control
-plane of its own whose kube-apiserver is that release's (``build --older``, ``up --apiserver``),
-and the operator on it: it starts, binds a pod, tells an unschedulable one, and writes its
-policy's status."""
+"""The operator on the older Kubernetes releases it supports (docs/operations.md, "Kubernetes
+versions"): for each release of ``OLDER_KUBERNETES_VERSIONS`` (hack/controlplane/versions.env),
+a control plane of its own whose kube-apiserver is that release's (``build --older``, ``up
+--apiserver``), and the operator on it: it starts, binds a pod, tells an unschedulable one, and
+writes its policy's status."""
 
 from __future__ import annotations
 

@@ -199,8 +199,8 @@ def test_validate(
     )
 
 
-# Bug: `policy-scheduler simulate ... | head` ended with a BrokenPipeError traceback once head
-# had gone, where kubectl stops quietly.
+# A reader that goes away (`policy-scheduler simulate ... | head`) ends the command quietly, as
+# kubectl does: no BrokenPipeError traceback.
 def test_a_reader_gone_ends_the_command_quietly(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

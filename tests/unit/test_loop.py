@@ -343,7 +343,7 @@ CASES = {
             where={"big": Where.UNSCHEDULABLE},
         ),
     ),
-    # Bug: a policy switched from DryRun to Enforce never bound the pods it had decided.
+    # A DryRun decision binds nothing: once the policy enforces, its pods are decided and bound.
     "a DryRun policy switched to Enforce binds the pods it had decided": Case(
         [
             feed(node("n1"), policy("DryRun"), pod("a")),
@@ -362,7 +362,8 @@ CASES = {
         ],
         Expect(binds=[], events={"a": ["DryRunScheduled"]}),
     ),
-    # Bug: a status-only update (our own PodScheduled=False patch) moved a parked pod back.
+    # A status-only update (such as the scheduler's own PodScheduled=False patch) cannot help a
+    # parked pod, and leaves it parked.
     "a status-only update leaves an unschedulable pod parked": Case(
         [
             feed(node("n1"), policy(), BIG),
@@ -397,7 +398,8 @@ CASES = {
         ],
         Expect(where={"big": Where.ACTIVE}),
     ),
-    # Bug: gated pods were sent to pods/binding (refused with 409) and counted as errors.
+    # A gated pod is neither sent to pods/binding (which refuses it with 409) nor counted as an
+    # error.
     "a gated pod costs nothing until its last gate is removed": Case(
         [feed(node("n1"), policy(), GATED), settle()],
         Expect(binds=[], events={"gated": []}, where={"gated": Where.GATED}),
@@ -456,7 +458,7 @@ CASES = {
         ],
         Expect(binds=[], where={"nominee": Where.GATED, "a": Where.UNSCHEDULABLE}),
     ),
-    # Bug: pods nominated by a preemption were ignored, and their room taken.
+    # Pods nominated by a preemption hold the room it made on their node.
     "a nominated pod of higher priority holds its node's room": Case(
         [
             feed(
@@ -509,7 +511,7 @@ CASES = {
         ],
         Expect(binds=[("a", "n1")]),
     ),
-    # Bug: any node or pod change woke every parked pod. Queueing hints: only what can help.
+    # Queueing hints: a node or pod change moves back only the parked pods it can help.
     "an assigned pod arriving does not wake a pod short of CPU": Case(
         [
             feed(node("n1"), policy(), pod("full", "2", on="n1"), pod("a")),
@@ -626,7 +628,8 @@ CASES = {
         [feed(node("n1"), policy(), BIG), settle(), later(20), feed(policy(generation=2))],
         Expect(where={"big": Where.ACTIVE}),
     ),
-    # Bug: after a failover the new leader wrote the status it had read as a standby.
+    # After a failover the new leader writes on from the status it reads on taking over, not
+    # from the one it kept as a standby.
     "a new leader continues the status it reads on taking over, not the one it saw": Case(
         [
             feed(node("n1"), policy(status={"scheduled": 3})),
@@ -647,8 +650,8 @@ CASES = {
         ],
         Expect(binds=[("a", "n1")], status={"scheduled": 5}),
     ),
-    # Bug (issue 11): a policy deleted and created again under its name, generation 1 again,
-    # was served with the old spec.
+    # A policy is known by its uid: one deleted and created again under its name (generation 1
+    # again) is served with its new spec (issue 11).
     "a policy deleted and created again under its name is served as it now is": Case(
         [
             feed(node("n1"), policy(uid="first")),
@@ -676,8 +679,8 @@ CASES = {
         [feed(node("n1"), policy()), delete_policy(policy()), feed(pod("a")), settle()],
         Expect(binds=[], events={"a": ["NoSchedulingPolicy"]}),
     ),
-    # Bug (issue 11): after kube-apiserver restarted, binds went on while the informers' first
-    # listings were refused, on a cache that missed what was bound meanwhile.
+    # While a watch is down the cache may miss what was bound meanwhile (a kube-apiserver
+    # restart, listings refused): no pod is decided until every watch has listed again (issue 11).
     "no pod is decided while a watch that broke off has not listed again": Case(
         [feed(node("n1"), policy()), watch("pods", False), feed(pod("a")), settle()],
         Expect(binds=[], events={"a": []}, where={"a": Where.ACTIVE}),
@@ -724,9 +727,9 @@ CASES = {
         ],
         Expect(binds=[], where={"near": Where.UNSCHEDULABLE}),
     ),
-    # Bug (issue 11, found by bench/chaos.py's leader-freeze): the watch brought our own
-    # PodScheduled patch of a pod, pending, after its bind had succeeded; the pod was queued and
-    # decided again, and its second bind's failure freed its room on the node it is bound to.
+    # The watch may bring the scheduler's own PodScheduled patch of a pod, still pending, after
+    # its bind succeeded: deciding that view again would bind twice, and the second bind's
+    # failure would free the pod's room on the node it is bound to (issue 11).
     "a pending view that comes after the pod's bind succeeded is stale": Case(
         [
             feed(node("n1"), policy(), pod("a")),

@@ -274,8 +274,8 @@ class SlowEvictions(InMemory):
         return evicted
 
 
-# Bug: a preemptor moved back (by any victim's deletion) before the watch showed its victims
-# terminating chose them again, deleting each twice (the preemption bench: 80 of 5,000 victims).
+# A preemptor moved back (by any victim's deletion) before the watch shows its victims
+# terminating would choose them again, and delete each twice.
 def test_a_preemptor_waits_for_its_evictions_before_it_is_decided_again(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

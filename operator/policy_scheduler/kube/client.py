@@ -8,9 +8,9 @@ send it (a token kept current: exec plugins, token files, OIDC), and
 keep-alive connections. The JSON is orjson's: every pod the watch brings is decoded here, and a
 pod of the benchmark decodes in 12 µs on it against 28 µs on the standard library's.
 
-It replaced the generated synchronous client in a thread pool: under a burst, the profile of the
-operator showed a third of its CPU in those threads (model validation, urllib3, thread hand-offs)
-and the scheduling loop waiting for the GIL they held; on the loop, a request costs a few
+It runs on the event loop, not as a generated synchronous client in a thread pool: under a
+burst, such threads take a third of the operator's CPU (model validation, urllib3, thread
+hand-offs) and hold the GIL the scheduling loop waits for; on the loop, a request costs a few
 coroutine steps and no thread. (The transport's docstring says why it is not aiohttp's.)
 
 A request refused as unauthenticated (401) is sent once more with credentials fetched afresh:
@@ -27,7 +27,7 @@ may hold the Lease by then, and a bind decided on the old leader's picture would
 nodes the new leader fills. The fence is checked at the last moment, on a connection already
 open, in the same step of the event loop as the write of the request's bytes: a check before
 the connection's opening (TCP, TLS) would leave a wait in between, and a leader frozen in there
-sent its bind on resuming (the e2e test of a frozen leader saw it). What a request meets once
+would send its bind on resuming, checked before it froze. What a request meets once
 sent (the network) is what the Lease's margin over the renew deadline is for, as in client-go.
 Reads and watches are never fenced.
 """

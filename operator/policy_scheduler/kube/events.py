@@ -45,9 +45,9 @@ RETRY_SECONDS = 60.0
 """How long a post that found the API server unable to answer is tried again."""
 UNAVAILABLE = frozenset({0, 403, 429, 500, 502, 503, 504})
 """Answers worth trying again. 403 among them: a kube-apiserver that has just restarted refuses
-requests until its RBAC authorizer has read the roles (bench/chaos.py saw 67 events refused so,
-within 0.2 s of a restart); a real lack of permission costs a minute of tries per event, and is
-logged when they end."""
+requests until its RBAC authorizer has read the roles (for a fraction of a second after it
+starts); a real lack of permission costs a minute of tries per event, and is logged when they
+end."""
 
 logger = logging.getLogger(__name__)
 

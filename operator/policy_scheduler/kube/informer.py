@@ -1,5 +1,5 @@
-"""List-then-watch of one resource kind, feeding the scheduler's cache: what client-go's reflector
-does for kube-scheduler.
+"""List-then-watch of one resource kind, feeding the scheduler's cache: no store, indexer, delta
+queue or resync of its own, as client-go's informers have; each object is handed on as it comes.
 
 An informer lists the objects (in pages), hands each to ``on_change``, says it is synced, then
 watches from the listing's resourceVersion and hands on every change and deletion as it comes.
@@ -10,10 +10,10 @@ vanished meanwhile as deleted, so nothing stays counted that no longer exists.
 
 Every watch of the operator is one of these (nodes, pods, SchedulingPolicies, the Services,
 controllers and Namespaces that default spreading and pod affinity read, and the storage and
-device objects that the volume plugins and DynamicResources read), rather than Kopf's: the
-profile of a burst showed a fifth of the operator's CPU in Kopf's per-event machinery (per-object
-workers, loggers, diff bases, handler states), and Kopf's index readiness wakes every waiting
-per-object worker for each object listed, which took 13 s to start on 1,000 nodes and minutes on
+device objects that the volume plugins and DynamicResources read), rather than Kopf's: under a
+burst, Kopf's per-event machinery (per-object workers, loggers, diff bases, handler states)
+takes a fifth of the operator's CPU, and Kopf's index readiness wakes every waiting per-object
+worker for each object listed, which takes 13 s to start on 1,000 nodes and minutes on
 5,000. The scheduler needs none of that machinery: a decoded object, in order, per event. What
 it keeps of each object is the informer's ``keep``: of a ReplicaSet, say, only its selector.
 

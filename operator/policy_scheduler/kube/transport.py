@@ -6,12 +6,12 @@
 server answers: a body of known length, a chunked one (watches), or one that runs until the
 server closes; a ``1xx`` interim answer is skipped.
 
-It replaced aiohttp's client, on which a request through
+It is not aiohttp's client, on which a request through
 :class:`~policy_scheduler.kube.client.Kube` costs 1.6 to 1.7 times the CPU, JSON included
 (bench/bench_transport.py: 0.15 against 0.24 ms an event post, 0.10 against 0.17 ms a GET, 16
 at once, against kube-apiserver). A bind and its event are two requests per pod, and in a
-100-node burst aiohttp's request path was over a third of the operator's CPU.
-What aiohttp did there and this does not need: cookies, redirects, compression, tracing,
+100-node burst aiohttp's request path takes over a third of the operator's CPU.
+What aiohttp does there and this does not need: cookies, redirects, compression, tracing,
 multipart bodies.
 
 A request's bytes are written in one call, right after its ``before_send`` check and in the same
