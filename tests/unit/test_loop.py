@@ -233,6 +233,8 @@ class Expect:
     """The pods given PodScheduled=False, in order."""
     status: Raw = field(default_factory=dict)
     """Fields of the policy's status body as the writer would write it now."""
+    refusals: dict[str, str] = field(default_factory=dict)
+    """Per pod name, the message of its SchedulerError: why a plugin refused it."""
 
 
 def check(run: Run, expect: Expect) -> None:
@@ -244,6 +246,8 @@ def check(run: Run, expect: Expect) -> None:
     if expect.unschedulable is not None:
         told = [key for key, _ in run.memory.conditions]
         assert told == [f"ns/{p}" for p in expect.unschedulable]
+    for name, message in expect.refusals.items():
+        assert (f"ns/{name}", message) in run.memory.errors, name
     if expect.status:
         body = run.scheduler.status.body("test", 0)["status"]
         for key, value in expect.status.items():
@@ -286,6 +290,11 @@ HOSTS = (
     node("n2", "2", {"kubernetes.io/hostname": "n2"}),
 )
 GATED = pod("gated", gates=["example.com/quota"])
+# Issue 28: a Permit-only plugin enabled by spec.plugins; a bucket of one pod, next to no refill.
+RATE_LIMITED = policy()
+RATE_LIMITED["spec"]["plugins"] = {
+    "permit": [{"name": "BindRateLimit", "args": {"qps": 0.001, "burst": 1}}]
+}
 # A pod that needs a node feature (NodeDeclaredFeatures): its container restarts them all.
 RESTART_ALL = "RestartAllContainersOnContainerExits"
 FEATURES = policy()
@@ -748,6 +757,18 @@ CASES = {
             feed(policy(uid="second")),
         ],
         Expect(binds=[("a", "n1")], status={"scheduled": 0}),
+    ),
+    "a policy's Permit plugin lets one pod bind and refuses the next, which backs off": Case(
+        [feed(node("n1"), RATE_LIMITED, pod("a")), settle(), feed(pod("b")), settle()],
+        Expect(
+            binds=[("a", "n1")],
+            events={"a": ["Scheduled"], "b": ["FailedScheduling"]},
+            where={"a": None, "b": Where.BACKOFF},
+            refusals={
+                "b": "BindRateLimit: the policy's pods go to binding at most 0.001 a second, in "
+                "bursts of 1; tried again later"
+            },
+        ),
     ),
 }
 

@@ -10,9 +10,21 @@ from typing import Any
 
 import pytest
 
-from policy_scheduler.plugins.registry import FILTER_ALIASES, SCORER_ALIASES
-from policy_scheduler.policy.compiler import CompiledPolicy, Mode, PolicyError, compile_policy
+from policy_scheduler.framework.args import Args, FieldError
+from policy_scheduler.framework.interface import Permit, PreEnqueue
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins.bind_rate_limit import BindRateLimit
+from policy_scheduler.plugins.registry import EXTENSIONS, FILTER_ALIASES, SCORER_ALIASES
+from policy_scheduler.policy.compiler import (
+    CompiledPolicy,
+    Mode,
+    PolicyError,
+    compile_policy,
+    enabled_plugins,
+    extension_points,
+)
 from policy_scheduler.policy.load import PolicyFileError, read_policy_file
+from policy_scheduler.runtime.framework import ExtensionPoints
 
 # The policy of ARCHITECTURE.md.
 SPREAD: dict[str, Any] = {
@@ -435,4 +447,127 @@ def test_post_filter_errors_come_with_the_others() -> None:
         '"DefaultPreemption"',
         "spec.postFilters[0].args.minCandidateNodesPercentage: Invalid value: 101: not in valid "
         "range [0, 100]",
+    ]
+
+
+# --- spec.plugins: plugins enabled at one extension point -------------------------------------
+
+
+def test_a_permit_plugin_is_enabled_at_permit_only_after_the_multi_point_plugins() -> None:
+    """Issue 28: a Permit-only plugin, listed under ``spec.plugins.permit``, runs at Permit; the
+    predicates still bring their own extension points, before it (kube's multiPoint order)."""
+    obj = copy.deepcopy(SPREAD)
+    without = compile_policy(obj).extensions
+    obj["spec"]["predicates"].append({"name": "VolumeBinding"})
+    obj["spec"]["plugins"] = {"permit": [{"name": "BindRateLimit", "args": {"qps": 2}}]}
+    extensions = compile_policy(obj).extensions
+    assert [p.name for p in extensions.reserve] == ["VolumeBinding"]
+    assert [p.name for p in extensions.pre_bind] == ["VolumeBinding"]
+    (permit,) = extensions.permit
+    assert isinstance(permit, BindRateLimit)
+    assert (extensions.pre_enqueue, extensions.post_filter, extensions.post_bind) == ((), (), ())
+    assert without == ExtensionPoints()
+
+
+def test_an_empty_plugins_field_changes_nothing() -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["spec"]["plugins"] = {"permit": []}
+    assert compile_policy(obj).extensions == ExtensionPoints()
+
+
+PLUGIN_ERRORS = {
+    "bad args name the field": (
+        {"permit": [{"name": "BindRateLimit", "args": {"qps": 0, "burts": 5}}]},
+        [
+            "spec.plugins.permit[0].args.burts: unknown field; expected one of ['burst', 'qps']",
+            "spec.plugins.permit[0].args.qps: must be a number > 0",
+        ],
+    ),
+    "a plugin at a point it does not implement": (
+        {"postBind": [{"name": "BindRateLimit"}]},
+        [
+            "spec.plugins.postBind[0].name: BindRateLimit does not implement PostBind; list it "
+            "under spec.plugins.permit"
+        ],
+    ),
+    "an unknown plugin": (
+        {"permit": [{"name": "Coscheduling"}]},
+        [
+            'spec.plugins.permit[0].name: unsupported value "Coscheduling"; supported values: '
+            '"BindRateLimit"'
+        ],
+    ),
+    "a plugin twice at one point, its args checked once": (
+        {"permit": [{"name": "BindRateLimit", "args": {"qps": -1}}, {"name": "BindRateLimit"}]},
+        [
+            'spec.plugins.permit[1].name: "BindRateLimit" is already listed at index 0',
+            "spec.plugins.permit[0].args.qps: must be a number > 0",
+        ],
+    ),
+    "args that differ between two entries of one plugin": (
+        {
+            "permit": [
+                {"name": "BindRateLimit", "args": {"qps": 1}},
+                {"name": "BindRateLimit", "args": {"qps": 2}},
+            ]
+        },
+        [
+            'spec.plugins.permit[1].name: "BindRateLimit" is already listed at index 0',
+            "spec.plugins.permit[1].args: differ from spec.plugins.permit[0].args: a plugin "
+            "listed more than once is one plugin, with one set of args",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("plugins", "expected"), PLUGIN_ERRORS.values(), ids=PLUGIN_ERRORS.keys())
+def test_plugin_errors(plugins: dict[str, Any], expected: list[str]) -> None:
+    obj = copy.deepcopy(SPREAD)
+    obj["spec"]["plugins"] = plugins
+    assert compile_errors(obj) == expected
+
+
+class Gang(PreEnqueue, Permit[None]):
+    """A plugin at two extension points, as the gang-scheduling one will be."""
+
+    name = "Gang"
+
+    def __init__(self, args: Args, path: str) -> None:
+        self.args, self.path = args, path
+
+    def pre_enqueue(self, pod: PodView) -> str | None:
+        return None
+
+    def permit(self, state: None, pod: PodView, node: str) -> str | None:
+        return None
+
+
+def test_a_plugin_listed_under_two_points_is_one_plugin_with_the_args_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Registered here only: no plugin of the registry implements two of spec.plugins' points yet.
+    monkeypatch.setitem(EXTENSIONS["preEnqueue"], "Gang", Gang)
+    monkeypatch.setitem(EXTENSIONS["permit"], "Gang", Gang)
+    errors: list[FieldError] = []
+    plugins: dict[str, list[dict[str, Any]]] = {
+        "preEnqueue": [{"name": "Gang"}],
+        "permit": [{"name": "Gang", "args": {"min": 3}}],
+    }
+    enabled = enabled_plugins(plugins, errors)
+    assert errors == []
+    (gang,) = enabled["preEnqueue"]
+    assert enabled["permit"] == [gang]
+    assert isinstance(gang, Gang)
+    assert (gang.args, gang.path) == ({"min": 3}, "spec.plugins.permit[0].args")
+    # At the points it is listed under only; with them both, each at its own.
+    only_permit = extension_points([], {**enabled, "preEnqueue": []})
+    assert (only_permit.pre_enqueue, only_permit.permit) == ((), (gang,))
+    both = extension_points([], enabled)
+    assert (both.pre_enqueue, both.permit) == ((gang,), (gang,))
+
+    plugins["preEnqueue"][0]["args"] = {"min": 2}
+    enabled_plugins(plugins, errors)
+    assert [str(error) for error in errors] == [
+        "spec.plugins.permit[0].args: differ from spec.plugins.preEnqueue[0].args: a plugin "
+        "listed more than once is one plugin, with one set of args"
     ]

@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 import yaml
 
+from policy_scheduler.framework.interface import Permit, PostBind, PreBind, PreEnqueue, Reserve
 from policy_scheduler.plugins.registry import (
+    EXTENSIONS,
     FILTER_ALIASES,
     FILTERS,
     POST_FILTERS,
@@ -137,6 +139,32 @@ def test_post_filter_names_are_the_registrys_and_each_is_listed_once() -> None:
     assert "DefaultPreemption: {" in post_filters["items"]["properties"]["args"]["description"]
     [rule] = post_filters["x-kubernetes-validations"]
     assert rule["rule"] == "self.all(p, self.exists_one(q, q.name == p.name))"
+
+
+POINTS = {
+    "preEnqueue": PreEnqueue,
+    "reserve": Reserve,
+    "permit": Permit,
+    "preBind": PreBind,
+    "postBind": PostBind,
+}
+
+
+@pytest.mark.parametrize(("field", "point"), POINTS.items(), ids=POINTS.keys())
+def test_each_extension_point_lists_the_registrys_plugins_that_implement_it(
+    field: str, point: type
+) -> None:
+    points = SPEC["plugins"]["properties"]
+    assert list(points) == list(EXTENSIONS) == list(POINTS)
+    names = sorted({name for plugins in EXTENSIONS.values() for name in plugins})
+    assert points[field]["items"]["properties"]["name"]["enum"] == names
+    unique, implements = points[field]["x-kubernetes-validations"]
+    assert unique["rule"] == "self.all(p, self.exists_one(q, q.name == p.name))"
+    assert re.findall(r"'(\w+)'", implements["rule"]) == list(EXTENSIONS[field])
+    args = points[field]["items"]["properties"]["args"]["description"]
+    for name, factory in EXTENSIONS[field].items():
+        assert isinstance(factory({}, "args"), point)
+        assert f"{name}: {{" in args
 
 
 def test_a_decisions_preemption_has_room_for_the_victims_the_status_keeps() -> None:
@@ -463,6 +491,37 @@ VALIDATION_CASES = [
         ),
         [],
         id="same-plugin-as-predicate-and-priority",
+    ),
+    pytest.param(
+        policy({"plugins": {"permit": [{"name": "BindRateLimit", "args": {"qps": 1}}]}}),
+        [],
+        id="plugin-at-a-point-it-implements",
+    ),
+    pytest.param(
+        policy({"plugins": {"reserve": [{"name": "BindRateLimit"}]}}),
+        [
+            "spec.plugins.reserve[0].name: BindRateLimit does not implement Reserve; list it "
+            "under spec.plugins.permit"
+        ],
+        id="plugin-at-a-point-it-does-not-implement",
+    ),
+    pytest.param(
+        policy({"plugins": {"permit": [{"name": "VolumeBinding"}]}}),
+        [
+            'spec.plugins.permit[0].name: unsupported value "VolumeBinding"; supported values: '
+            '"BindRateLimit"'
+        ],
+        id="plugin-unknown-at-spec-plugins",
+    ),
+    pytest.param(
+        policy({"plugins": {"permit": [{"name": "BindRateLimit"}, {"name": "BindRateLimit"}]}}),
+        ['spec.plugins.permit[1].name: "BindRateLimit" is already listed at index 0'],
+        id="plugin-twice-at-a-point",
+    ),
+    pytest.param(
+        policy({"plugins": {"bind": [{"name": "DefaultBinder"}], "permit": [{}]}}),
+        ["spec.plugins.bind: unknown field", "spec.plugins.permit[0].name: required"],
+        id="plugins-unknown-point-and-nameless-entry",
     ),
     pytest.param(
         policy({"nodeSelector": {"matchExpressions": [{"key": "zone", "operator": "In"}]}}),

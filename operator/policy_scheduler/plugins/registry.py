@@ -1,5 +1,5 @@
-"""Plugin names to factories (filters, scorers, post-filters), and the legacy Policy API names
-accepted as aliases.
+"""Plugin names to factories (filters, scorers, post-filters, and the plugins a policy enables at
+the other extension points), and the legacy Policy API names accepted as aliases.
 
 A name may be both a predicate and a priority (NodeAffinity, TaintToleration, ...), as in
 kube-scheduler, where one plugin implements Filter and Score; the two take separate ``args``.
@@ -11,9 +11,19 @@ from collections.abc import Callable
 from typing import Any
 
 from policy_scheduler.framework.args import Args
-from policy_scheduler.framework.interface import FilterFactory, PostFilter, ScorerFactory
+from policy_scheduler.framework.interface import (
+    FilterFactory,
+    Permit,
+    PostBind,
+    PostFilter,
+    PreBind,
+    PreEnqueue,
+    Reserve,
+    ScorerFactory,
+)
 from policy_scheduler.plugins import (
     balanced_allocation,
+    bind_rate_limit,
     default_preemption,
     dynamic_resources,
     image_locality,
@@ -39,6 +49,9 @@ from policy_scheduler.plugins import (
 )
 
 PostFilterFactory = Callable[[Args, str], PostFilter[Any]]
+PluginFactory = Callable[
+    [Args, str], PreEnqueue | Reserve[Any] | Permit[Any] | PreBind[Any] | PostBind[Any]
+]
 
 FILTERS: dict[str, FilterFactory] = {
     node_unschedulable.NAME: node_unschedulable.new_filter,
@@ -79,6 +92,19 @@ POST_FILTERS: dict[str, PostFilterFactory] = {
     default_preemption.NAME: default_preemption.new_post_filter,
 }
 """What a policy may list in ``spec.postFilters`` (the legacy Policy API had none)."""
+
+EXTENSIONS: dict[str, dict[str, PluginFactory]] = {
+    "preEnqueue": {},
+    "reserve": {},
+    "permit": {bind_rate_limit.NAME: bind_rate_limit.new_plugin},
+    "preBind": {},
+    "postBind": {},
+}
+"""What a policy may list under each field of ``spec.plugins``, by field: the plugins that
+implement that extension point (kube-scheduler's PreEnqueue, Reserve, Permit, PreBind, PostBind)
+and that a policy enables there by name. A plugin that implements several is under each of them,
+with one factory: a policy that lists it under several fields gets one plugin. (Filters, scorers
+and post-filters reach the points they also implement through their own lists.)"""
 
 FILTER_ALIASES: dict[str, str] = {
     "PodFitsResources": node_resources_fit.NAME,

@@ -3,13 +3,14 @@ why it cannot be.
 
 Compiling checks what the API server checks (:mod:`~policy_scheduler.policy.schema`), then what
 only the plugins and the selector parser know: each plugin's ``args`` (its factory reports every
-problem with them: predicates', priorities' and post-filters' alike) and the label syntax of the
-node pool. All problems of a policy come back together, so one round of edits can fix them all.
+problem with them: predicates', priorities', post-filters' and ``spec.plugins``' alike) and the
+label syntax of the node pool. All problems of a policy come back together, so one round of edits
+can fix them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -19,6 +20,7 @@ from policy_scheduler.framework.interface import Filter, PostFilter, Scorer
 from policy_scheduler.model.selectors import LabelSelector, SelectorError
 from policy_scheduler.plugins.node_resources_fit import NAME as NODE_RESOURCES_FIT
 from policy_scheduler.plugins.registry import (
+    EXTENSIONS,
     FILTER_ALIASES,
     FILTERS,
     POST_FILTERS,
@@ -63,7 +65,8 @@ class CompiledPolicy:
     pipeline: Pipeline
     extensions: ExtensionPoints
     """The policy's plugins at the loop's extension points beyond filter and score, its
-    ``spec.postFilters`` among them (in their order)."""
+    ``spec.postFilters`` among them (in their order), and those of ``spec.plugins``
+    (:func:`extension_points`)."""
     aliases: tuple[tuple[str, str], ...]
     """(legacy name, current name) of each legacy plugin name the policy uses, in order of use."""
     warnings: tuple[FieldError, ...] = ()
@@ -128,6 +131,7 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
     post_filters = _plugins(
         POST_FILTERS, {}, spec, "postFilters", errors=errors, used_aliases=aliases
     )
+    enabled = enabled_plugins(_mapping(spec.get("plugins")), errors)
     if errors:
         raise PolicyError(errors)
     generation = metadata.get("generation")
@@ -145,7 +149,7 @@ def compile_policy(obj: Mapping[str, Any]) -> CompiledPolicy:
             spec["percentageOfNodesToScore"],
             node_pool,
         ),
-        extensions=ExtensionPoints.of([*filters, *scorers, *(p for _, p in post_filters)]),
+        extensions=extension_points([*filters, *scorers, *(p for _, p in post_filters)], enabled),
         aliases=tuple(dict.fromkeys(aliases)),
         warnings=()
         if any(f.name == NODE_RESOURCES_FIT for f in filters)
@@ -190,6 +194,64 @@ def _plugins(
         except ArgsError as error:
             errors.extend(error.errors)
     return built
+
+
+def enabled_plugins(fields: Mapping[str, Any], errors: list[FieldError]) -> dict[str, list[object]]:
+    """The plugins ``spec.plugins`` lists under each of its fields, in order. A plugin listed under
+    several fields is built once, from the args of the entries that give them, which must agree;
+    an entry the schema rejects is left out, the reason being in ``errors``."""
+    listed: dict[str, list[str]] = {field: [] for field in EXTENSIONS}
+    given: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    first: dict[str, tuple[str, str]] = {}
+    for field, factories in EXTENSIONS.items():
+        for i, item in enumerate(_list(fields.get(field))):
+            name = _mapping(item).get("name")
+            args = _mapping(item).get("args", {})
+            if not isinstance(name, str) or name not in factories or not isinstance(args, Mapping):
+                continue
+            path = f"spec.plugins.{field}[{i}].args"
+            listed[field].append(name)
+            first.setdefault(name, (field, path))
+            if "args" not in item:
+                continue
+            if name not in given:
+                given[name] = (path, args)
+            elif args != given[name][1]:
+                errors.append(
+                    FieldError(
+                        path,
+                        f"differ from {given[name][0]}: a plugin listed more than once is one "
+                        "plugin, with one set of args",
+                    )
+                )
+    built: dict[str, object] = {}
+    for name, (field, first_path) in first.items():
+        path, args = given.get(name, (first_path, {}))
+        try:
+            built[name] = EXTENSIONS[field][name](args, path)
+        except ArgsError as error:
+            errors.extend(error.errors)
+    return {
+        field: [built[name] for name in names if name in built] for field, names in listed.items()
+    }
+
+
+def extension_points(
+    multi_point: Iterable[object], enabled: Mapping[str, Sequence[object]]
+) -> ExtensionPoints:
+    """The policy's plugins by extension point. Its predicates, priorities and post-filters come
+    first, at every point they implement, as kube-scheduler's multiPoint plugins; then each point's
+    plugins of ``spec.plugins``, there only, as kube's plugins enabled at one point only."""
+    implied = ExtensionPoints.of(multi_point)
+    at = {field: ExtensionPoints.of(plugins) for field, plugins in enabled.items()}
+    return ExtensionPoints(
+        pre_enqueue=implied.pre_enqueue + at["preEnqueue"].pre_enqueue,
+        post_filter=implied.post_filter,
+        reserve=implied.reserve + at["reserve"].reserve,
+        permit=implied.permit + at["permit"].permit,
+        pre_bind=implied.pre_bind + at["preBind"].pre_bind,
+        post_bind=implied.post_bind + at["postBind"].post_bind,
+    )
 
 
 def _node_pool(raw: Any, errors: list[FieldError]) -> LabelSelector | None:

@@ -32,7 +32,7 @@ from jsonschema.validators import create
 
 from policy_scheduler.framework.args import FieldError
 from policy_scheduler.manifests import SAFE_LOADER
-from policy_scheduler.plugins.registry import FILTER_ALIASES, SCORER_ALIASES
+from policy_scheduler.plugins.registry import EXTENSIONS, FILTER_ALIASES, SCORER_ALIASES
 
 GROUP = "policy-scheduler.dev"
 VERSION = "v1alpha1"
@@ -160,6 +160,30 @@ def _repeated_plugins(aliases: Mapping[str, str], *, legacy: bool) -> Mirror:
     return mirror
 
 
+def extension_point(field: str) -> str:
+    """kube-scheduler's name of the extension point of ``spec.plugins.<field>``: ``PreBind`` for
+    ``preBind``."""
+    return field[0].upper() + field[1:]
+
+
+def _implements(field: str) -> Mirror:
+    """The mirror of the rule that each plugin listed under ``spec.plugins.<field>`` implements
+    that extension point."""
+    point = extension_point(field)
+
+    def mirror(items: Any) -> Iterator[Problem]:
+        for i, name in _listed_names(items):
+            fields = [
+                f"spec.plugins.{other}" for other, names in EXTENSIONS.items() if name in names
+            ]
+            # A name no field lists is the enum's error, not this rule's.
+            if fields and name not in EXTENSIONS[field]:
+                where = " or ".join(fields)
+                yield (i, "name"), f"{name} does not implement {point}; list it under {where}"
+
+    return mirror
+
+
 def _selector_values(expression: Any) -> Iterator[Problem]:
     """The mirror of the rule that In and NotIn need values and the other operators take none."""
     operator = expression.get("operator") if isinstance(expression, dict) else None
@@ -183,6 +207,15 @@ CEL_MIRRORS: Mapping[str, Mirror] = {
         _repeated_plugins(SCORER_ALIASES, legacy=True)
     ),
     "each post-filter may be listed only once": _repeated_plugins({}, legacy=False),
+    "each plugin may be listed only once at an extension point": _repeated_plugins(
+        {}, legacy=False
+    ),
+    **{
+        f"each plugin listed under {field} must implement {extension_point(field)}": (
+            _implements(field)
+        )
+        for field in EXTENSIONS
+    },
     "values must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist": (
         _selector_values
     ),

@@ -311,7 +311,9 @@ def run_score(
 @dataclass(frozen=True, slots=True)
 class ExtensionPoints:
     """A policy's plugins by the loop's extension points beyond filter and score, each list in
-    policy order; a plugin is in every list of the extension points it implements."""
+    policy order. :meth:`of` puts a plugin in every list of the extension points it implements, as
+    kube-scheduler's multiPoint; a policy's ``spec.plugins`` adds plugins at one point only, after
+    those (:func:`~policy_scheduler.policy.compiler.extension_points`)."""
 
     pre_enqueue: tuple[PreEnqueue, ...] = ()
     post_filter: tuple[PostFilter[Any], ...] = ()
