@@ -49,6 +49,18 @@ def test_every_example_policy_is_accepted(cluster: Cluster, crd: None, path: Pat
             'Unsupported value: "PodFitsEverything"',
             id="unknown-plugin",
         ),
+        pytest.param(
+            {"plugins": {"reserve": [{"name": "BindRateLimit"}]}},
+            "spec.plugins.reserve",
+            "each plugin listed under reserve must implement Reserve",
+            id="plugin-at-a-point-it-does-not-implement",
+        ),
+        pytest.param(
+            {"plugins": {"permit": [{"name": "BindRateLimit"}, {"name": "BindRateLimit"}]}},
+            "spec.plugins.permit",
+            "each plugin may be listed only once at an extension point",
+            id="plugin-twice-at-a-point",
+        ),
     ],
 )
 def test_the_server_rejects_bad_policies_naming_the_field(
@@ -84,3 +96,5 @@ def test_kubectl_explain_shows_the_descriptions(cluster: Cluster, crd: None) -> 
         assert f"{field}\t" in explained or f"  {field} " in explained
     weight = cluster.kubectl("explain", "schedulingpolicy.spec.priorities.weight").stdout
     assert "sum(weight * score) / sum(weight)" in weight
+    permit = cluster.kubectl("explain", "schedulingpolicy.spec.plugins.permit").stdout
+    assert "Plugins with the last say before the pod goes to binding" in " ".join(permit.split())
