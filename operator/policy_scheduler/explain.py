@@ -2,12 +2,11 @@
 
 Read-only, through the operator's own client and identity (:func:`~policy_scheduler.kube.
 credentials.load`: the same kubeconfig, exec plugins and proxies as ``run``): the pod, the nodes,
-the assigned pods, the SchedulingPolicies, and what default topology spreading and pod affinity
-read (Services, ReplicationControllers, ReplicaSets and StatefulSets, Namespaces) and what the
-volume plugins and DynamicResources read (PersistentVolumeClaims, PersistentVolumes,
-StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, ResourceClaims), at the paths the
-operator watches them (:mod:`~policy_scheduler.kube.kinds`); a storage or device API the cluster
-does not serve (404) has none. The policy that serves the pod's ``spec.schedulerName`` is found as
+the assigned pods, the SchedulingPolicies, and the objects of every other kind the operator
+watches (:data:`~policy_scheduler.scheduling.kinds.KINDS`: what default topology spreading, pod
+affinity, the volume plugins, DynamicResources and preemption read), at the paths the operator
+watches them (:mod:`~policy_scheduler.kube.kinds`); an API the cluster may not serve that it does
+not (404) has none. The policy that serves the pod's ``spec.schedulerName`` is found as
 the operator finds it (:class:`~policy_scheduler.scheduling.policies.PolicyTable`: the oldest
 claimant), and its pipeline is run against the cluster as it is now, with
 :func:`~policy_scheduler.runtime.explanation.explain` keeping every node's verdict.
@@ -29,14 +28,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from policy_scheduler.kube import kinds
 from policy_scheduler.kube.client import ApiError, Kube, pod_path
 from policy_scheduler.kube.credentials import CredentialsError, load
+from policy_scheduler.kube.kinds import collection
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.runtime.decision import Candidate
 from policy_scheduler.runtime.explanation import Explanation, NodeVerdict, explain
+from policy_scheduler.scheduling import kinds
 from policy_scheduler.scheduling.policies import PolicyTable
 from policy_scheduler.simulate import ClusterDump, snapshot_of
 
@@ -343,7 +343,7 @@ async def _read(
     try:
         pod, policies, cluster = await asyncio.gather(
             kube.request("GET", pod_path(namespace, name)),
-            read_listing(kube, kinds.POLICIES),
+            read_listing(kube, collection(kinds.POLICIES)),
             read_cluster(kube),
         )
         return pod, policies, cluster
@@ -352,31 +352,20 @@ async def _read(
 
 
 async def read_cluster(kube: Kube) -> ClusterDump:
-    """What the operator's watches hold, read once: nodes, assigned pods, the workloads'
-    selectors, namespaces and the storage and device objects (none of a kind whose API the
-    cluster does not serve)."""
-    workload_paths, storage_paths = list(kinds.WORKLOADS.values()), list(kinds.STORAGE.values())
-    nodes, assigned, namespaces, *rest = await asyncio.gather(
-        read_listing(kube, kinds.NODES),
-        read_listing(kube, kinds.PODS, fieldSelector="spec.nodeName!="),
-        read_listing(kube, kinds.NAMESPACES),
-        *(read_listing(kube, collection) for collection in workload_paths),
-        *(read_listing(kube, c, optional=c.startswith("/apis/")) for c in storage_paths),
+    """What the operator's watches hold, read once: nodes, assigned pods, and the objects of
+    every kind the cache keeps in stores (none of a kind whose API may not be served and is
+    not)."""
+    stored = [kind for kind in kinds.KINDS if kind.store is not None]
+    nodes, assigned, *listed = await asyncio.gather(
+        read_listing(kube, collection(kinds.NODES)),
+        read_listing(kube, collection(kinds.PODS), fieldSelector="spec.nodeName!="),
+        *(read_listing(kube, collection(kind), optional=kind.optional) for kind in stored),
     )
-    selected, stored = rest[: len(workload_paths)], rest[len(workload_paths) :]
     # Listed items carry no kind: each is known by the kind listed.
-    return ClusterDump(
-        tuple(NodeView(n) for n in nodes),
-        tuple(PodView(p) for p in assigned),
-        tuple(
-            (kind, raw)
-            for kind, items in zip(kinds.WORKLOADS, selected, strict=True)
-            for raw in items
-        ),
-        tuple(namespaces),
-        tuple(
-            (kind, raw) for kind, items in zip(kinds.STORAGE, stored, strict=True) for raw in items
-        ),
+    return ClusterDump.of_stored(
+        map(NodeView, nodes),
+        map(PodView, assigned),
+        ((kind.name, raw) for kind, items in zip(stored, listed, strict=True) for raw in items),
     )
 
 

@@ -4,11 +4,10 @@ The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicatio
 replicasets,statefulsets,persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,
 csidrivers,csistoragecapacities,resourceclaims,poddisruptionbudgets,priorityclasses -A -o yaml``
 prints (a ``List``) or multi-document YAML, as :mod:`policy_scheduler.manifests` reads them: the
-nodes and pods, and what default topology spreading (the Services' and controllers' selectors), pod
-affinity's ``namespaceSelector`` (the Namespaces' labels), the volume plugins
-(PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-CSIStorageCapacities), DynamicResources (ResourceClaims) and preemption (PodDisruptionBudgets)
-read, which a file may leave out. Objects of any other kind (a dump of ``kubectl get all,...``
+nodes and pods, and the objects of every other kind the operator watches
+(:data:`~policy_scheduler.scheduling.kinds.KINDS`: what default topology spreading, pod
+affinity's ``namespaceSelector``, the volume plugins, DynamicResources and preemption read),
+which a file may leave out. Objects of any other kind (a dump of ``kubectl get all,...``
 holds Deployments, ConfigMaps, Events, ...) are skipped and counted (:attr:`ClusterDump.skipped`).
 A pod without ``spec.priority`` (written by hand: the API server sets it on every pod it admits)
 gets its priority from the file's PriorityClasses, as admission would give it
@@ -29,20 +28,20 @@ from __future__ import annotations
 import asyncio
 import copy
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from policy_scheduler.manifests import ManifestError, read_objects, type_name
-from policy_scheduler.model import disruption, priority_classes, volumes, workloads
-from policy_scheduler.model.namespaces import Namespaces
-from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model import disruption, namespaces, priority_classes, workloads
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, ObjectError, PodView, Raw
 from policy_scheduler.model.priority_classes import PriorityClass, PriorityClasses
 from policy_scheduler.policy.compiler import Mode
 from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.scheduling import kinds
 from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
 from policy_scheduler.scheduling.scheduler import Scheduler
 
@@ -66,7 +65,8 @@ class ClusterDump:
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
     """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-    CSIStorageCapacities and ResourceClaims, each with its kind."""
+    CSIStorageCapacities and ResourceClaims, and the objects of every other kind declared
+    (:data:`~policy_scheduler.scheduling.kinds.STORES`) but the above, each with its kind."""
     disruption_budgets: tuple[Raw, ...] = ()
     skipped: tuple[tuple[str, int], ...] = ()
     """The kinds of the file's objects that simulate does not use, by name, with how many."""
@@ -100,27 +100,51 @@ class ClusterDump:
                 problems.append(f"{where}{error}")
         if problems:
             raise ManifestError(problems)
-        return cls(
-            tuple(o for o in objects if isinstance(o, NodeView)),
-            tuple(pods),
-            tuple((kind, raw) for kind, raw in others if kind in workloads.KINDS),
-            tuple(raw for kind, raw in others if kind == NAMESPACE),
-            tuple((kind, raw) for kind, raw in others if kind in volumes.KINDS),
-            tuple(raw for kind, raw in others if kind == disruption.KIND),
+        return cls.of_stored(
+            (o for o in objects if isinstance(o, NodeView)),
+            pods,
+            ((kind, raw) for kind, raw in others if kind in kinds.STORES),
             tuple(sorted(Counter(kind for kind, _ in others if kind not in KINDS).items())),
         )
 
+    @classmethod
+    def of_stored(
+        cls,
+        nodes: Iterable[NodeView],
+        pods: Iterable[PodView],
+        stored: Iterable[tuple[str, Raw]],
+        skipped: tuple[tuple[str, int], ...] = (),
+    ) -> ClusterDump:
+        """The dump of these nodes and pods and ``stored`` objects (of the kinds
+        :data:`~policy_scheduler.scheduling.kinds.STORES`, each with its kind)."""
+        grouped = tuple(stored)
+        return cls(
+            tuple(nodes),
+            tuple(pods),
+            tuple((kind, raw) for kind, raw in grouped if kind in workloads.KINDS),
+            tuple(raw for kind, raw in grouped if kind == namespaces.KIND),
+            tuple((kind, raw) for kind, raw in grouped if kind not in _GROUPED),
+            tuple(raw for kind, raw in grouped if kind == disruption.KIND),
+            skipped,
+        )
 
-NAMESPACE = "Namespace"
+    def stored(self) -> Iterator[tuple[str, Raw]]:
+        """Every object of the kinds the cache keeps in stores, with its kind."""
+        yield from self.workloads
+        yield from ((namespaces.KIND, raw) for raw in self.namespaces)
+        yield from self.storage
+        yield from ((disruption.KIND, raw) for raw in self.disruption_budgets)
+
+
+_GROUPED = frozenset({*workloads.KINDS, namespaces.KIND, disruption.KIND})
+"""The kinds a :class:`ClusterDump` keeps apart from :attr:`ClusterDump.storage`."""
 KINDS = (
-    "Node",
-    "Pod",
-    NAMESPACE,
-    *workloads.KINDS,
-    *volumes.KINDS,
-    disruption.KIND,
+    *(kind.name for kind in kinds.KINDS if kind is not kinds.POLICIES),
     priority_classes.KIND,
 )
+"""The kinds simulate takes from a cluster dump: every kind the operator watches but the
+policies (simulate is given its own), and the PriorityClasses that admission would have given
+hand-written pods their priority from."""
 _EXPECTED = f"{', '.join(KINDS[:-1])} or {KINDS[-1]}"
 
 _Parsed = NodeView | PodView | PriorityClass | tuple[str, Raw]
@@ -148,13 +172,12 @@ def _parse(obj: Any) -> _Parsed:
         return pod
     if kind == priority_classes.KIND:
         return PriorityClass.of(obj)
-    if kind in volumes.KINDS:
+    declared = kinds.NAMED.get(kind)
+    if declared is not None and declared.check is not None:
         # As a pod's requests: a claim's broken selector, a CSIStorageCapacity's broken
-        # quantity, ... are reported here, not mid-run.
-        volumes.view_of(kind, obj).validate()
-    if kind == disruption.KIND:
-        # Preemption would take a broken selector for one that protects nothing: say so instead.
-        disruption.selector(obj)
+        # quantity, a budget's broken selector (which preemption would take for one that
+        # protects nothing), ... are reported here, not mid-run.
+        declared.check(obj)
     return kind, obj
 
 
@@ -172,28 +195,16 @@ def load_cluster(path: Path) -> ClusterDump:
 
 
 def snapshot_of(cluster: ClusterDump) -> Snapshot:
-    """Nodes with the pods already placed on them (finished pods hold nothing), and the
-    workloads' selectors, the namespaces' labels and the storage and device objects."""
+    """Nodes with the pods already placed on them (finished pods hold nothing), and the objects
+    of the other kinds in their stores, as the cache keeps them."""
     placed: dict[str, list[PodView]] = {}
     for pod in cluster.pods:
         if pod.node_name and not pod.terminated:
             placed.setdefault(pod.node_name, []).append(pod)
-    selectors = workloads.Workloads()
-    for kind, raw in cluster.workloads:
-        selectors.set(kind, raw)
-    labels = Namespaces()
-    for raw in cluster.namespaces:
-        labels.set(raw)
-    storage = volumes.Volumes()
-    for kind, raw in cluster.storage:
-        storage.set(kind, raw)
-    return Snapshot(
-        (NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes),
-        selectors,
-        labels,
-        storage,
-        disruption.DisruptionBudgets(cluster.disruption_budgets),
-    )
+    state = ClusterState(NodeInfo(node, placed.get(node.name, ())) for node in cluster.nodes)
+    for kind, raw in cluster.stored():
+        kinds.STORES[kind].set(state, raw)
+    return state
 
 
 @dataclass
@@ -292,14 +303,8 @@ def simulate(
         seed=seed,
         on_decision=decisions.append,
     )
-    for kind, raw in cluster.workloads:
-        scheduler.workload_changed(kind, raw)
-    for raw in cluster.namespaces:
-        scheduler.namespace_changed(raw)
-    for kind, raw in cluster.storage:
-        scheduler.storage_changed(kind, raw)
-    for raw in cluster.disruption_budgets:
-        scheduler.disruption_budget_changed(raw)
+    for kind, raw in cluster.stored():
+        scheduler.changed(kind, raw)
     for node in cluster.nodes:
         scheduler.node_changed(node.raw)
     for pod in cluster.pods:

@@ -30,6 +30,7 @@ from policy_scheduler.framework.interface import (
     Reserve,
 )
 from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model import namespaces
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.runtime.framework import ExtensionPoints
@@ -186,14 +187,14 @@ def feed(*objects: Raw) -> Step:
 def workload(kind: str, raw: Raw, deleted: bool = False) -> Step:
     """A watch event of a Service, ReplicationController, ReplicaSet or StatefulSet."""
     if deleted:
-        return lambda run: run.scheduler.workload_deleted(kind, raw)
-    return lambda run: run.scheduler.workload_changed(kind, raw)
+        return lambda run: run.scheduler.deleted(kind, raw)
+    return lambda run: run.scheduler.changed(kind, raw)
 
 
 def namespace(raw: Raw, deleted: bool = False) -> Step:
     if deleted:
-        return lambda run: run.scheduler.namespace_deleted(raw)
-    return lambda run: run.scheduler.namespace_changed(raw)
+        return lambda run: run.scheduler.deleted(namespaces.KIND, raw)
+    return lambda run: run.scheduler.changed(namespaces.KIND, raw)
 
 
 def delete_pod(raw: Raw) -> Step:

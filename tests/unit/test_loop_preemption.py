@@ -16,6 +16,7 @@ from test_loop import Raw, Run, delete_pod, feed, later, node, pod, policy, sett
 
 from policy_scheduler.framework.interface import PostFilter, PostFilterResult, Preemption
 from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model import disruption
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.runtime.framework import ExtensionPoints
@@ -200,10 +201,10 @@ PDB: Raw = {
 
 
 def test_the_disruption_budgets_feed_the_snapshot(run: Run) -> None:
-    run.scheduler.disruption_budget_changed(PDB)
+    run.scheduler.changed(disruption.KIND, PDB)
     budgets = run.scheduler.cache.snapshot.disruption_budgets
     assert [budget.name for budget in budgets.in_namespace("ns")] == ["web"]
-    run.scheduler.disruption_budget_deleted(PDB)
+    run.scheduler.deleted(disruption.KIND, PDB)
     assert len(budgets) == 0
 
 

@@ -1,4 +1,4 @@
-"""The loop fed storage and device objects (``Scheduler.storage_changed``/``storage_deleted``), as
+"""The loop fed storage and device objects (``Scheduler.changed``/``deleted``), as
 the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity
 and ResourceClaim informers feed it: the snapshot has them from the next decision on, and a pod
 parked by a filter that registered for that kind of object (and whose hint, told the object as it
@@ -93,8 +93,8 @@ USES_DATA = changed(
 def storage(kind: str, raw: Raw, deleted: bool = False) -> Step:
     """A watch event of a storage or device object."""
     if deleted:
-        return lambda run: run.scheduler.storage_deleted(kind, raw)
-    return lambda run: run.scheduler.storage_changed(kind, raw)
+        return lambda run: run.scheduler.deleted(kind, raw)
+    return lambda run: run.scheduler.changed(kind, raw)
 
 
 def parked() -> list[Step]:

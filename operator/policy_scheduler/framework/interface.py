@@ -421,6 +421,17 @@ class PostBind(ABC, Generic[State]):
         """The pod is bound to ``node``."""
 
 
+class Reads:
+    """A plugin that reads objects of kinds other than nodes and pods beyond those the events its
+    filter wakes on are about (a Service's selector, a Namespace's labels, a
+    PodDisruptionBudget): the scheduler watches a kind only while a served policy has a plugin
+    that reads it or wakes on its events, as kube-scheduler starts an informer for each kind its
+    enabled plugins take a lister of or register events for."""
+
+    reads: ClassVar[frozenset[str]]
+    """The kinds read, as :mod:`~policy_scheduler.scheduling.kinds` names them."""
+
+
 def filter_each(
     plugin: Filter[State], state: State, pod: PodView, nodes: Sequence[NodeInfo]
 ) -> Rejections:

@@ -3,17 +3,21 @@ the client, and leader election says when it may work.
 
 The loop itself (:class:`~policy_scheduler.scheduling.scheduler.Scheduler`) imports no client; this
 module gives it :mod:`~policy_scheduler.kube.ports` and :class:`~policy_scheduler.kube.events.
-Recorder` as its ports, runs the list-and-watch of nodes, pods and SchedulingPolicies into it
-(policies too through an :class:`~policy_scheduler.kube.informer.Informer`, so that a policy
-deleted while a watch was down is forgotten at the next listing) and of the Services,
-ReplicationControllers, ReplicaSets and StatefulSets (their selectors only: default topology
-spreading) and Namespaces (their labels only: pod affinity's namespaceSelector) and of the
-PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-CSIStorageCapacities and ResourceClaims (what of them the volume plugins and DynamicResources
-read: :func:`~policy_scheduler.model.volumes.slim`)
-and PodDisruptionBudgets (what preemption reads: :func:`~policy_scheduler.model.disruption.
-slim`), and starts the loop and the status writer once this replica leads, with every policy's
-status read afresh so that counts continue from what the previous leader wrote.
+Recorder` as its ports, runs a list-and-watch into it for each kind it reads
+(:data:`~policy_scheduler.scheduling.kinds.KINDS`: what of each object is kept, whether its API
+may not be served, ...), policies too through an :class:`~policy_scheduler.kube.informer.
+Informer`, so that a policy deleted while a watch was down is forgotten at the next listing, and
+starts the loop and the status writer once this replica leads, with every policy's status read
+afresh so that counts continue from what the previous leader wrote.
+
+Nodes, pods and SchedulingPolicies are always watched; every other kind only while a served
+policy has a plugin that reads it (kube-scheduler starts an informer for each kind its enabled
+plugins register events for or read): the loop says which (:meth:`KubeScheduler.need`, its
+:class:`~policy_scheduler.scheduling.ports.Watches` port) once the policies have been listed and
+whenever they change, and decides no pod until each watch it needs has listed. A kind whose API
+the cluster does not serve (no resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects:
+its watch counts as listed and empty instead of holding every decision
+(:class:`~policy_scheduler.kube.informer.Informer`'s ``optional``).
 
 Its health, for the probes: :meth:`KubeScheduler.liveness` fails while it leads and its loop
 has not gone round for :data:`STALE_LOOP` seconds; :meth:`KubeScheduler.readiness` holds while
@@ -21,11 +25,6 @@ every watch is current and the replica leads or could (its last attempt at the L
 answered). A loop task that ends is not a health problem but a death: :meth:`KubeScheduler.
 serve` raises it, and the command line exits, as kube-scheduler does, for its supervisor to
 restart it.
-
-The storage.k8s.io and resource.k8s.io watches are optional (:class:`~policy_scheduler.kube.
-informer.Informer`'s ``optional``): a cluster that does not serve one of these APIs (no
-resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects, and scheduling goes on
-without them instead of waiting for a listing that never succeeds.
 """
 
 from __future__ import annotations
@@ -35,26 +34,16 @@ import functools
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.events import Recorder
-from policy_scheduler.kube.informer import PAGE_SIZE, Handler, Informer, Keep, trimmed
-from policy_scheduler.kube.kinds import (
-    DISRUPTION_BUDGETS,
-    NAMESPACES,
-    NODES,
-    PODS,
-    POLICIES,
-    STORAGE,
-    UNFINISHED_PODS,
-    WORKLOADS,
-)
+from policy_scheduler.kube.informer import PAGE_SIZE, Informer, trimmed
+from policy_scheduler.kube.kinds import collection
 from policy_scheduler.kube.leader import LeaderElection
 from policy_scheduler.kube.ports import KubeBinder, KubeEvictor, KubeObjects, KubeStatusStore
 from policy_scheduler.metrics import Metrics, WatchState
-from policy_scheduler.model import disruption, namespaces, objects, volumes, workloads
+from policy_scheduler.scheduling.kinds import KINDS, POLICIES
 from policy_scheduler.scheduling.scheduler import Scheduler
 
 logger = logging.getLogger(__name__)
@@ -70,31 +59,14 @@ class Unhealthy(Exception):  # noqa: N818 (a verdict, not a fault of the caller'
     """The replica is not alive: its scheduling loop has stopped turning."""
 
 
-WATCHES = 3 + len(WORKLOADS) + 1 + len(STORAGE) + 1
-"""The watches a replica keeps open, each holding a connection: policies, nodes, pods, the
-workloads, namespaces, the storage objects and the PodDisruptionBudgets."""
+WATCHES = len(KINDS)
+"""The most watches a replica keeps open, each holding a connection: one per kind it reads."""
 
 # Pages for the watches that keep little of each object (a ReplicaSet's selector, not its pod
 # template). A page is decoded whole before ``keep`` drops the rest, and the memory its objects
 # took stays the process's (what is kept is scattered over it): with 3,000 ReplicaSets and 300
 # Services listed 500 at a time the operator's RSS grew by 25 MiB, 100 at a time by 9 MiB.
 SLIM_PAGE_SIZE = 100
-
-
-@dataclass(frozen=True)
-class _Source:
-    """One watch: its name for :meth:`Scheduler.watch_confirmed`, its collection, where its
-    events go, what of each object is kept, how many objects a page of its listing holds, and
-    whether its API may be missing (a 404 then means none of its objects)."""
-
-    name: str
-    collection: str
-    changed: Handler
-    deleted: Handler
-    field_selector: str = ""
-    keep: Keep = trimmed
-    page_size: int = PAGE_SIZE
-    optional: bool = False
 
 
 class KubeScheduler:
@@ -117,88 +89,59 @@ class KubeScheduler:
             evictor=KubeEvictor(kube, recorder),
             seed=seed,
             metrics=self.metrics,
+            watches=self,
         )
         scheduler = self.scheduler
-        sources = [
-            _Source(
-                "policies",
-                POLICIES,
-                scheduler.policy_changed,
-                scheduler.policy_deleted,
-            ),
-            _Source(
-                "nodes",
-                NODES,
-                scheduler.node_changed,
-                scheduler.node_deleted,
-                keep=objects.slim_node,
-            ),
-            _Source(
-                "pods",
-                PODS,
-                scheduler.pod_changed,
-                scheduler.pod_deleted,
-                field_selector=UNFINISHED_PODS,
-                keep=objects.slim_pod,
-            ),
-            *(
-                _Source(
-                    collection.rsplit("/", 1)[1],  # services, replicasets, ...
-                    collection,
-                    functools.partial(scheduler.workload_changed, kind),
-                    functools.partial(scheduler.workload_deleted, kind),
-                    keep=workloads.slim,
-                    page_size=SLIM_PAGE_SIZE,
-                )
-                for kind, collection in WORKLOADS.items()
-            ),
-            _Source(
-                "namespaces",
-                NAMESPACES,
-                scheduler.namespace_changed,
-                scheduler.namespace_deleted,
-                keep=namespaces.slim,
-                page_size=SLIM_PAGE_SIZE,
-            ),
-            *(
-                _Source(
-                    collection.rsplit("/", 1)[1],  # persistentvolumeclaims, csinodes, ...
-                    collection,
-                    functools.partial(scheduler.storage_changed, kind),
-                    functools.partial(scheduler.storage_deleted, kind),
-                    keep=functools.partial(volumes.slim, kind),
-                    page_size=SLIM_PAGE_SIZE,
-                    optional=collection.startswith("/apis/"),
-                )
-                for kind, collection in STORAGE.items()
-            ),
-            _Source(
-                "poddisruptionbudgets",
-                DISRUPTION_BUDGETS,
-                scheduler.disruption_budget_changed,
-                scheduler.disruption_budget_deleted,
-                keep=disruption.slim,
-                page_size=SLIM_PAGE_SIZE,
-            ),
-        ]
-        # The client's connections are counted for this many (cli.run_operator).
-        assert len(sources) == WATCHES, f"{len(sources)} watches, WATCHES says {WATCHES}"
         self._informers: dict[str, Informer] = {}
-        for source in sources:
-            # Nothing is decided before each has listed.
-            scheduler.watch_confirmed(source.name, False)
-            self._informers[source.name] = Informer(
+        self._always = {kind.watch for kind in KINDS if kind.always}
+        # The kinds the served policies read, once the loop has said (None: not yet, every
+        # watch counts until then).
+        self._needed: frozenset[str] | None = None
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._running = False
+        for kind in KINDS:
+            # Nothing is decided before each has listed, or the loop has said it is not needed.
+            scheduler.watch_confirmed(kind.watch, False)
+            changed, deleted = scheduler.feed(kind)
+            self._informers[kind.watch] = Informer(
                 kube,
-                source.collection,
-                source.changed,
-                source.deleted,
-                field_selector=source.field_selector,
-                on_synced=functools.partial(scheduler.watch_confirmed, source.name),
-                keep=source.keep,
-                page_size=source.page_size,
-                optional=source.optional,
+                collection(kind),
+                changed,
+                deleted,
+                field_selector=kind.field_selector,
+                on_synced=functools.partial(scheduler.watch_confirmed, kind.watch),
+                keep=trimmed if kind.slim is None else kind.slim,
+                page_size=SLIM_PAGE_SIZE if kind.keeps_little else PAGE_SIZE,
+                optional=kind.optional,
             )
         self.metrics.read_watches(self.watch_state)
+
+    def need(self, kinds: frozenset[str]) -> None:
+        """Watch the kinds named, of those not always watched, and no other (the loop's
+        :class:`~policy_scheduler.scheduling.ports.Watches`). A watch stopped keeps what it had
+        listed: started again, it lists afresh and tells what vanished meanwhile as deleted."""
+        self._needed = frozenset(kind.watch for kind in KINDS if kind.name in kinds)
+        if self._running:
+            self._start_and_stop()
+
+    def _watched(self, name: str) -> bool:
+        """Whether the watch ``name`` counts: always, or while it is needed (every one, until
+        the loop has said which are)."""
+        return name in self._always or self._needed is None or name in self._needed
+
+    def _start_and_stop(self) -> None:
+        loop = asyncio.get_running_loop()
+        for name, informer in self._informers.items():
+            task = self._tasks.get(name)
+            runs = name in self._always or (self._needed is not None and name in self._needed)
+            if runs and task is None:
+                self._tasks[name] = loop.create_task(
+                    informer.run(), name=f"watch {informer.collection}"
+                )
+            elif not runs and task is not None:
+                task.cancel()
+                del self._tasks[name]
+                informer.synced.clear()
 
     def watch_state(self) -> WatchState:
         """Each watch: whether it is current, and seconds since it last was."""
@@ -209,6 +152,7 @@ class KubeScheduler:
                 None if informer.last_sync is None else now - informer.last_sync,
             )
             for name, informer in self._informers.items()
+            if self._watched(name)
         }
 
     def liveness(self) -> dict[str, Any]:
@@ -246,16 +190,16 @@ class KubeScheduler:
     async def watch(self) -> None:
         """Keep the cache, the queue and the policies current from the API server, leading or
         not (a standby that takes over starts deciding at once). No pod is decided until every
-        watch has listed, nor after one breaks off until it has listed again
+        watch needed has listed, nor after one breaks off until it has listed again
         (:meth:`Scheduler.watch_confirmed`), so none is decided on a partial picture."""
-        loop = asyncio.get_running_loop()
-        tasks = [
-            loop.create_task(i.run(), name=f"watch {i.collection}")
-            for i in self._informers.values()
-        ]
+        self._running = True
         try:
-            await asyncio.gather(*tasks)
+            self._start_and_stop()
+            await asyncio.Future()
         finally:
+            self._running = False
+            tasks = list(self._tasks.values())
+            self._tasks.clear()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -292,7 +236,7 @@ class KubeScheduler:
     async def _lead(self) -> None:
         while True:
             try:
-                listing = await self.kube.request("GET", POLICIES)
+                listing = await self.kube.request("GET", collection(POLICIES))
                 break
             except ApiError as error:
                 logger.warning("cannot read the SchedulingPolicies to take over: %s", error)

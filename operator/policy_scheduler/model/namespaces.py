@@ -15,6 +15,7 @@ from typing import Any
 
 from policy_scheduler.model.objects import Raw
 
+KIND = "Namespace"
 NAME_LABEL = "kubernetes.io/metadata.name"
 
 

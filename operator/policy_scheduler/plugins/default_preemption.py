@@ -47,9 +47,11 @@ from policy_scheduler.framework.interface import (
     PostFilter,
     PostFilterResult,
     Preemption,
+    Reads,
     WhatIf,
 )
 from policy_scheduler.framework.types import Cycle, failure_message
+from policy_scheduler.model import disruption
 from policy_scheduler.model.disruption import DisruptionBudgets
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.objects import PodView
@@ -200,10 +202,12 @@ class _Victims:
                 self.add(pod)
 
 
-class DefaultPreemption(PostFilter[None]):
+class DefaultPreemption(PostFilter[None], Reads):
     """Preemption as kube-scheduler's default profile does it."""
 
     name = NAME
+    # It spares the victims a PodDisruptionBudget protects where it can.
+    reads = frozenset({disruption.KIND})
 
     def __init__(
         self,

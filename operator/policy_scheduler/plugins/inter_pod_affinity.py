@@ -66,6 +66,7 @@ from policy_scheduler.framework.interface import (
     MAX_NODE_SCORE,
     SKIP,
     Filter,
+    Reads,
     Rejections,
     Scorer,
     Scores,
@@ -73,6 +74,7 @@ from policy_scheduler.framework.interface import (
     reasons_of_one,
 )
 from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model import namespaces
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodeinfo import NodeInfo, PodGroup, Snapshot
 from policy_scheduler.model.nodetable import NO_LABEL, Array, LabelMap, NodeBlock
@@ -312,8 +314,10 @@ def _filter_state(snapshot: Snapshot, counts: _Counts) -> _FilterState:
     )
 
 
-class _InterPodAffinityFilter(Filter[_FilterState]):
+class _InterPodAffinityFilter(Filter[_FilterState], Reads):
     name = NAME
+    # A term's namespaceSelector matches the Namespaces' labels.
+    reads = frozenset({namespaces.KIND})
     # Only the pod's own affinity is unresolvable in kube-scheduler (evicting pods never
     # brings a matching pod); anti-affinity conflicts may go with the victims.
     unresolvable_reasons = frozenset({AFFINITY_NOT_MATCH})
@@ -470,8 +474,9 @@ class _InterPodAffinityFilter(Filter[_FilterState]):
         )
 
 
-class _InterPodAffinityScorer(Scorer[_ScoreState]):
+class _InterPodAffinityScorer(Scorer[_ScoreState], Reads):
     name = NAME
+    reads = frozenset({namespaces.KIND})
 
     def __init__(self, hard_pod_affinity_weight: int, ignore_existing_preferred: bool) -> None:
         self.hard_pod_affinity_weight = hard_pod_affinity_weight

@@ -50,8 +50,9 @@ import numpy.typing as npt
 
 from policy_scheduler.framework.args import Args, no_args
 from policy_scheduler.framework.events import ClusterEvent, EventKind
-from policy_scheduler.framework.interface import FITS, SKIP, Filter, Skip
+from policy_scheduler.framework.interface import FITS, SKIP, Filter, Reads, Skip
 from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model import volumes
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping
@@ -340,8 +341,11 @@ def _resolvable(reason: str) -> bool:
     return reason == EXCEEDED or (reason.startswith(prefix) and reason.endswith(suffix))
 
 
-class _NodeVolumeLimitsFilter(Filter[_State]):
+class _NodeVolumeLimitsFilter(Filter[_State], Reads):
     name = NAME
+    # A claim's volume, or its class's provisioner, names the driver; the CSIDriver says
+    # whether it attaches volumes at all.
+    reads = frozenset({volumes.PV, volumes.STORAGE_CLASS, volumes.CSI_DRIVER})
 
     # kube registers CSINode/Add|Update, AssignedPod/Delete, PVC/Add and VolumeAttachment/Delete
     # (not modelled here; the hint lets a claim's update through as no addition). Not CSIDriver

@@ -64,6 +64,7 @@ from policy_scheduler.framework.interface import (
     MAX_NODE_SCORE,
     SKIP,
     Filter,
+    Reads,
     Rejections,
     Scorer,
     Scores,
@@ -71,6 +72,7 @@ from policy_scheduler.framework.interface import (
     reasons_of_one,
 )
 from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model import workloads
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import (
     NO_LABEL,
@@ -335,8 +337,10 @@ def _minimum(constraint: Constraint, totals: Array, domains: npt.NDArray[np.bool
     return int(totals[domains].min()) if enough else 0
 
 
-class _SpreadFilter(Filter[_FilterState]):
+class _SpreadFilter(Filter[_FilterState], Reads):
     name = NAME
+    # The default constraints select the pods of the Services and controllers that select it.
+    reads = frozenset(workloads.KINDS)
     # A node without a constraint's topology key stays without it whatever is evicted
     # (UnschedulableAndUnresolvable in kube-scheduler); skew may change with the victims.
     unresolvable_reasons = frozenset({MISSING_LABEL})
@@ -488,8 +492,9 @@ class _ScoreState:
     namespace: str
 
 
-class _SpreadScorer(Scorer[_ScoreState]):
+class _SpreadScorer(Scorer[_ScoreState], Reads):
     name = NAME
+    reads = frozenset(workloads.KINDS)
 
     def __init__(self, defaults: Defaults) -> None:
         self.defaults = defaults

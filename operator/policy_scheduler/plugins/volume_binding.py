@@ -63,6 +63,7 @@ from policy_scheduler.framework.interface import (
     ObjectWriter,
     PreBind,
     PreFilterResult,
+    Reads,
     Reserve,
     Scorer,
     Skip,
@@ -72,10 +73,14 @@ from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import ObjectError, PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.volumes import (
+    CSI_DRIVER,
+    CSI_NODE,
+    CSI_STORAGE_CAPACITY,
     NO_PROVISIONER,
     PV,
     PVC,
     SELECTED_NODE,
+    STORAGE_CLASS,
     WAIT_FOR_FIRST_CONSUMER,
     ClaimView,
     CSIDriverView,
@@ -760,10 +765,12 @@ def _class_storage(plan: _Plan) -> dict[str, tuple[int, int]]:
     return classes
 
 
-class _VolumeBindingScorer(Scorer[_PodClaims]):
+class _VolumeBindingScorer(Scorer[_PodClaims], Reads):
     """The priority: see the module's docstring."""
 
     name = NAME
+    # What its filter wakes on: a policy may score with it alone.
+    reads = frozenset({PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY})
 
     def __init__(self, shape: Shape) -> None:
         self._curve = broken_linear(shape)

@@ -23,11 +23,11 @@ from typing import Any
 
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
-from policy_scheduler.model.volumes import StorageObject
+from policy_scheduler.scheduling.kinds import STORES, Stored
 
 
 class SchedulerCache:
-    """Nodes and assigned pods, assumed or confirmed, and the selectors and namespace labels
+    """Nodes and assigned pods, assumed or confirmed, and the objects of the other kinds that
     decisions read. Single-threaded: owned by one event loop."""
 
     def __init__(self) -> None:
@@ -106,39 +106,14 @@ class SchedulerCache:
         self._assumed.discard(uid)
         return self._remove(uid)
 
-    def set_workload(self, kind: str, raw: Mapping[str, Any]) -> None:
-        """A Service, ReplicationController, ReplicaSet or StatefulSet (``kind``) was added or
-        changed: its selector, for default topology spreading."""
-        self._state.workloads.set(kind, raw)
+    def set_object(self, kind: str, raw: Mapping[str, Any]) -> Stored:
+        """An object of ``kind``, one the cache keeps in a store (:data:`~policy_scheduler.
+        scheduling.kinds.STORES`: a Service's selector, a Namespace's labels, a claim, ...), was
+        added or changed: the object as it was and as now kept, for the event it raises."""
+        return STORES[kind].set(self._state, raw)
 
-    def delete_workload(self, kind: str, raw: Mapping[str, Any]) -> None:
-        self._state.workloads.delete(kind, raw)
-
-    def set_namespace(self, raw: Mapping[str, Any]) -> None:
-        """A Namespace was added or changed: its labels, for pod affinity's namespaceSelector."""
-        self._state.namespaces.set(raw)
-
-    def delete_namespace(self, raw: Mapping[str, Any]) -> None:
-        self._state.namespaces.delete(raw)
-
-    def set_storage(
-        self, kind: str, raw: Mapping[str, Any]
-    ) -> tuple[StorageObject | None, StorageObject]:
-        """A storage or device object of ``kind`` (one of :data:`~policy_scheduler.model.volumes.
-        KINDS`) was added or changed: the object as it was (None when new) and as now kept."""
-        catalog = self._state.volumes
-        before = catalog.known(kind, raw)
-        return before, catalog.set(kind, raw)
-
-    def delete_storage(self, kind: str, raw: Mapping[str, Any]) -> None:
-        self._state.volumes.delete(kind, raw)
-
-    def set_disruption_budget(self, raw: Mapping[str, Any]) -> None:
-        """A PodDisruptionBudget was added or changed: what preemption reads of it."""
-        self._state.disruption_budgets.set(raw)
-
-    def delete_disruption_budget(self, raw: Mapping[str, Any]) -> None:
-        self._state.disruption_budgets.delete(raw)
+    def delete_object(self, kind: str, raw: Mapping[str, Any]) -> None:
+        STORES[kind].delete(self._state, raw)
 
     def assume(self, pod: PodView, node_name: str) -> None:
         """Count ``pod`` on ``node_name`` now, before the API server confirms the bind."""

@@ -31,6 +31,7 @@ from policy_scheduler.scheduling.ports import (
     SchedulerState,
     StatusStore,
     SystemClock,
+    Watches,
 )
 from policy_scheduler.scheduling.queue import QueuedPod, SchedulingQueue, Where
 from policy_scheduler.scheduling.status import StatusWriter
@@ -96,8 +97,11 @@ class SchedulerCore:
         seed: int | None = None,
         metrics: MetricsSink | None = None,
         on_decision: Callable[[Decision], None] | None = None,
+        watches: Watches | None = None,
     ) -> None:
-        """``on_decision`` is told every decision as it is made (``simulate`` collects them)."""
+        """``on_decision`` is told every decision as it is made (``simulate`` collects them).
+        Without ``watches``, every kind's objects are at hand whatever the policies (``simulate``
+        feeds a whole cluster dump)."""
         self.cache = SchedulerCache()
         self.queue = SchedulingQueue()
         self.policies = PolicyTable()
@@ -127,6 +131,10 @@ class SchedulerCore:
         self._nominated: dict[str, PodView] = {}
         # The watches that have not shown the cluster since they started or last broke off.
         self._unconfirmed: set[str] = set()
+        self._watches = watches
+        # The kinds, of those not always watched, the served policies read, as the watches
+        # were last told (None: not yet, before the policies are listed).
+        self._watched: frozenset[str] | None = None
         # Preemptors, by uid, with their victims that the watch has not shown terminating or
         # gone yet; those whose evictions are under way; the tasks evicting. Such a pod waits
         # gated until its evictions are over and shown, so that a retry meanwhile does not

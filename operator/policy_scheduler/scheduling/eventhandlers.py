@@ -1,29 +1,21 @@
 """The watches' feeds into the scheduler (kube-scheduler's pkg/scheduler/eventhandlers.go): nodes,
-pods, workloads, namespaces, storage objects, PodDisruptionBudgets and policies update the
-cache and the policy table, and raise the cluster events that move parked pods.
+pods, policies and the objects of every other kind declared (:mod:`~.kinds`) update the cache and
+the policy table, and raise the cluster events that move parked pods; and which kinds are watched
+(kube-scheduler's informers for the events its plugins register and the listers they take).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from policy_scheduler.framework.events import ClusterEvent, EventKind
-from policy_scheduler.model import volumes
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.scheduling import kinds
 from policy_scheduler.scheduling.preemption import Preemptor
 
-STORAGE_EVENT_KINDS = {
-    volumes.PVC: EventKind.PVC_CHANGED,
-    volumes.PV: EventKind.PV_CHANGED,
-    volumes.STORAGE_CLASS: EventKind.STORAGE_CLASS_CHANGED,
-    volumes.CSI_NODE: EventKind.CSI_NODE_CHANGED,
-    volumes.CSI_DRIVER: EventKind.CSI_DRIVER_CHANGED,
-    volumes.CSI_STORAGE_CAPACITY: EventKind.CSI_STORAGE_CAPACITY_CHANGED,
-    volumes.RESOURCE_CLAIM: EventKind.RESOURCE_CLAIM_CHANGED,
-}
-"""The event a change of each kind of storage object is, as :mod:`~.model.volumes` names them."""
-
+Handler = Callable[[Mapping[str, Any]], None]
 
 # What of a pod's object can change its scheduling: not its status (our own PodScheduled patch,
 # a nominated node) and not the bookkeeping of its metadata, as kube-scheduler's isPodUpdated.
@@ -77,9 +69,27 @@ class EventHandlers(Preemptor):
     """The watches' feeds (kube-scheduler's eventhandlers.go): each event updates the cache or
     the policies and raises the cluster event that moves the parked pods it may help.
 
-    The ``*_changed``/``*_deleted`` methods take watch events, leading or not, so a standby that
-    takes over starts deciding at once.
+    The ``*_changed``/``*_deleted`` methods (:meth:`feed`) take watch events, leading or not,
+    so a standby that takes over starts deciding at once.
+
+    With a :class:`~.ports.Watches` port, the kinds not always watched are watched only while
+    a served policy reads them (:func:`~.kinds.needed`): from the policies' first listing on,
+    the port is told which whenever that changes. A kind that comes to be needed holds every
+    decision until its watch has listed (:meth:`watch_confirmed`); one no longer needed holds
+    none.
     """
+
+    def feed(self, kind: kinds.Kind) -> tuple[Handler, Handler]:
+        """Where the watch of ``kind`` hands a change and a deletion."""
+        if kind is kinds.NODES:
+            return self.node_changed, self.node_deleted
+        if kind is kinds.PODS:
+            return self.pod_changed, self.pod_deleted
+        if kind is kinds.POLICIES:
+            return self.policy_changed, self.policy_deleted
+        return functools.partial(self.changed, kind.name), functools.partial(
+            self.deleted, kind.name
+        )
 
     def watch_confirmed(self, source: str, confirmed: bool) -> None:
         """Whether the watch of ``source`` (nodes, pods, policies, ...) is current: False when it
@@ -89,8 +99,27 @@ class EventHandlers(Preemptor):
         if confirmed:
             self._unconfirmed.discard(source)
             self._wake.set()
+            if source == kinds.POLICIES.watch:
+                self._watch_needed()
         else:
             self._unconfirmed.add(source)
+
+    def _watch_needed(self) -> None:
+        """Tell the :class:`~.ports.Watches` port which kinds the served policies read, once
+        the policies have been listed (until then, every kind counts as needed)."""
+        if self._watches is None or kinds.POLICIES.watch in self._unconfirmed:
+            return
+        needed = kinds.needed(self.policies.served())
+        before = self._watched if self._watched is not None else kinds.OPTIONAL
+        if needed == before and self._watched is not None:
+            return
+        for name in needed - before:
+            self._unconfirmed.add(kinds.NAMED[name].watch)
+        for name in before - needed:
+            self._unconfirmed.discard(kinds.NAMED[name].watch)
+        self._watched = needed
+        self._watches.need(needed)
+        self._wake.set()
 
     def node_changed(self, raw: Mapping[str, Any]) -> None:
         before, after = self.cache.set_node(raw)
@@ -161,43 +190,19 @@ class EventHandlers(Preemptor):
         if before is not None and node_name is not None:
             self._cluster_event(self._pod_cluster_event(EventKind.POD_DELETED, before, node_name))
 
-    def workload_changed(self, kind: str, raw: Mapping[str, Any]) -> None:
-        """A Service, ReplicationController, ReplicaSet or StatefulSet (``kind``) was added or
-        changed. Its selector counts from the next decision on; like kube-scheduler, no parked
-        pod is moved for it (no filter of kube's registers for these objects)."""
-        self.cache.set_workload(kind, raw)
+    def changed(self, kind: str, raw: Mapping[str, Any]) -> None:
+        """An object of ``kind`` (one of :data:`~.kinds.STORES`: a Service's selector, a
+        Namespace's labels, a claim, a PodDisruptionBudget, ...) was added or changed. It counts
+        from the next decision on, and the parked pods whose filters registered for the events
+        it raises, if any, are moved: none for the kinds no filter of kube's registers for."""
+        before, after = self.cache.set_object(kind, raw)
+        events = kinds.NAMED[kind].events
+        if events:
+            self._cluster_event(ClusterEvent(events, storage=after, old_storage=before))
 
-    def workload_deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
-        self.cache.delete_workload(kind, raw)
-
-    def namespace_changed(self, raw: Mapping[str, Any]) -> None:
-        """A Namespace was added or relabelled; as for workloads, no parked pod is moved."""
-        self.cache.set_namespace(raw)
-
-    def namespace_deleted(self, raw: Mapping[str, Any]) -> None:
-        self.cache.delete_namespace(raw)
-
-    def storage_changed(self, kind: str, raw: Mapping[str, Any]) -> None:
-        """A PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver,
-        CSIStorageCapacity or ResourceClaim (``kind``, as :mod:`~policy_scheduler.model.volumes`
-        names it) was added or changed: the parked pods whose filters registered for it are
-        moved."""
-        before, view = self.cache.set_storage(kind, raw)
-        event = ClusterEvent(STORAGE_EVENT_KINDS[kind], storage=view, old_storage=before)
-        self._cluster_event(event)
-
-    def storage_deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
+    def deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
         """As kube-scheduler, no filter registers for these deletions: no pod is moved."""
-        self.cache.delete_storage(kind, raw)
-
-    def disruption_budget_changed(self, raw: Mapping[str, Any]) -> None:
-        """A PodDisruptionBudget was added or changed: preemption prefers victims it does not
-        protect from the next decision on. As in kube-scheduler, no parked pod is moved for it
-        (no filter registers for these objects)."""
-        self.cache.set_disruption_budget(raw)
-
-    def disruption_budget_deleted(self, raw: Mapping[str, Any]) -> None:
-        self.cache.delete_disruption_budget(raw)
+        self.cache.delete_object(kind, raw)
 
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)
@@ -206,6 +211,7 @@ class EventHandlers(Preemptor):
         self._update_conditions()
         if changed:
             self._policies_changed()
+            self._watch_needed()
 
     def policy_deleted(self, raw: Mapping[str, Any]) -> None:
         """Retire the deleted policy, unless an object created since under its name took its
@@ -217,6 +223,7 @@ class EventHandlers(Preemptor):
         self.status.forget(name)
         self._update_conditions()
         self._policies_changed()
+        self._watch_needed()
 
     def take_over(self, policies: Iterable[Mapping[str, Any]]) -> None:
         """This replica leads from now on: every policy's status continues from the object as
@@ -230,3 +237,4 @@ class EventHandlers(Preemptor):
         self._update_conditions()
         if changed:
             self._policies_changed()
+            self._watch_needed()

@@ -127,6 +127,11 @@ class PolicyTable:
         claimants = [e for e in self._entries.values() if e.scheduler_name == scheduler_name]
         return min(claimants, key=lambda e: e.age_key, default=None)
 
+    def served(self) -> list[CompiledPolicy]:
+        """The valid policies that serve their scheduler name (the oldest claimant of each)."""
+        owners = {entry.scheduler_name: self.owner(entry.scheduler_name) for entry in self}
+        return [owner.compiled for owner in owners.values() if owner and owner.compiled]
+
     def route(self, scheduler_name: str) -> Route:
         owner = self.owner(scheduler_name)
         if owner is None:

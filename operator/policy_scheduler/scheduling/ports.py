@@ -36,6 +36,7 @@ __all__ = [
     "SchedulerState",
     "StatusStore",
     "SystemClock",
+    "Watches",
     "WriteResult",
 ]
 
@@ -113,6 +114,17 @@ class Evictor(Protocol):
     async def preempt(
         self, victim: PodView, preemptor: PodView, node: str, condition_message: str
     ) -> bool: ...
+
+
+class Watches(Protocol):
+    """Starts and stops the watches of the kinds that are watched only while a served policy
+    reads them (:mod:`~policy_scheduler.scheduling.kinds`). A watch started is confirmed
+    through :meth:`~policy_scheduler.scheduling.scheduler.Scheduler.watch_confirmed` once it
+    has listed, as every watch is."""
+
+    def need(self, kinds: frozenset[str]) -> None:
+        """Watch these kinds (by name), of those not always watched, and no other."""
+        ...
 
 
 class WriteResult(Enum):
