@@ -1,0 +1,217 @@
+"""Which kinds are watched (issue 28): nodes, pods and policies always; every other kind only
+while a served policy has a plugin that reads it or wakes on its events, as kube-scheduler starts
+informers for what its enabled plugins register. Through the loop's ports (the
+:class:`~policy_scheduler.scheduling.ports.Watches` port told which kinds, the watches confirmed
+as the operator's informers confirm them), and through the operator's replica, whose watches
+start and stop as the loop says."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from test_kube_ports import Script
+from test_loop import Raw, Run, node, pod, policy
+
+from policy_scheduler.kube.client import Kube
+from policy_scheduler.kube.scheduler import KubeScheduler
+from policy_scheduler.model import disruption, namespaces, volumes, workloads
+from policy_scheduler.policy.compiler import compile_policy
+from policy_scheduler.scheduling import kinds
+from policy_scheduler.scheduling.scheduler import Scheduler
+
+BUDGETS = "poddisruptionbudgets"
+
+
+@dataclass
+class Watches:
+    """The port: what the loop told it, in order."""
+
+    told: list[frozenset[str]] = field(default_factory=list)
+
+    def need(self, kinds: frozenset[str]) -> None:
+        self.told.append(kinds)
+
+
+@dataclass
+class Watched(Run):
+    """The loop with a :class:`Watches` port, every watch started and not yet listed, as the
+    operator's replica starts it."""
+
+    watches: Watches = field(default_factory=Watches)
+
+    def __post_init__(self) -> None:
+        self.scheduler = Scheduler(
+            self.memory,
+            self.memory,
+            self.memory,
+            self.memory,
+            self.memory,
+            evictor=self.memory,
+            clock=self.clock,
+            seed=1,
+            watches=self.watches,
+        )
+        for kind in kinds.KINDS:
+            self.scheduler.watch_confirmed(kind.watch, False)
+
+    def listed(self, *names: str) -> None:
+        for name in names:
+            self.scheduler.watch_confirmed(name, True)
+
+    def decide(self) -> list[tuple[str, str]]:
+        asyncio.run(self.scheduler.run_until_idle())
+        return self.memory.binds
+
+
+def with_post_filter(raw: Raw, name: str, generation: int) -> Raw:
+    """``raw`` at ``generation`` with the post-filter ``name``."""
+    edited = copy.deepcopy(raw)
+    edited["metadata"]["generation"] = generation
+    edited["spec"]["postFilters"] = [{"name": name}]
+    return edited
+
+
+def spreading(raw: Raw, generation: int) -> Raw:
+    """``raw`` at ``generation`` with PodTopologySpread (its default constraints) scoring."""
+    edited = copy.deepcopy(raw)
+    edited["metadata"]["generation"] = generation
+    edited["spec"]["priorities"].append({"name": "PodTopologySpread", "weight": 1})
+    return edited
+
+
+def started() -> Watched:
+    """A policy that reads no optional kind, a node and a pod; nodes and pods listed."""
+    run = Watched()
+    run.scheduler.node_changed(node("n1"))
+    run.scheduler.policy_changed(policy())
+    run.scheduler.pod_changed(pod("a"))
+    run.listed("nodes", "pods")
+    return run
+
+
+def test_until_the_policies_are_listed_every_watch_counts() -> None:
+    run = started()
+    assert run.decide() == []
+    assert run.watches.told == []
+    run.listed("policies")
+    # The policy's plugins read nodes and pods only: no other kind is watched, none holds it.
+    assert run.watches.told == [frozenset()]
+    assert run.decide() == [("ns/a", "n1")]
+
+
+def test_a_kind_a_policy_comes_to_read_holds_the_decisions_until_its_watch_has_listed() -> None:
+    run = started()
+    run.listed("policies")
+    run.scheduler.policy_changed(with_post_filter(policy(), "DefaultPreemption", 2))
+    assert run.watches.told[-1] == frozenset({disruption.KIND})
+    run.scheduler.pod_changed(pod("b"))
+    assert run.decide() == []
+    run.listed(BUDGETS)
+    assert run.decide() == [("ns/a", "n1"), ("ns/b", "n1")]
+
+
+def test_a_kind_no_policy_reads_any_more_holds_nothing() -> None:
+    run = started()
+    run.listed("policies")
+    run.scheduler.policy_changed(spreading(policy(), 2))
+    assert run.watches.told[-1] == frozenset(workloads.KINDS)
+    assert run.decide() == []
+    run.scheduler.policy_changed(policy(generation=3))
+    assert run.watches.told[-1] == frozenset()
+    assert run.decide() == [("ns/a", "n1")]
+
+
+def test_a_deleted_policy_stops_the_watches_it_needed() -> None:
+    run = started()
+    run.listed("policies", BUDGETS)
+    run.scheduler.policy_changed(with_post_filter(policy(), "DefaultPreemption", 2))
+    run.listed(BUDGETS)
+    run.scheduler.policy_deleted(policy())
+    assert run.watches.told[-1] == frozenset()
+
+
+def test_without_the_port_every_kind_is_at_hand() -> None:
+    """``simulate`` and the loop's other tests feed every kind: nothing is held or told."""
+    run = Run()
+    run.scheduler.node_changed(node("n1"))
+    run.scheduler.policy_changed(with_post_filter(policy(), "DefaultPreemption", 1))
+    run.scheduler.pod_changed(pod("a"))
+    run.scheduler.watch_confirmed("policies", True)
+    asyncio.run(run.scheduler.run_until_idle())
+    assert run.memory.binds == [("ns/a", "n1")]
+
+
+def plugins(*predicates: str, priorities: tuple[str, ...] = (), post: str = "") -> Raw:
+    spec: dict[str, Any] = {
+        "predicates": [{"name": name} for name in predicates],
+        "priorities": [{"name": name, "weight": 1} for name in priorities],
+    }
+    if post:
+        spec["postFilters"] = [{"name": post}]
+    return {
+        "apiVersion": "policy-scheduler.dev/v1alpha1",
+        "kind": "SchedulingPolicy",
+        "metadata": {"name": "p"},
+        "spec": spec,
+    }
+
+
+def needed(raw: Raw) -> frozenset[str]:
+    return kinds.needed([compile_policy(raw)])
+
+
+def test_the_kinds_a_policy_needs_are_those_its_plugins_read_or_wake_on() -> None:
+    assert needed(plugins("NodeResourcesFit", priorities=("LeastAllocated",))) == frozenset()
+    assert needed(plugins("InterPodAffinity")) == {namespaces.KIND}
+    assert needed(plugins(priorities=("InterPodAffinity",))) == {namespaces.KIND}
+    assert needed(plugins(priorities=("PodTopologySpread",))) == set(workloads.KINDS)
+    assert needed(plugins("NodeResourcesFit", post="DefaultPreemption")) == {disruption.KIND}
+    # The volume plugins' events name the storage kinds; NodeVolumeLimits reads more.
+    assert needed(plugins("VolumeZone")) == {volumes.PVC, volumes.PV, volumes.STORAGE_CLASS}
+    assert needed(plugins("NodeVolumeLimits")) == {
+        volumes.PVC,
+        volumes.PV,
+        volumes.STORAGE_CLASS,
+        volumes.CSI_NODE,
+        volumes.CSI_DRIVER,
+    }
+    assert needed(plugins("DynamicResources")) == {volumes.RESOURCE_CLAIM}
+
+
+class Idle(Script):
+    """An API server whose listings never answer: the watches started stay listing."""
+
+    async def pages(
+        self, collection: str, params: Mapping[str, str | int]
+    ) -> AsyncIterator[dict[str, Any]]:
+        await asyncio.Event().wait()
+        yield {}
+
+
+def test_the_replica_runs_the_watches_the_loop_needs() -> None:
+    replica = KubeScheduler(cast(Kube, Idle({})))
+    always = {"nodes", "pods", "policies"}
+
+    async def scenario() -> None:
+        watching = asyncio.create_task(replica.watch())
+        await asyncio.sleep(0)
+        # Until the loop has said, only the kinds always watched run, but every watch counts.
+        assert set(replica._tasks) == always
+        assert set(replica.watch_state()) == {kind.watch for kind in kinds.KINDS}
+        replica.need(frozenset({disruption.KIND}))
+        assert set(replica._tasks) == always | {BUDGETS}
+        assert set(replica.watch_state()) == always | {BUDGETS}
+        budgets = replica._tasks[BUDGETS]
+        replica.need(frozenset())
+        await asyncio.sleep(0)
+        assert budgets.cancelled()
+        assert set(replica._tasks) == always
+        assert set(replica.watch_state()) == always
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+
+    asyncio.run(scenario())
