@@ -136,7 +136,9 @@ def probe(url: str) -> tuple[int, dict[str, Any]]:
 def test_a_watch_refused_makes_the_replica_unready_and_a_refused_write_is_said_at_once(
     cluster: Cluster, drifting: Path, namespace: str, pool: str, tmp_path: Path
 ) -> None:
-    cluster.apply(node(f"{pool}-a", labels={"pool": pool}), policy(pool, pool))
+    # DefaultPreemption reads the budgets: their watch runs only while a served policy has it.
+    preempting = policy(pool, pool, postFilters=[{"name": "DefaultPreemption"}])
+    cluster.apply(node(f"{pool}-a", labels={"pool": pool}), preempting)
     serving, liveness = free_port(), free_port()
     ready_url = f"http://127.0.0.1:{serving}/readyz"
     metrics_url = f"http://127.0.0.1:{serving}/metrics"

@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
-from harness import Cluster
+from harness import Cluster, policy
 from test_informer import Seen, until, watching
 
 from policy_scheduler import explain
@@ -124,11 +124,15 @@ NO_FINALIZERS = '{"metadata": {"finalizers": null}}'
 
 
 def test_the_scheduler_watches_every_storage_kind(
-    cluster: Cluster, crd: None, namespace: str, created: str
+    cluster: Cluster, pool: str, namespace: str, created: str
 ) -> None:
     """With the admin's kubeconfig: test_deploy runs the operator under deploy/'s RBAC, which
     grants these watches. The CRD too: the scheduler's watches include the policies', and it
-    is not confirmed until they are served."""
+    is not confirmed until they are served. A policy whose plugins read every storage kind:
+    a kind no served policy reads is not watched."""
+    cluster.apply(
+        policy(pool, pool, predicates=[{"name": "VolumeBinding"}, {"name": "DynamicResources"}])
+    )
 
     async def run() -> None:
         # A connection per watch (15) and room for the listings.
