@@ -35,7 +35,7 @@ from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.runtime.framework import ExtensionPoints
 from policy_scheduler.scheduling import policies
-from policy_scheduler.scheduling.ports import BindResult, Outcome, WriteResult
+from policy_scheduler.scheduling.ports import BindResult, Outcome, Watches, WriteResult
 from policy_scheduler.scheduling.queue import Where
 from policy_scheduler.scheduling.scheduler import Scheduler
 from policy_scheduler.simulate import FrozenClock, InMemory
@@ -144,6 +144,7 @@ class Run:
 
     memory: InMemory = field(default_factory=InMemory)
     clock: FrozenClock = field(default_factory=FrozenClock)
+    watches: Watches | None = None
     scheduler: Scheduler = field(init=False)
 
     def __post_init__(self) -> None:
@@ -156,6 +157,7 @@ class Run:
             evictor=self.memory,
             clock=self.clock,
             seed=1,
+            watches=self.watches,
         )
 
     def where(self, name: str) -> Where | None:

@@ -21,14 +21,14 @@ from policy_scheduler.kube.scheduler import KubeScheduler
 from policy_scheduler.model import disruption, namespaces, volumes, workloads
 from policy_scheduler.policy.compiler import compile_policy
 from policy_scheduler.scheduling import kinds
-from policy_scheduler.scheduling.scheduler import Scheduler
 
 BUDGETS = "poddisruptionbudgets"
 
 
 @dataclass
-class Watches:
-    """The port: what the loop told it, in order."""
+class Told:
+    """The :class:`~policy_scheduler.scheduling.ports.Watches` port: what the loop told it, in
+    order."""
 
     told: list[frozenset[str]] = field(default_factory=list)
 
@@ -38,23 +38,14 @@ class Watches:
 
 @dataclass
 class Watched(Run):
-    """The loop with a :class:`Watches` port, every watch started and not yet listed, as the
+    """The loop with a :class:`Told` port, every watch started and not yet listed, as the
     operator's replica starts it."""
 
-    watches: Watches = field(default_factory=Watches)
+    port: Told = field(default_factory=Told)
 
     def __post_init__(self) -> None:
-        self.scheduler = Scheduler(
-            self.memory,
-            self.memory,
-            self.memory,
-            self.memory,
-            self.memory,
-            evictor=self.memory,
-            clock=self.clock,
-            seed=1,
-            watches=self.watches,
-        )
+        self.watches = self.port
+        super().__post_init__()
         for kind in kinds.KINDS:
             self.scheduler.watch_confirmed(kind.watch, False)
 
@@ -96,10 +87,10 @@ def started() -> Watched:
 def test_until_the_policies_are_listed_every_watch_counts() -> None:
     run = started()
     assert run.decide() == []
-    assert run.watches.told == []
+    assert run.port.told == []
     run.listed("policies")
     # The policy's plugins read nodes and pods only: no other kind is watched, none holds it.
-    assert run.watches.told == [frozenset()]
+    assert run.port.told == [frozenset()]
     assert run.decide() == [("ns/a", "n1")]
 
 
@@ -107,7 +98,7 @@ def test_a_kind_a_policy_comes_to_read_holds_the_decisions_until_its_watch_has_l
     run = started()
     run.listed("policies")
     run.scheduler.policy_changed(with_post_filter(policy(), "DefaultPreemption", 2))
-    assert run.watches.told[-1] == frozenset({disruption.KIND})
+    assert run.port.told[-1] == frozenset({disruption.KIND})
     run.scheduler.pod_changed(pod("b"))
     assert run.decide() == []
     run.listed(BUDGETS)
@@ -118,10 +109,10 @@ def test_a_kind_no_policy_reads_any_more_holds_nothing() -> None:
     run = started()
     run.listed("policies")
     run.scheduler.policy_changed(spreading(policy(), 2))
-    assert run.watches.told[-1] == frozenset(workloads.KINDS)
+    assert run.port.told[-1] == frozenset(workloads.KINDS)
     assert run.decide() == []
     run.scheduler.policy_changed(policy(generation=3))
-    assert run.watches.told[-1] == frozenset()
+    assert run.port.told[-1] == frozenset()
     assert run.decide() == [("ns/a", "n1")]
 
 
@@ -131,7 +122,7 @@ def test_a_deleted_policy_stops_the_watches_it_needed() -> None:
     run.scheduler.policy_changed(with_post_filter(policy(), "DefaultPreemption", 2))
     run.listed(BUDGETS)
     run.scheduler.policy_deleted(policy())
-    assert run.watches.told[-1] == frozenset()
+    assert run.port.told[-1] == frozenset()
 
 
 def test_without_the_port_every_kind_is_at_hand() -> None:
