@@ -144,7 +144,8 @@ class KubeScheduler:
                 informer.synced.clear()
 
     def watch_state(self) -> WatchState:
-        """Each watch: whether it is current, and seconds since it last was."""
+        """Each watch that counts (:meth:`_watched`): whether it is current, and seconds since it
+        last was."""
         now = time.monotonic()
         return {
             name: (
