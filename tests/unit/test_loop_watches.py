@@ -190,9 +190,9 @@ def test_the_replica_runs_the_watches_the_loop_needs() -> None:
     async def scenario() -> None:
         watching = asyncio.create_task(replica.watch())
         await asyncio.sleep(0)
-        # Until the loop has said, only the kinds always watched run, but every watch counts.
-        assert set(replica._tasks) == always
-        assert set(replica.watch_state()) == {kind.watch for kind in kinds.KINDS}
+        # Until the loop has said, every watch runs and counts.
+        every = {kind.watch for kind in kinds.KINDS}
+        assert set(replica._tasks) == set(replica.watch_state()) == every
         replica.need(frozenset({disruption.KIND}))
         assert set(replica._tasks) == always | {BUDGETS}
         assert set(replica.watch_state()) == always | {BUDGETS}
@@ -202,6 +202,64 @@ def test_the_replica_runs_the_watches_the_loop_needs() -> None:
         assert budgets.cancelled()
         assert set(replica._tasks) == always
         assert set(replica.watch_state()) == always
+        watching.cancel()
+        await asyncio.gather(watching, return_exceptions=True)
+
+    asyncio.run(scenario())
+
+
+BUDGET = {
+    "metadata": {"name": "web", "namespace": "ns", "uid": "b1", "resourceVersion": "1"},
+    "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    "status": {"disruptionsAllowed": 0},
+}
+
+
+PREEMPTING = with_post_filter(policy(), "DefaultPreemption", 1)
+
+
+class OneBudget(Idle):
+    """An API server that lists a policy with DefaultPreemption and one PodDisruptionBudget,
+    and nothing of any other kind; its watches stay open and quiet."""
+
+    async def pages(
+        self, collection: str, params: Mapping[str, str | int]
+    ) -> AsyncIterator[dict[str, Any]]:
+        items = {"poddisruptionbudgets": [BUDGET], "schedulingpolicies": [PREEMPTING]}
+        yield {
+            "metadata": {"resourceVersion": "1"},
+            "items": items.get(collection.rsplit("/", maxsplit=1)[-1]),
+        }
+
+    async def stream(self, url_path: str, read_timeout: float) -> AsyncIterator[dict[str, Any]]:
+        await asyncio.Event().wait()
+        yield {}
+
+
+async def turns() -> None:
+    """Let the watches' tasks run until they wait on the API server."""
+    for _ in range(10):
+        await asyncio.sleep(0)
+
+
+def test_a_watch_stopped_leaves_nothing_of_its_kind_in_the_cache() -> None:
+    replica = KubeScheduler(cast(Kube, OneBudget({})))
+    scheduler = replica.scheduler
+    budgets = scheduler.cache.snapshot.disruption_budgets
+
+    async def scenario() -> None:
+        watching = asyncio.create_task(replica.watch())
+        await turns()
+        assert [budget.name for budget in budgets.in_namespace("ns")] == ["web"]
+        assert not scheduler._unconfirmed
+        scheduler.policy_deleted(PREEMPTING)
+        assert len(budgets) == 0
+        assert BUDGETS not in replica._tasks
+        scheduler.policy_changed(PREEMPTING)
+        assert BUDGETS in scheduler._unconfirmed
+        await turns()
+        assert [budget.name for budget in budgets.in_namespace("ns")] == ["web"]
+        assert not scheduler._unconfirmed
         watching.cancel()
         await asyncio.gather(watching, return_exceptions=True)
 

@@ -202,6 +202,15 @@ class Informer:
             self.synced.set()
             self._on_synced(True)
 
+    def forget(self) -> None:
+        """Hand on every object known as deleted, and forget it: the informer, its task
+        cancelled, no longer follows the collection and keeps nothing of it (its ``on_synced``
+        is not told: the one who stopped it knows). Run again, it lists afresh."""
+        known, self._known = self._known, {}
+        for raw in known.values():
+            self._hand(self._on_delete, raw)
+        self.synced.clear()
+
     def _unsynced(self) -> None:
         if self.synced.is_set():
             self.synced.clear()

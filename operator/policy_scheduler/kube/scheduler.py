@@ -118,30 +118,31 @@ class KubeScheduler:
 
     def need(self, kinds: frozenset[str]) -> None:
         """Watch the kinds named, of those not always watched, and no other (the loop's
-        :class:`~policy_scheduler.scheduling.ports.Watches`). A watch stopped keeps what it had
-        listed: started again, it lists afresh and tells what vanished meanwhile as deleted."""
+        :class:`~policy_scheduler.scheduling.ports.Watches`). A watch stopped hands what it had
+        on as deleted, so that the cache keeps nothing of a kind no policy reads; started
+        again, it lists afresh."""
         self._needed = frozenset(kind.watch for kind in KINDS if kind.name in kinds)
         if self._running:
             self._start_and_stop()
 
     def _watched(self, name: str) -> bool:
-        """Whether the watch ``name`` counts: always, or while it is needed (every one, until
-        the loop has said which are)."""
+        """Whether the watch ``name`` runs and counts: always, or while it is needed. Until the
+        loop has said which are (the policies are not listed yet), every one does, so that
+        those needed list meanwhile, not after the policies."""
         return name in self._always or self._needed is None or name in self._needed
 
     def _start_and_stop(self) -> None:
         loop = asyncio.get_running_loop()
         for name, informer in self._informers.items():
             task = self._tasks.get(name)
-            runs = name in self._always or (self._needed is not None and name in self._needed)
-            if runs and task is None:
+            if self._watched(name) and task is None:
                 self._tasks[name] = loop.create_task(
                     informer.run(), name=f"watch {informer.collection}"
                 )
-            elif not runs and task is not None:
+            elif not self._watched(name) and task is not None:
                 task.cancel()
                 del self._tasks[name]
-                informer.synced.clear()
+                informer.forget()
 
     def watch_state(self) -> WatchState:
         """Each watch that counts (:meth:`_watched`): whether it is current, and seconds since it
