@@ -14,7 +14,8 @@ Nodes, pods and SchedulingPolicies are always watched; every other kind only whi
 policy has a plugin that reads it (kube-scheduler starts an informer for each kind its enabled
 plugins register events for or read): the loop says which (:meth:`KubeScheduler.need`, its
 :class:`~policy_scheduler.scheduling.ports.Watches` port) once the policies have been listed and
-whenever they change, and decides no pod until each watch it needs has listed. A kind whose API
+whenever they change (until then every watch runs, so that those needed list meanwhile), and
+decides no pod until each watch it needs has listed. A kind whose API
 the cluster does not serve (no resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects:
 its watch counts as listed and empty instead of holding every decision
 (:class:`~policy_scheduler.kube.informer.Informer`'s ``optional``).
