@@ -15,10 +15,10 @@ policy has a plugin that reads it (kube-scheduler starts an informer for each ki
 plugins register events for or read): the loop says which (:meth:`KubeScheduler.need`, its
 :class:`~policy_scheduler.scheduling.ports.Watches` port) once the policies have been listed and
 whenever they change (until then every watch runs, so that those needed list meanwhile), and
-decides no pod until each watch it needs has listed. A kind whose API
-the cluster does not serve (no resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects:
-its watch counts as listed and empty instead of holding every decision
-(:class:`~policy_scheduler.kube.informer.Informer`'s ``optional``).
+decides no pod until each watch it needs has listed. A kind whose API the cluster does not serve
+(no resource.k8s.io/v1 before Kubernetes 1.34) has none of its objects: its watch counts as
+listed and empty instead of holding every decision (:class:`~policy_scheduler.kube.informer.
+Informer`'s ``optional``).
 
 Its health, for the probes: :meth:`KubeScheduler.liveness` fails while it leads and its loop
 has not gone round for :data:`STALE_LOOP` seconds; :meth:`KubeScheduler.readiness` holds while
