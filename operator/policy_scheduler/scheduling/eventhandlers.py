@@ -87,9 +87,8 @@ class EventHandlers(Preemptor):
             return self.pod_changed, self.pod_deleted
         if kind is kinds.POLICIES:
             return self.policy_changed, self.policy_deleted
-        return functools.partial(self.changed, kind.name), functools.partial(
-            self.deleted, kind.name
-        )
+        name = kind.name
+        return functools.partial(self.changed, name), functools.partial(self.deleted, name)
 
     def watch_confirmed(self, source: str, confirmed: bool) -> None:
         """Whether the watch of ``source`` (nodes, pods, policies, ...) is current: False when it
