@@ -63,6 +63,7 @@ STORAGE_WATCHED = (
     "csinodes.storage.k8s.io",
     "csidrivers.storage.k8s.io",
     "csistoragecapacities.storage.k8s.io",
+    "volumeattachments.storage.k8s.io",
     "resourceclaims.resource.k8s.io",
 )
 # Merge-patched by VolumeBinding's PreBind (kube/ports.py's KubeObjects): a PV's claimRef, a
@@ -311,7 +312,6 @@ REFUSED = [
     ("list", "resourceclaimtemplates.resource.k8s.io", "-A"),
     ("list", "resourceslices.resource.k8s.io", ""),
     ("list", "deviceclasses.resource.k8s.io", ""),
-    ("create", "volumeattachments.storage.k8s.io", ""),
     ("list", "deployments.apps", "-A"),
     ("list", "jobs.batch", "-A"),
     ("list", "endpoints", "-A"),

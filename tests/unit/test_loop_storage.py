@@ -1,12 +1,14 @@
 """The loop fed storage and device objects (``Scheduler.changed``/``deleted``), as
-the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity
-and ResourceClaim informers feed it: the snapshot has them from the next decision on, and a pod
-parked by a filter that registered for that kind of object (and whose hint, told the object as it
-is and as it was, does not rule it out) is tried again.
+the PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity,
+VolumeAttachment and ResourceClaim informers feed it: the snapshot has them from the next decision
+on, and a pod parked by a filter that registered for that kind of object's change (or, for a
+VolumeAttachment, its deletion), and whose hint, told the object as it is and as it was, does not
+rule it out, is tried again.
 
-The filter is the test's own, :class:`ClaimBound`, registered for claims only, so that which
-events move a pod says what the loop does, not what a volume plugin decides. The last test holds
-binding cycles in a PreBind of its own, as VolumeBinding holds them while it waits for the PVs.
+The filters are the test's own, :class:`ClaimBound`, registered for claims only, and
+:class:`Attached`, for VolumeAttachments' deletions only, so that which events move a pod says
+what the loop does, not what a volume plugin decides. Further tests hold binding cycles in a
+PreBind of their own, as VolumeBinding holds them while it waits for the PVs.
 """
 
 from __future__ import annotations
@@ -406,3 +408,73 @@ def test_a_victim_waiting_in_pre_bind_is_preempted_in_memory(
             "kube-scheduler memory).") in run.memory.events  # fmt: skip
     assert run.where("slow-victim") is Where.BACKOFF
     assert run.memory.binds == [("ns/high", "n1")]
+
+
+class Attached(Filter[None]):
+    """Rejects every node; registered for VolumeAttachments' deletions only. Records the
+    attacher of each deletion its hint was asked about."""
+
+    name = "Attached"
+    wakes_on: ClassVar[EventKind] = EventKind.VOLUME_ATTACHMENT_DELETED
+
+    def __init__(self) -> None:
+        self.hinted: list[str] = []
+
+    def pre_filter(self, cycle: Cycle) -> None:
+        return None
+
+    def filter(self, state: None, pod: PodView, node: NodeInfo) -> tuple[str, ...]:
+        return ("attached",)
+
+    def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        gone = event.old_storage
+        assert event.storage is None and isinstance(gone, volumes.VolumeAttachmentView)
+        self.hinted.append(gone.attacher)
+        return True
+
+
+def attachment(name: str) -> Raw:
+    spec = {"attacher": "d", "nodeName": "n1", "source": {"persistentVolumeName": "pv-1"}}
+    return {"metadata": {"name": name, "uid": name}, "spec": spec}
+
+
+DETACHED_CASES = {
+    "a VolumeAttachment added moves nobody: the filter registered for deletions": (
+        [storage(volumes.VOLUME_ATTACHMENT, attachment("va"))],
+        Where.UNSCHEDULABLE,
+        [],
+    ),
+    "its deletion moves the pod, its hint told the object as it was": (
+        [
+            storage(volumes.VOLUME_ATTACHMENT, attachment("va")),
+            storage(volumes.VOLUME_ATTACHMENT, attachment("va"), deleted=True),
+        ],
+        Where.ACTIVE,
+        ["d"],
+    ),
+    "the deletion of one the cache never had raises nothing": (
+        [storage(volumes.VOLUME_ATTACHMENT, attachment("va"), deleted=True)],
+        Where.UNSCHEDULABLE,
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("steps", "where", "hinted"), DETACHED_CASES.values(), ids=DETACHED_CASES.keys()
+)
+def test_a_deletion_moves_the_pods_of_the_filters_registered_for_it(
+    monkeypatch: pytest.MonkeyPatch, steps: list[Step], where: Where, hinted: list[str]
+) -> None:
+    """A kind whose deletion raises an event (:attr:`~policy_scheduler.scheduling.kinds.Kind.
+    deleted`): the parked pods of the filters registered for it are moved, as for a change."""
+    added = Attached()
+
+    def with_plugin(obj: Any) -> CompiledPolicy:
+        compiled = compile_policy(obj)
+        compiled.pipeline.filters = [*compiled.pipeline.filters, added]
+        return compiled
+
+    monkeypatch.setattr(policies, "compile_policy", with_plugin)
+    run = run_steps([*parked(), *steps])
+    assert (run.where("a"), added.hinted) == (where, hinted)

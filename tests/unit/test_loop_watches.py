@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from test_kube_ports import Script
 from test_loop import Raw, Run, node, pod, policy
+from test_loop_storage import Attached
 
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.scheduler import KubeScheduler
@@ -171,6 +172,12 @@ def test_the_kinds_a_policy_needs_are_those_its_plugins_read_or_wake_on() -> Non
         volumes.CSI_DRIVER,
     }
     assert needed(plugins("DynamicResources")) == {volumes.RESOURCE_CLAIM}
+
+
+def test_a_filter_that_wakes_on_a_deletion_needs_its_kind() -> None:
+    compiled = compile_policy(plugins("NodeResourcesFit"))
+    compiled.pipeline.filters = [*compiled.pipeline.filters, Attached()]
+    assert kinds.needed([compiled]) == {volumes.VOLUME_ATTACHMENT}
 
 
 class Idle(Script):

@@ -1,8 +1,8 @@
 """simulate's cluster dumps with storage and device objects: PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims
-are read from a cluster file (or kubectl's items, as test_parity's ``our_decision`` gets them), put
-in ``snapshot_of``'s Snapshot and fed to the loop that :func:`~policy_scheduler.simulate.simulate`
-runs."""
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments and
+ResourceClaims are read from a cluster file (or kubectl's items, as test_parity's ``our_decision``
+gets them), put in ``snapshot_of``'s Snapshot and fed to the loop that
+:func:`~policy_scheduler.simulate.simulate` runs."""
 
 from __future__ import annotations
 
@@ -71,6 +71,16 @@ CSI: Raw = {
     "metadata": {"name": "n1"},
     "spec": {"drivers": [{"name": "ebs.csi.aws.com", "allocatable": {"count": 3}}]},
 }
+VA: Raw = {
+    "apiVersion": "storage.k8s.io/v1",
+    "kind": "VolumeAttachment",
+    "metadata": {"name": "csi-1"},
+    "spec": {
+        "attacher": "ebs.csi.aws.com",
+        "nodeName": "n1",
+        "source": {"persistentVolumeName": "pv-1"},
+    },
+}
 RC: Raw = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "ResourceClaim",
@@ -92,7 +102,7 @@ def write_list(path: Path, objects: list[Raw]) -> Path:
 
 
 def test_a_cluster_file_holds_every_storage_kind(tmp_path: Path) -> None:
-    objects = [NODE, claim("data"), PV, SC, CSI, DRIVER, CAPACITY, RC]
+    objects = [NODE, claim("data"), PV, SC, CSI, DRIVER, CAPACITY, VA, RC]
     dump = load_cluster(write_list(tmp_path / "c.yaml", objects))
     assert [kind for kind, _ in dump.storage] == [
         volumes.PVC,
@@ -101,6 +111,7 @@ def test_a_cluster_file_holds_every_storage_kind(tmp_path: Path) -> None:
         volumes.CSI_NODE,
         volumes.CSI_DRIVER,
         volumes.CSI_STORAGE_CAPACITY,
+        volumes.VOLUME_ATTACHMENT,
         volumes.RESOURCE_CLAIM,
     ]
     assert (dump.workloads, dump.namespaces) == ((), ())
@@ -115,6 +126,8 @@ def test_a_cluster_file_holds_every_storage_kind(tmp_path: Path) -> None:
     driver = catalog.csi_driver("ebs.csi.aws.com")
     assert driver is not None and driver.storage_capacity
     assert [c.key for c in catalog.storage_capacities("fast")] == ["ns/s"]
+    (attached,) = catalog.volume_attachments("n1")
+    assert (attached.attacher, attached.volume_name) == ("ebs.csi.aws.com", "pv-1")
 
 
 NAMESPACE_CASES = {

@@ -36,6 +36,8 @@ class EventKind(enum.Flag):
     CSI_DRIVER_CHANGED = enum.auto()
     CSI_STORAGE_CAPACITY_CHANGED = enum.auto()
     RESOURCE_CLAIM_CHANGED = enum.auto()
+    # A storage object was deleted (kube-scheduler registers Delete for this kind only).
+    VOLUME_ATTACHMENT_DELETED = enum.auto()
 
 
 NODE_EVENTS: Final = (
@@ -62,6 +64,7 @@ STORAGE_EVENTS: Final = (
     | EventKind.CSI_DRIVER_CHANGED
     | EventKind.CSI_STORAGE_CAPACITY_CHANGED
     | EventKind.RESOURCE_CLAIM_CHANGED
+    | EventKind.VOLUME_ATTACHMENT_DELETED
 )
 
 
@@ -75,7 +78,8 @@ class ClusterEvent:
     when known), the pod, for a pod event, for a node update, the node as it was before
     (None when not known: a hint then reads the update as it would the node's addition), and
     for a storage event, the object as it is now and as it was (``old_storage``, None for an
-    addition: a hint tells an Add from an Update by it, as kube's hints do)."""
+    addition: a hint tells an Add from an Update by it, as kube's hints do; ``storage`` None for
+    a deletion, ``old_storage`` the object as it was last known)."""
 
     kind: EventKind
     node: NodeView | None = None

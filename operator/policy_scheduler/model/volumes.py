@@ -1,6 +1,6 @@
 """The storage and device objects that the volume and claim plugins read: PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims
-(resource.k8s.io/v1), as kube-scheduler reads them through its listers.
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments
+and ResourceClaims (resource.k8s.io/v1), as kube-scheduler reads them through its listers.
 
 Each kind has a read-only view over the raw object (parsed on first use, as
 :class:`~policy_scheduler.model.objects.PodView` is) and :class:`Volumes` keeps them all, by
@@ -37,7 +37,11 @@ CSI_NODE = "CSINode"
 CSI_DRIVER = "CSIDriver"
 CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
 RESOURCE_CLAIM = "ResourceClaim"
-KINDS = (PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY, RESOURCE_CLAIM)
+VOLUME_ATTACHMENT = "VolumeAttachment"
+KINDS = (
+    PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY, VOLUME_ATTACHMENT,
+    RESOURCE_CLAIM,
+)  # fmt: skip
 NAMESPACED = frozenset({PVC, CSI_STORAGE_CAPACITY, RESOURCE_CLAIM})
 
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
@@ -70,6 +74,8 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     CSI_NODE: (("drivers",), ()),
     CSI_DRIVER: (("storageCapacity", "preventPodSchedulingIfMissing"), ()),
     RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor")),
+    # The source is a PV's name, or (a migrated inline volume's) the volume's spec.
+    VOLUME_ATTACHMENT: (("attacher", "nodeName", "source"), ()),
 }  # fmt: skip
 # The kinds whose fields are top-level, not under spec and status: the fields kept of each.
 _TOP_LEVEL: Mapping[str, tuple[str, ...]] = {
@@ -456,6 +462,27 @@ class ResourceClaimView(StorageObject):
         )
 
 
+class VolumeAttachmentView(StorageObject):
+    """A VolumeAttachment: a volume that ``attacher``, a CSI driver, attaches (or keeps attached)
+    to a node, which NodeVolumeLimits counts against the node's limit for the driver."""
+
+    kind = VOLUME_ATTACHMENT
+
+    @property
+    def node_name(self) -> str:
+        return str(self.spec.get("nodeName") or "")
+
+    @property
+    def attacher(self) -> str:
+        """The CSI driver that attaches the volume; empty when unset."""
+        return str(self.spec.get("attacher") or "")
+
+    @property
+    def volume_name(self) -> str:
+        """``source.persistentVolumeName``: the PV attached; empty for an inline volume's."""
+        return str(_mapping(self.spec.get("source")).get("persistentVolumeName") or "")
+
+
 _VIEWS: Mapping[str, type[StorageObject]] = {
     PVC: ClaimView,
     PV: VolumeView,
@@ -463,6 +490,7 @@ _VIEWS: Mapping[str, type[StorageObject]] = {
     CSI_NODE: CSINodeView,
     CSI_DRIVER: CSIDriverView,
     CSI_STORAGE_CAPACITY: StorageCapacityView,
+    VOLUME_ATTACHMENT: VolumeAttachmentView,
     RESOURCE_CLAIM: ResourceClaimView,
 }
 V = TypeVar("V", bound=StorageObject)
@@ -474,9 +502,9 @@ def view_of(kind: str, raw: Raw) -> StorageObject:
 
 
 class Volumes:
-    """Every PVC, PV, StorageClass, CSINode, CSIDriver, CSIStorageCapacity and ResourceClaim the
-    scheduler knows, by kind and key, with the assumed ones shadowing what the informers brought
-    (see the module's docstring)."""
+    """Every PVC, PV, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment and
+    ResourceClaim the scheduler knows, by kind and key, with the assumed ones shadowing what the
+    informers brought (see the module's docstring)."""
 
     def __init__(self) -> None:
         self._objects: dict[str, dict[str, StorageObject]] = {kind: {} for kind in KINDS}
@@ -492,6 +520,8 @@ class Volumes:
         self._claimed: dict[str, set[str]] = {}
         # The CSIStorageCapacities' keys by class: VolumeBinding reads those of one class.
         self._capacities: dict[str, set[str]] = {}
+        # The VolumeAttachments' keys by node: NodeVolumeLimits reads those of one node.
+        self._attachments: dict[str, set[str]] = {}
 
     def __repr__(self) -> str:
         return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"
@@ -538,9 +568,9 @@ class Volumes:
         self._reindex(kind, key, before)
 
     def _reindex(self, kind: str, key: str, before: StorageObject | None) -> None:
-        """Index the PV or CSIStorageCapacity ``key`` as it reads now, no longer as ``before``
-        read."""
-        if kind not in (PV, CSI_STORAGE_CAPACITY):
+        """Index the PV, CSIStorageCapacity or VolumeAttachment ``key`` as it reads now, no
+        longer as ``before`` read."""
+        if kind not in (PV, CSI_STORAGE_CAPACITY, VOLUME_ATTACHMENT):
             return
         after = self._get(kind, key)
         if after is before:
@@ -548,6 +578,8 @@ class Volumes:
         for view, adding in ((before, False), (after, True)):
             if isinstance(view, StorageCapacityView):
                 index, value = self._capacities, view.storage_class
+            elif isinstance(view, VolumeAttachmentView):
+                index, value = self._attachments, view.node_name
             elif isinstance(view, VolumeView):
                 index, value = (
                     (self._unclaimed, view.class_name)
@@ -617,6 +649,13 @@ class Volumes:
             self._get(CSI_STORAGE_CAPACITY, key) for key in self._capacities.get(class_name, ())
         )
         return sorted((v for v in found if isinstance(v, StorageCapacityView)), key=lambda v: v.key)
+
+    def volume_attachments(self, node_name: str) -> list[VolumeAttachmentView]:
+        """The VolumeAttachments of the node (``spec.nodeName``), by key."""
+        found = (self._get(VOLUME_ATTACHMENT, key) for key in self._attachments.get(node_name, ()))
+        return sorted(
+            (v for v in found if isinstance(v, VolumeAttachmentView)), key=lambda v: v.key
+        )
 
     def resource_claim(self, namespace: str, name: str) -> ResourceClaimView | None:
         view = self._get(RESOURCE_CLAIM, f"{namespace}/{name}")

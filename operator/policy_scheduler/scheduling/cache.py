@@ -23,6 +23,7 @@ from typing import Any
 
 from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.volumes import StorageObject
 from policy_scheduler.scheduling.kinds import STORES, Stored
 
 
@@ -112,8 +113,10 @@ class SchedulerCache:
         added or changed: the object as it was and as now kept, for the event it raises."""
         return STORES[kind].set(self._state, raw)
 
-    def delete_object(self, kind: str, raw: Mapping[str, Any]) -> None:
-        STORES[kind].delete(self._state, raw)
+    def delete_object(self, kind: str, raw: Mapping[str, Any]) -> StorageObject | None:
+        """An object of ``kind`` (as :meth:`set_object`'s) was deleted: the object as it was
+        kept, for the event it raises (None: not known, or a kind that raises none)."""
+        return STORES[kind].delete(self._state, raw)
 
     def assume(self, pod: PodView, node_name: str) -> None:
         """Count ``pod`` on ``node_name`` now, before the API server confirms the bind."""

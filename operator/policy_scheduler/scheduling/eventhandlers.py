@@ -200,8 +200,13 @@ class EventHandlers(Preemptor):
             self._cluster_event(ClusterEvent(events, storage=after, old_storage=before))
 
     def deleted(self, kind: str, raw: Mapping[str, Any]) -> None:
-        """As kube-scheduler, no filter registers for these deletions: no pod is moved."""
-        self.cache.delete_object(kind, raw)
+        """An object of ``kind`` (as :meth:`changed`'s) was deleted. It no longer counts from the
+        next decision on, and the parked pods whose filters registered for the events its
+        deletion raises, if any, are moved: none for most kinds, as in kube-scheduler."""
+        gone = self.cache.delete_object(kind, raw)
+        events = kinds.NAMED[kind].deleted
+        if events and gone is not None:
+            self._cluster_event(ClusterEvent(events, old_storage=gone))
 
     def policy_changed(self, raw: Mapping[str, Any]) -> None:
         entry, changed = self.policies.apply(raw)

@@ -1,15 +1,15 @@
 """The kinds of object the scheduler reads from the API server, each declared once.
 
 A :class:`Kind` says where its objects are listed and watched (API group, version and resource;
-whether a cluster may not serve its API), what of each object is kept (the model's slim form),
-what the cache does with a change or a deletion (:class:`Store`), which cluster events a change
-raises, what a cluster dump's object of the kind must pass, and whether it is watched always
+whether a cluster may not serve its API), what of each object is kept (the model's slim form), what
+the cache does with a change or a deletion (:class:`Store`), which cluster events a change and a
+deletion raise, what a cluster dump's object of the kind must pass, and whether it is watched always
 (nodes, pods, SchedulingPolicies) or only while a served policy has a plugin that reads it
-(:func:`needed`). Everything else follows from :data:`KINDS`: the operator's watches and their
-count (:mod:`~policy_scheduler.kube.scheduler`), the loop's feed (:meth:`~policy_scheduler.
-scheduling.eventhandlers.EventHandlers.feed`), the kinds ``simulate`` takes from a cluster dump
-and ``explain`` reads from a live cluster, and the list-and-watch rules of ``deploy/rbac.yaml``
-(which a unit test holds to these declarations).
+(:func:`needed`). Everything else follows from :data:`KINDS`: the operator's watches and their count
+(:mod:`~policy_scheduler.kube.scheduler`), the loop's feed (:meth:`~policy_scheduler.
+scheduling.eventhandlers.EventHandlers.feed`), the kinds ``simulate`` takes from a cluster dump and
+``explain`` reads from a live cluster, and the list-and-watch rules of ``deploy/rbac.yaml`` (which a
+unit test holds to these declarations).
 
 Adding a watched kind is one declaration here, with what its store in the model keeps, and the
 plugins that read it saying so (their ``reads``, or the events their filters wake on).
@@ -44,10 +44,11 @@ NO_EVENTS = EventKind(0)
 @dataclass(frozen=True)
 class Store:
     """What the cache does with the objects of one kind: where a change and a deletion go in
-    its :class:`~policy_scheduler.model.nodeinfo.ClusterState`."""
+    its :class:`~policy_scheduler.model.nodeinfo.ClusterState`. A deletion gives the object as
+    it was kept, for the event it raises (None: not known, or a kind that raises none)."""
 
     set: Callable[[ClusterState, Raw], Stored]
-    delete: Callable[[ClusterState, Raw], None]
+    delete: Callable[[ClusterState, Raw], StorageObject | None]
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ class Kind:
     events: EventKind = NO_EVENTS
     """The events a change raises: none for the kinds no filter of kube-scheduler registers for
     (kube raises none for them either), whose objects count from the next decision on."""
+    deleted: EventKind = NO_EVENTS
+    """The events a deletion raises: none for the kinds whose deletion no filter of
+    kube-scheduler registers for, whose objects stop counting from the next decision on."""
     always: bool = False
     """Watched whatever the policies; otherwise only while a served policy reads the kind."""
     optional: bool = False
@@ -112,8 +116,8 @@ def _storage(kind: str) -> Store:
         before = state.volumes.known(kind, raw)
         return before, state.volumes.set(kind, raw)
 
-    def delete(state: ClusterState, raw: Raw) -> None:
-        state.volumes.delete(kind, raw)
+    def delete(state: ClusterState, raw: Raw) -> StorageObject | None:
+        return state.volumes.delete(kind, raw)
 
     return Store(change, delete)
 
@@ -135,7 +139,9 @@ def _workload(name: str, group: str, plural: str) -> Kind:
     )
 
 
-def _storage_kind(name: str, group: str, plural: str, events: EventKind) -> Kind:
+def _storage_kind(
+    name: str, group: str, plural: str, events: EventKind, deleted: EventKind = NO_EVENTS
+) -> Kind:
     """A storage or device object, as the volume plugins and DynamicResources read it."""
     return Kind(
         name,
@@ -145,6 +151,7 @@ def _storage_kind(name: str, group: str, plural: str, events: EventKind) -> Kind
         _storage(name),
         functools.partial(volumes.slim, name),
         events,
+        deleted,
         # The core ones are always served; an API group may not be.
         optional=bool(group),
         keeps_little=True,
@@ -203,6 +210,15 @@ KINDS: tuple[Kind, ...] = (
         "csistoragecapacities",
         EventKind.CSI_STORAGE_CAPACITY_CHANGED,
     ),
+    # The volumes attached to a node, which NodeVolumeLimits counts. kube registers only their
+    # deletion, which may free room under a node's limit.
+    _storage_kind(
+        volumes.VOLUME_ATTACHMENT,
+        "storage.k8s.io",
+        "volumeattachments",
+        NO_EVENTS,
+        EventKind.VOLUME_ATTACHMENT_DELETED,
+    ),
     _storage_kind(
         volumes.RESOURCE_CLAIM,
         "resource.k8s.io",
@@ -233,14 +249,16 @@ OPTIONAL = frozenset(kind.name for kind in KINDS if not kind.always)
 def needed(policies: Iterable[CompiledPolicy]) -> frozenset[str]:
     """The kinds, of those not always watched, that the plugins of ``policies`` read: those a
     plugin says it reads (:class:`~policy_scheduler.framework.interface.Reads`) and those whose
-    events a filter wakes on (kube-scheduler's EventsToRegister)."""
+    events (of a change or a deletion) a filter wakes on (kube-scheduler's EventsToRegister)."""
     names: set[str] = set()
     for policy in policies:
         for plugin in _plugins(policy):
             if isinstance(plugin, Reads):
                 names |= plugin.reads
             if isinstance(plugin, Filter):
-                names |= {kind.name for kind in KINDS if kind.events & plugin.wakes_on}
+                names |= {
+                    kind.name for kind in KINDS if (kind.events | kind.deleted) & plugin.wakes_on
+                }
     return frozenset(names & OPTIONAL)
 
 

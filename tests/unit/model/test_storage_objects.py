@@ -22,6 +22,7 @@ from policy_scheduler.model.volumes import (
     ResourceClaimView,
     StorageCapacityView,
     StorageClassView,
+    VolumeAttachmentView,
     Volumes,
     VolumeView,
 )
@@ -116,6 +117,16 @@ CAPACITY_RAW: Raw = {
     "capacity": "10Gi",
     "maximumVolumeSize": "4Gi",
 }
+VA_RAW: Raw = {
+    "kind": "VolumeAttachment",
+    "metadata": {"name": "csi-123", "uid": "va", "resourceVersion": "4"},
+    "spec": {
+        "attacher": "ebs.csi.aws.com",
+        "nodeName": "n1",
+        "source": {"persistentVolumeName": "data"},
+    },
+    "status": {"attached": True, "attachmentMetadata": {"devicePath": "/dev/xvdba"}},
+}
 RC_RAW: Raw = {
     "kind": "ResourceClaim",
     "metadata": {"name": "gpu", "namespace": "ns", "uid": "rc", "resourceVersion": "3"},
@@ -176,6 +187,11 @@ SLIM_CASES = {
         volumes.CSI_STORAGE_CAPACITY,
         CAPACITY_RAW,
         {k: v for k, v in CAPACITY_RAW.items() if k != "kind"},
+    ),
+    "a VolumeAttachment keeps its attacher, node and source, not its status": (
+        volumes.VOLUME_ATTACHMENT,
+        VA_RAW,
+        {"metadata": VA_RAW["metadata"], "spec": VA_RAW["spec"], "status": {}},
     ),
     "a resource claim keeps its requests, allocation and consumers, not device statuses": (
         volumes.RESOURCE_CLAIM,
@@ -362,6 +378,38 @@ def test_the_capacities_of_a_class() -> None:
     assert [c.name for c in catalog.storage_capacities("none")] == []
 
 
+def attachment(name: str, node: str, volume: str = "pv-1") -> Raw:
+    spec = {"attacher": "d", "nodeName": node, "source": {"persistentVolumeName": volume}}
+    return {"metadata": {"name": name}, "spec": spec}
+
+
+def test_the_attachments_of_a_node() -> None:
+    catalog = Volumes()
+    for raw in (attachment("b", "n1"), attachment("a", "n1"), attachment("c", "n2")):
+        catalog.set(volumes.VOLUME_ATTACHMENT, raw)
+    assert [a.name for a in catalog.volume_attachments("n1")] == ["a", "b"]
+    # Moved to another node (the API server forbids it; a cluster file may): found there only.
+    catalog.set(volumes.VOLUME_ATTACHMENT, attachment("a", "n2"))
+    assert [a.name for a in catalog.volume_attachments("n1")] == ["b"]
+    assert [a.name for a in catalog.volume_attachments("n2")] == ["a", "c"]
+    gone = catalog.delete(volumes.VOLUME_ATTACHMENT, attachment("c", "n2"))
+    assert isinstance(gone, VolumeAttachmentView) and gone.node_name == "n2"
+    assert [a.name for a in catalog.volume_attachments("n2")] == ["a"]
+    assert catalog.volume_attachments("none") == []
+
+
+def test_an_attachment_reads_its_fields() -> None:
+    view = VolumeAttachmentView(VA_RAW)
+    assert (view.key, view.attacher, view.node_name, view.volume_name) == (
+        "csi-123",
+        "ebs.csi.aws.com",
+        "n1",
+        "data",
+    )
+    inline = VolumeAttachmentView({"metadata": {"name": "x"}, "spec": {"source": {}}})
+    assert (inline.attacher, inline.node_name, inline.volume_name) == ("", "", "")
+
+
 def test_known_is_the_informers_version_before_a_change() -> None:
     catalog = Volumes()
     assert catalog.known(volumes.CSI_DRIVER, DRIVER_RAW) is None
@@ -508,6 +556,7 @@ def test_the_catalog_finds_each_kind_by_its_key() -> None:
         (volumes.CSI_NODE, CSI_RAW),
         (volumes.CSI_DRIVER, DRIVER_RAW),
         (volumes.CSI_STORAGE_CAPACITY, CAPACITY_RAW),
+        (volumes.VOLUME_ATTACHMENT, VA_RAW),
         (volumes.RESOURCE_CLAIM, RC_RAW),
     ]:
         catalog.set(kind, raw)
@@ -517,6 +566,7 @@ def test_the_catalog_finds_each_kind_by_its_key() -> None:
     assert catalog.csi_node("n1") is not None
     assert catalog.csi_driver("ebs.csi.aws.com") is not None
     assert [c.key for c in catalog.storage_capacities("fast")] == ["kube-system/csisc-1"]
+    assert [a.key for a in catalog.volume_attachments("n1")] == ["csi-123"]
     assert catalog.resource_claim("ns", "gpu") is not None
     catalog.delete(volumes.PVC, PVC_RAW)
     assert catalog.claim("ns", "data") is None
