@@ -85,6 +85,7 @@ STORAGE_KINDS: Mapping[str, str] = {
     "CSINode": "csinodes.storage.k8s.io",
     "CSIDriver": "csidrivers.storage.k8s.io",
     "CSIStorageCapacity": "csistoragecapacities.storage.k8s.io",
+    "VolumeAttachment": "volumeattachments.storage.k8s.io",
     "ResourceClaim": "resourceclaims.resource.k8s.io",
 }
 
@@ -314,7 +315,7 @@ NAMESPACED_STORAGE = (
 )
 CLUSTER_SCOPED_STORAGE = (
     "persistentvolumes,storageclasses.storage.k8s.io,csinodes.storage.k8s.io,"
-    "csidrivers.storage.k8s.io"
+    "csidrivers.storage.k8s.io,volumeattachments.storage.k8s.io"
 )
 
 

@@ -1,9 +1,10 @@
 """Parity with kube-scheduler for the volume and claim plugins (issue 13): VolumeRestrictions,
-NodeVolumeLimits, VolumeBinding (with CSIStorageCapacities), VolumeZone and DynamicResources
-(allocated ResourceClaims).
+NodeVolumeLimits (with VolumeAttachments), VolumeBinding (with CSIStorageCapacities), VolumeZone
+and DynamicResources (allocated ResourceClaims).
 
 The harness is test_parity's: each pending pod is decided by us over a dump of the cluster (its
-PVCs, PVs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities and ResourceClaims too) while
+PVCs, PVs, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments and
+ResourceClaims too) while
 its scheduling gate holds kube-scheduler back, then kube-scheduler decides it. A pod that kube
 rejects in PreFilter (a missing claim, an unbound Immediate claim) gets a message without node
 counts: there the whole FailedScheduling message is compared, not only its reasons.
@@ -19,6 +20,7 @@ the test waits for kube's decision.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -600,6 +602,42 @@ def test_csi_volume_limits(cluster: Cluster, namespace: str, prefix: str) -> Non
             Step(make_pod("p1", spec=using("second")), "c2"),
             # The same volume again is no new attachment.
             Step(make_pod("p2", spec=using("first")), "c1"),
+        ],
+    )
+    run(cluster, namespace, prefix, scenario)
+
+
+def test_csi_volume_attachments(cluster: Cluster, namespace: str, prefix: str) -> None:
+    """NodeVolumeLimits counts a node's VolumeAttachments: one of a CSI volume that no pod uses
+    fills a node that may attach one volume of the driver, until it is deleted."""
+    attached = f"{prefix}-attached"
+    attachment = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "VolumeAttachment",
+        "metadata": {"name": attached},
+        "spec": {
+            "attacher": CSI_DRIVER,
+            "nodeName": f"{prefix}-a1",
+            "source": {"persistentVolumeName": attached},
+        },
+    }
+
+    def detach(cluster: Cluster, namespace: str) -> None:
+        cluster.kubectl("delete", "volumeattachment", attached)
+        # kube-scheduler learns of the deletion through its informer: give it a moment.
+        time.sleep(1.0)
+
+    scenario = Scenario(
+        nodes=[make_node("a1")],
+        objects=[
+            csi_node(f"{prefix}-a1", (CSI_DRIVER, 1)),
+            volume(attached),
+            attachment,
+            *bound_pair(namespace, f"{prefix}-data", "data"),
+        ],
+        steps=[
+            Step(make_pod("p1", spec=using("data")), UNSCHEDULABLE),
+            Step(make_pod("p2", spec=using("data")), "a1", prepare=detach),
         ],
     )
     run(cluster, namespace, prefix, scenario)

@@ -1,7 +1,7 @@
 """The storage and device objects on the real API server (issue 13): the operator's watches of
 PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-CSIStorageCapacities and ResourceClaims fill the scheduler's cache; a watched API the server
-does not serve (a 404 to its listing) counts as listed and empty instead of holding every
+CSIStorageCapacities, VolumeAttachments and ResourceClaims fill the scheduler's cache; a watched API
+the server does not serve (a 404 to its listing) counts as listed and empty instead of holding every
 decision; and explain reads the same objects."""
 
 from __future__ import annotations
@@ -91,6 +91,16 @@ def storage_objects(suffix: str, namespace: str) -> list[Raw]:
             "maximumVolumeSize": "4Gi",
         },
         {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "VolumeAttachment",
+            "metadata": {"name": f"attachment-{suffix}"},
+            "spec": {
+                "attacher": "csi.example.com",
+                "nodeName": f"node-{suffix}",
+                "source": {"persistentVolumeName": f"pv-{suffix}"},
+            },
+        },
+        {
             "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
             "metadata": {"name": f"gpu-{suffix}", "namespace": namespace},
@@ -131,7 +141,15 @@ def test_the_scheduler_watches_every_storage_kind(
     is not confirmed until they are served. A policy whose plugins read every storage kind:
     a kind no served policy reads is not watched."""
     cluster.apply(
-        policy(pool, pool, predicates=[{"name": "VolumeBinding"}, {"name": "DynamicResources"}])
+        policy(
+            pool,
+            pool,
+            predicates=[
+                {"name": "VolumeBinding"},
+                {"name": "NodeVolumeLimits"},
+                {"name": "DynamicResources"},
+            ],
+        )
     )
 
     async def run() -> None:
@@ -151,6 +169,7 @@ def test_the_scheduler_watches_every_storage_kind(
                         catalog.csi_node(f"node-{created}"),
                         catalog.csi_driver(f"csi-{created}.example.com"),
                         catalog.storage_capacities(f"fast-{created}"),
+                        catalog.volume_attachments(f"node-{created}"),
                         catalog.resource_claim(namespace, f"gpu-{created}"),
                     )
                 )
@@ -169,6 +188,8 @@ def test_the_scheduler_watches_every_storage_kind(
                 f"{namespace}/capacity-{created}",
                 4 * 2**30,
             )
+            (attached,) = catalog.volume_attachments(f"node-{created}")
+            assert (attached.attacher, attached.volume_name) == ("csi.example.com", f"pv-{created}")
             # What the informer keeps is volumes.slim's: no managedFields, no creation time.
             assert set(claim.raw["metadata"]) <= {
                 "name", "namespace", "uid", "resourceVersion", "labels", "annotations"
@@ -266,6 +287,7 @@ def test_explain_reads_every_storage_kind(cluster: Cluster, namespace: str, crea
         (volumes.CSI_NODE, "", f"node-{created}"),
         (volumes.CSI_DRIVER, "", f"csi-{created}.example.com"),
         (volumes.CSI_STORAGE_CAPACITY, namespace, f"capacity-{created}"),
+        (volumes.VOLUME_ATTACHMENT, "", f"attachment-{created}"),
         (volumes.RESOURCE_CLAIM, namespace, f"gpu-{created}"),
     } <= read_
     # An API the server does not serve has no objects, as the operator takes it.

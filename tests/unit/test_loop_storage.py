@@ -478,3 +478,41 @@ def test_a_deletion_moves_the_pods_of_the_filters_registered_for_it(
     monkeypatch.setattr(policies, "compile_policy", with_plugin)
     run = run_steps([*parked(), *steps])
     assert (run.where("a"), added.hinted) == (where, hinted)
+
+
+def csi_volume(name: str) -> Raw:
+    spec = {"csi": {"driver": "d", "volumeHandle": name}}
+    return {"metadata": {"name": name, "uid": name}, "spec": spec}
+
+
+def test_node_volume_limits_tries_a_pod_again_once_an_attachment_is_deleted() -> None:
+    """n1 may attach one volume of driver d, and has one attached (a VolumeAttachment no pod
+    uses): NodeVolumeLimits parks pod a, whose claim is another volume of d, until the
+    attachment is deleted; a is then tried again, and bound."""
+    limited = policy()
+    limited["spec"]["predicates"] = [{"name": "NodeVolumeLimits"}]
+    one_d: Raw = {
+        "metadata": {"name": "n1", "uid": "csi"},
+        "spec": {"drivers": [{"name": "d", "nodeID": "n1", "allocatable": {"count": 1}}]},
+    }
+    attached = attachment("va")
+    attached["spec"]["source"]["persistentVolumeName"] = "pv-other"
+    before: list[tuple[Where | None, list[tuple[str, str]]]] = []
+    steps: list[Step] = [
+        storage(volumes.CSI_NODE, one_d),
+        storage(volumes.PV, csi_volume("pv-1")),
+        storage(volumes.PV, csi_volume("pv-other")),
+        storage(volumes.PVC, claim("data")),
+        storage(volumes.VOLUME_ATTACHMENT, attached),
+        node_step(),
+        lambda run: run.scheduler.policy_changed(limited),
+        feed_a(),
+        settle(),
+        later(20),
+        lambda run: before.append((run.where("a"), list(run.memory.binds))),
+        storage(volumes.VOLUME_ATTACHMENT, attached, deleted=True),
+        settle(),
+    ]
+    run = run_steps(steps)
+    assert before == [(Where.UNSCHEDULABLE, [])]
+    assert run.memory.binds == [("ns/a", "n1")]

@@ -170,6 +170,7 @@ def test_the_kinds_a_policy_needs_are_those_its_plugins_read_or_wake_on() -> Non
         volumes.STORAGE_CLASS,
         volumes.CSI_NODE,
         volumes.CSI_DRIVER,
+        volumes.VOLUME_ATTACHMENT,
     }
     assert needed(plugins("DynamicResources")) == {volumes.RESOURCE_CLAIM}
 

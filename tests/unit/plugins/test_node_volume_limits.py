@@ -1,6 +1,7 @@
 """NodeVolumeLimits rejects nodes where the pod's new CSI volumes would exceed their CSINode's
-count for a driver, counting volumes as kube-scheduler v1.37 does, and nodes whose CSINode lacks
-a driver whose CSIDriver sets preventPodSchedulingIfMissing."""
+count for a driver, counting volumes (of the node's pods and VolumeAttachments) as kube-scheduler
+v1.37 does, and nodes whose CSINode lacks a driver whose CSIDriver sets
+preventPodSchedulingIfMissing."""
 
 from __future__ import annotations
 
@@ -24,8 +25,10 @@ from policy_scheduler.model.volumes import (
     PV,
     PVC,
     STORAGE_CLASS,
+    VOLUME_ATTACHMENT,
     ClaimView,
     CSINodeView,
+    VolumeAttachmentView,
     Volumes,
 )
 from policy_scheduler.plugins import node_volume_limits
@@ -309,6 +312,122 @@ ONE_D = csi_node("n", d=1)
 def test_what_counts(
     the_pod: PodView, on_node: list[str], objects: list[Object], reasons: tuple[str, ...]
 ) -> None:
+    assert run(the_pod, [node("n", *on_node)], [*CLUSTER, *objects]) == [reasons]
+
+
+def attachment(
+    name: str, volume: str | None = None, attacher: str = "d", node_name: str = "n"
+) -> Object:
+    """A VolumeAttachment of ``volume`` (a PV's name; None: an inline volume's) to the node."""
+    source = {} if volume is None else {"persistentVolumeName": volume}
+    spec: dict[str, Any] = {"nodeName": node_name, "source": source}
+    if attacher:
+        spec["attacher"] = attacher
+    return VOLUME_ATTACHMENT, {"metadata": {"name": name}, "spec": spec}
+
+
+TWO_D = csi_node("n", d=2)
+LOCAL_PV: Object = (PV, {"metadata": {"name": "local"}, "spec": {"local": {"path": "/mnt"}}})
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "on_node", "objects", "reasons"),
+    [
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va", "pv-a")],
+            EXCEEDED,
+            id="a node at its limit through a VolumeAttachment no pod uses",
+        ),
+        pytest.param(
+            pod(pvc("c")), [], [TWO_D, attachment("va", "pv-a")], FITS, id="under the limit"
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            ["a"],
+            [TWO_D, attachment("va", "pv-a")],
+            FITS,
+            id="a VolumeAttachment of a volume a pod on the node uses counts once",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            ["b"],
+            [TWO_D, attachment("va", "pv-a")],
+            EXCEEDED,
+            id="with another volume a pod on the node uses",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [TWO_D, attachment("va", "pv-a"), attachment("vb", "pv-a")],
+            FITS,
+            id="two VolumeAttachments of one volume count once",
+        ),
+        pytest.param(
+            pod(pvc("a")),
+            [],
+            [ONE_D, attachment("va", "pv-a")],
+            EXCEEDED,
+            id="the pod's own volume attached and used by no pod counts again, as in kube",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va", "pv-a", attacher="")],
+            FITS,
+            id="without an attacher, not counted",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va")],
+            FITS,
+            id="without a PV (an inline volume's), not counted",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va", "pv-gone")],
+            FITS,
+            id="of a PV that does not exist, not counted",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, LOCAL_PV, attachment("va", "local")],
+            FITS,
+            id="of a PV that is not CSI, not counted",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va", "pv-a", node_name="m")],
+            FITS,
+            id="of another node, not counted",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va", "pv-e", attacher="e")],
+            FITS,
+            id="of another attacher, counted for that driver",
+        ),
+        pytest.param(
+            pod(pvc("c")),
+            [],
+            [ONE_D, attachment("va", "pv-e", attacher="d")],
+            EXCEEDED,
+            id="counted for its attacher, whatever the PV's driver",
+        ),
+    ],
+)
+def test_volume_attachments(
+    the_pod: PodView, on_node: list[str], objects: list[Object], reasons: tuple[str, ...]
+) -> None:
+    """kube's getNodeVolumeAttachmentInfo: a node's VolumeAttachments with an attacher and a CSI
+    PV each count one volume (attacher and the PV's handle) for the attacher, unless a pod on
+    the node uses that volume."""
     assert run(the_pod, [node("n", *on_node)], [*CLUSTER, *objects]) == [reasons]
 
 
@@ -747,6 +866,53 @@ CSI_NODE_HINTS: dict[str, tuple[tuple[Mapping[str, int | None] | None, Any], boo
     ],
 )
 def test_storage_events(the_pod: PodView, event: ClusterEvent, woken: bool) -> None:
+    the_plugin = plugin()
+    assert event.kind & the_plugin.wakes_on
+    assert the_plugin.queueing_hint(the_pod, event) is woken
+
+
+def detached(attacher: str = EBS) -> ClusterEvent:
+    """A VolumeAttachment of ``attacher`` deleted."""
+    spec = {"attacher": attacher, "nodeName": "n", "source": {"persistentVolumeName": "pv"}}
+    view = VolumeAttachmentView({"metadata": {"name": "va"}, "spec": spec})
+    return ClusterEvent(EventKind.VOLUME_ATTACHMENT_DELETED, old_storage=view)
+
+
+# kube's isSchedulableAfterVolumeAttachmentDeleted: a claim (not an ephemeral volume), or an
+# inline volume that translates to the attacher's driver or fails to translate.
+DETACHED_HINTS: dict[str, tuple[PodView, ClusterEvent, bool]] = {
+    "a pod with a claim": (pod(pvc("c")), detached(), True),
+    "a pod with only an ephemeral volume": (pod(ephemeral("s")), detached(), False),
+    "a pod without volumes that attach": (pod({"name": "e", "emptyDir": {}}), detached(), False),
+    "an inline volume of the attacher": (pod(EBS_INLINE), detached(EBS), True),
+    "an inline volume of another driver": (pod(EBS_INLINE), detached(PD), False),
+    "an inline Azure File volume of the attacher (never counted, still translated)": (
+        pod(inline("azureFile", shareName="s", secretName="x")),
+        detached("file.csi.azure.com"),
+        True,
+    ),
+    "an inline vSphere volume of the attacher": (
+        pod(inline("vsphereVolume", volumePath="/x")),
+        detached("csi.vsphere.vmware.com"),
+        True,
+    ),
+    "an inline volume that fails to translate": (
+        pod(inline("azureDisk", diskURI="/disk/1")),
+        detached(),
+        True,
+    ),
+    "a claim after an inline volume of another driver": (
+        pod(EBS_INLINE, pvc("c")),
+        detached(PD),
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "event", "woken"), DETACHED_HINTS.values(), ids=DETACHED_HINTS.keys()
+)
+def test_a_volume_attachment_deleted(the_pod: PodView, event: ClusterEvent, woken: bool) -> None:
     the_plugin = plugin()
     assert event.kind & the_plugin.wakes_on
     assert the_plugin.queueing_hint(the_pod, event) is woken
