@@ -20,11 +20,15 @@ VolumeLimitScaling, beta and on in v1.37) must be among the drivers of the node'
 without a CSINode has none): "<driver> CSI driver is not installed on the node", for the first
 such driver in the pod's volume order. A driver without a CSIDriver is not required.
 
-For each driver of the pod's new volumes (those no pod of the node uses yet) that the node's
-CSINode gives an ``allocatable.count``, the volumes the node's pods use plus the new ones must
-not exceed it: "node(s) exceed max volume count". A node without a CSINode, or without a count
-for the driver, has no limit. Evicting pods may lift either reason (kube says Unschedulable);
-the others are UnschedulableAndUnresolvable.
+For each driver of the pod's new volumes (those no pod of the node uses yet) that the node's CSINode
+gives an ``allocatable.count``, the volumes attached to the node plus the new ones must not exceed
+it: "node(s) exceed max volume count". The volumes attached are those the node's pods use and those
+of the node's VolumeAttachments (``spec.nodeName``) that no pod of the node uses: each with an
+attacher and a PersistentVolume that exists and is CSI, one volume (the attacher and the PV's
+volumeHandle) of the attacher's driver. A new volume that a VolumeAttachment already attaches, and
+no pod uses, counts a second time, as in kube. A node without a CSINode, or without a count for the
+driver, has no limit. Evicting pods may lift either reason (kube says Unschedulable); the others are
+UnschedulableAndUnresolvable.
 
 A claim of the pod that does not exist fails every node (kube says it in Filter, not PreFilter)
 with ``looking up PVC <ns>/<name>: persistentvolumeclaim "<name>" not found``; an ephemeral
@@ -33,8 +37,8 @@ the node with kube's error text (kube fails the cycle with that error). A claim 
 on a node that is missing, or that kube would fail on, is not counted. A pod without claims,
 ephemeral or migratable inline volumes is skipped.
 
-Not modelled: the VolumeAttachments of a node, which kube also counts when no pod of the node
-uses their PV.
+A VolumeAttachment's deletion may free room for a parked pod: one with a claim, or with an
+inline volume that kube's CSI translation makes a volume of the attacher's driver.
 """
 
 from __future__ import annotations
@@ -56,7 +60,13 @@ from policy_scheduler.model import volumes
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping
-from policy_scheduler.model.volumes import ClaimView, CSINodeView, Volumes, VolumeView
+from policy_scheduler.model.volumes import (
+    ClaimView,
+    CSINodeView,
+    VolumeAttachmentView,
+    Volumes,
+    VolumeView,
+)
 
 NAME = "NodeVolumeLimits"
 
@@ -93,6 +103,11 @@ _INLINE_MIGRATABLE = (
     "vsphereVolume",
     "portworxVolume",
 )
+# The CSI drivers kube's translator gives the inline volumes never counted here.
+_TRANSLATED_ONLY: Mapping[str, str] = {
+    "azureFile": "file.csi.azure.com",
+    "vsphereVolume": "csi.vsphere.vmware.com",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +317,21 @@ def counted(found: Sequence[Attachment], csi_node: CSINodeView | None) -> Counte
     return unique
 
 
+def _volume_attachments(volumes: Volumes, node_name: str) -> Counted:
+    """kube's getNodeVolumeAttachmentInfo: the volumes the node's VolumeAttachments attach, by
+    identity, with their attachers; those without an attacher, or whose PV is missing or not
+    CSI, are not counted."""
+    found: Counted = {}
+    for attachment in volumes.volume_attachments(node_name):
+        if not attachment.attacher or not attachment.volume_name:
+            continue
+        volume = volumes.volume(attachment.volume_name)
+        if volume is None or volume.spec.get("csi") is None:
+            continue
+        found[(attachment.attacher, volume.csi_handle, False)] = attachment.attacher
+    return found
+
+
 @dataclass(slots=True)
 class _State:
     volumes: Volumes
@@ -344,13 +374,19 @@ def _resolvable(reason: str) -> bool:
 class _NodeVolumeLimitsFilter(Filter[_State], Reads):
     name = NAME
     # A claim's volume, or its class's provisioner, names the driver; the CSIDriver says
-    # whether it attaches volumes at all.
-    reads = frozenset({volumes.PV, volumes.STORAGE_CLASS, volumes.CSI_DRIVER})
+    # whether it attaches volumes at all; a node's VolumeAttachments attach volumes too.
+    reads = frozenset(
+        {volumes.PV, volumes.STORAGE_CLASS, volumes.CSI_DRIVER, volumes.VOLUME_ATTACHMENT}
+    )
 
-    # kube registers CSINode/Add|Update, AssignedPod/Delete, PVC/Add and VolumeAttachment/Delete
-    # (not modelled here; the hint lets a claim's update through as no addition). Not CSIDriver
-    # events.
-    wakes_on = EventKind.CSI_NODE_CHANGED | EventKind.POD_DELETED | EventKind.PVC_CHANGED
+    # kube registers CSINode/Add|Update, AssignedPod/Delete, PVC/Add (the hint lets a claim's
+    # update through as no addition) and VolumeAttachment/Delete. Not CSIDriver events.
+    wakes_on = (
+        EventKind.CSI_NODE_CHANGED
+        | EventKind.POD_DELETED
+        | EventKind.PVC_CHANGED
+        | EventKind.VOLUME_ATTACHMENT_DELETED
+    )
 
     def unresolvable(
         self, pod: PodView, nodes: NodeBlock, reasons: Sequence[str]
@@ -387,6 +423,9 @@ class _NodeVolumeLimitsFilter(Filter[_State], Reads):
         for key, driver in attached.items():
             new.pop(key, None)
             counts[driver] = counts.get(driver, 0) + 1
+        for key, driver in _volume_attachments(state.volumes, node.name).items():
+            if key not in attached:
+                counts[driver] = counts.get(driver, 0) + 1
         wanted: dict[str, int] = {}
         for driver in new.values():
             wanted[driver] = wanted.get(driver, 0) + 1
@@ -411,8 +450,11 @@ class _NodeVolumeLimitsFilter(Filter[_State], Reads):
         new claim of the pod's namespace that the pod uses (kube reads the pod's name for an
         ephemeral volume's claim, which a hint may not: any claim of the namespace wakes a pod
         with one); a new CSINode, or one whose count for some driver grew (a driver added
-        without a count wakes no pod)."""
+        without a count wakes no pod); a deleted VolumeAttachment, for :func:`_detached`'s
+        pods."""
         before, after = event.old_storage, event.storage
+        if isinstance(before, VolumeAttachmentView) and after is None:
+            return _detached(pod, before.attacher)
         if isinstance(before, CSINodeView) and isinstance(after, CSINodeView):
             grown = after.limits.items()
             return any(count > before.limits.get(driver, 0) for driver, count in grown)
@@ -427,6 +469,23 @@ class _NodeVolumeLimitsFilter(Filter[_State], Reads):
                 return False
             return any(_is_claim(v, claim.name) for v in pod.volumes)
         return True
+
+
+def _detached(pod: PodView, attacher: str) -> bool:
+    """kube's isSchedulableAfterVolumeAttachmentDeleted: whether a volume of ``attacher``
+    detached may let ``pod`` pass: it has a claim (not an ephemeral volume), or an inline volume
+    that kube translates to a volume of the attacher, or fails to translate."""
+    for volume in pod.volumes:
+        if volume.get("persistentVolumeClaim") is not None:
+            return True
+        inline = _inline(volume)
+        if inline is not None:
+            if inline.error or inline.driver == attacher:
+                return True
+            continue
+        if any(volume.get(k) is not None and d == attacher for k, d in _TRANSLATED_ONLY.items()):
+            return True
+    return False
 
 
 def _is_claim(volume: Raw, name: str) -> bool:
