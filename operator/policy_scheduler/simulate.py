@@ -2,7 +2,8 @@
 
 The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicationcontrollers,
 replicasets,statefulsets,persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,
-csidrivers,csistoragecapacities,resourceclaims,poddisruptionbudgets,priorityclasses -A -o yaml``
+csidrivers,csistoragecapacities,volumeattachments,resourceclaims,poddisruptionbudgets,
+priorityclasses -A -o yaml``
 prints (a ``List``) or multi-document YAML, as :mod:`policy_scheduler.manifests` reads them: the
 nodes and pods, and the objects of every other kind the operator watches
 (:data:`~policy_scheduler.scheduling.kinds.KINDS`: what default topology spreading, pod
@@ -65,8 +66,9 @@ class ClusterDump:
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
     """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-    CSIStorageCapacities and ResourceClaims, and the objects of every other kind declared
-    (:data:`~policy_scheduler.scheduling.kinds.STORES`) but the above, each with its kind."""
+    CSIStorageCapacities, VolumeAttachments and ResourceClaims, and the objects of every other
+    kind declared (:data:`~policy_scheduler.scheduling.kinds.STORES`) but the above, each with
+    its kind."""
     disruption_budgets: tuple[Raw, ...] = ()
     skipped: tuple[tuple[str, int], ...] = ()
     """The kinds of the file's objects that simulate does not use, by name, with how many."""
