@@ -53,22 +53,21 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from bench_scheduling import (
-    HOSTNAME,
+from harness.controlplane import ControlPlane
+from harness.kube import Api, ApiError
+from harness.metrics import total
+from harness.objects import HOSTNAME
+from harness.processes import Process, imported_from, start_operator
+from harness.workload import (
     NAMESPACE,
-    REPO,
     REQUESTS,
     SCHEDULER_NAMES,
     ZONE,
     ZONES,
-    ControlPlane,
-    SchedulerProcess,
+    add_dirs,
     log,
-    metric,
     prepare,
 )
-from bench_scheduling import parse_args as scheduling_args
-from kube_http import Api, ApiError
 
 PODS_PER_REPLICA_SET = 20
 NODE_IMAGES = 50
@@ -450,7 +449,7 @@ class Cluster:
 # --- measuring --------------------------------------------------------------------------------
 
 
-def wait_cached(operator: SchedulerProcess, nodes: int, pods: int, timeout: float) -> float:
+def wait_cached(operator: Process, nodes: int, pods: int, timeout: float) -> float:
     """Seconds until the operator's cache holds ``nodes`` nodes and ``pods`` pods."""
     started = time.monotonic()
     while True:
@@ -458,10 +457,10 @@ def wait_cached(operator: SchedulerProcess, nodes: int, pods: int, timeout: floa
         try:
             page = operator.scrape()
         except requests.RequestException:
-            page = ""  # its metrics server is not up yet
+            page = {}  # its metrics server is not up yet
         cached = (
-            metric(page, "scheduler_cache_size", type="nodes"),
-            metric(page, "scheduler_cache_size", type="pods"),
+            total(page, "scheduler_cache_size", type="nodes"),
+            total(page, "scheduler_cache_size", type="pods"),
         )
         if page and cached == (nodes, pods):
             return time.monotonic() - started
@@ -473,7 +472,7 @@ def wait_cached(operator: SchedulerProcess, nodes: int, pods: int, timeout: floa
         time.sleep(POLL_SECONDS)
 
 
-def memory(operator: SchedulerProcess, cluster: Cluster, config: Config) -> Memory:
+def memory(operator: Process, cluster: Cluster, config: Config) -> Memory:
     """The operator's memory once its cache holds the cluster and ``config.settle`` seconds more
     have passed."""
     wait_cached(operator, cluster.nodes, cluster.pods, config.timeout)
@@ -481,18 +480,18 @@ def memory(operator: SchedulerProcess, cluster: Cluster, config: Config) -> Memo
     page = operator.scrape()
     return Memory(
         round(operator.status_mib("VmRSS"), 1),
-        round(metric(page, "process_resident_memory_bytes") / MIB, 1),
+        round(total(page, "process_resident_memory_bytes") / MIB, 1),
         round(operator.status_mib("VmHWM"), 1),
     )
 
 
 def measure(
-    step: str, operator: SchedulerProcess, plane: ControlPlane, cluster: Cluster, config: Config
+    step: str, operator: Process, plane: ControlPlane, cluster: Cluster, config: Config
 ) -> Row:
     """The running operator's memory, then that of one started beside it on the same cluster,
     which lists it whole, as a replica restarted or taking over does."""
     running = memory(operator, cluster, config)
-    restarted_operator = start_operator(plane, config, f"memory-{cluster.nodes}-{cluster.pods}")
+    restarted_operator = start(plane, config, f"memory-{cluster.nodes}-{cluster.pods}")
     try:
         listed = round(wait_cached(restarted_operator, cluster.nodes, cluster.pods, config.timeout))
         restarted = memory(restarted_operator, cluster, config)
@@ -543,30 +542,24 @@ def table(rows: Sequence[Row]) -> list[str]:
     return lines
 
 
-def start_operator(plane: ControlPlane, config: Config, name: str) -> SchedulerProcess:
-    # bench_scheduling's way of starting it: --metrics on a free port, no leader election, its
-    # log under --out/logs/ named after ``name``.
-    settings = scheduling_args(["--out", str(config.out)])
-    return SchedulerProcess("policy-scheduler", plane, settings, Path(name))
+def start(plane: ControlPlane, config: Config, name: str) -> Process:
+    """The operator as bench_scheduling.py starts it: --metrics on a free port, no leader
+    election; its log under --out/logs/ named after ``name``."""
+    log_path = config.out / "logs" / f"policy-scheduler-{name}.log"
+    return start_operator(plane.operator, log_path, "--leader-elect=false")
 
 
 def run(config: Config) -> list[Row]:
     plane = ControlPlane.fresh(config.state_dir)
     rows: list[Row] = []
-    operator: SchedulerProcess | None = None
+    operator: Process | None = None
     admin = Api(plane.admin, pool=config.create_threads)
     try:
         prepare(plane, "policy-scheduler")
         cluster = Cluster(admin, config.create_threads)
         cluster.grow_nodes(config.nodes)
-        source = subprocess.run(
-            [sys.executable, "-c", "import policy_scheduler; print(policy_scheduler.__file__)"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        log(f"policy-scheduler from {source}")
-        operator = start_operator(plane, config, "memory")
+        log(f"policy-scheduler from {imported_from()}")
+        operator = start(plane, config, "memory")
         for pods in config.pods:
             cluster.grow_pods(pods)
             rows.append(measure("pods", operator, plane, cluster, config))
@@ -634,13 +627,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds a step may take to be cached"
     )
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=REPO / ".local" / "bench-memory",
-        help="the control plane's state directory (wiped first)",
-    )
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    add_dirs(parser, "bench-memory", "the control plane's state directory (wiped first)")
     args = parser.parse_args(argv)
     if sorted(args.pods) != args.pods or sorted(args.more_nodes) != args.more_nodes:
         parser.error("--pods and --more-nodes must each grow step by step")

@@ -101,28 +101,26 @@ from pathlib import Path
 from typing import Any
 
 import requests
-from bench_scheduling import (
-    HOSTNAME,
+from harness.controlplane import ControlPlane
+from harness.kube import Api, ApiError
+from harness.metrics import Samples, total
+from harness.objects import HOSTNAME
+from harness.processes import Process, imported_from, start_kube_scheduler, start_operator
+from harness.watches import BindWatch, WriteCounter
+from harness.workload import (
     NAMESPACE,
-    REPO,
     SCHEDULER_NAMES,
-    BindWatch,
-    ControlPlane,
     Creator,
     NodeSize,
-    SchedulerProcess,
+    add_dirs,
     create_nodes,
-    free_port,
     log,
-    metric,
     node_body,
     node_names,
     node_size,
     pod_body,
     prepare,
 )
-from bench_scheduling import parse_args as scheduling_args
-from kube_http import Api, ApiError, follow
 
 POLICY = SCHEDULER_NAMES["policy-scheduler"]
 # Served by nobody: the churn pods are bound by their spec alone.
@@ -183,50 +181,22 @@ def source_env(src: Path | None) -> dict[str, str]:
     return env
 
 
-class Operator(SchedulerProcess):
-    """``policy-scheduler run`` with its metrics served, maybe from another source tree.
-
-    SchedulerProcess's accounting (CPU, peak RSS, liveness, stop) with a command line and an
-    environment of its own, which SchedulerProcess's constructor does not take."""
-
-    def __init__(self, plane: ControlPlane, config: Config) -> None:
-        env = source_env(config.operator_src)
-        python = Path(sys.executable)
-        # The same interpreter and environment as the operator's, so the same module is found.
-        self.source = subprocess.run(
-            [str(python), "-c", "import policy_scheduler; print(policy_scheduler.__file__)"],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        self.metrics_url = f"http://127.0.0.1:{free_port()}/metrics"
-        self.kind = "policy-scheduler"
-        self.log_path = config.out / "logs" / "parked-policy-scheduler.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        command = [
-            str(python.with_name("policy-scheduler")),
-            "run",
-            "--kubeconfig",
-            str(plane.dir / "operator.kubeconfig"),
-            "--leader-elect=false",
-            "--metrics",
-            self.metrics_url,
-        ]
-        with self.log_path.open("wb") as log_file:
-            self.process = subprocess.Popen(
-                command, stdout=log_file, stderr=subprocess.STDOUT, env=env
-            )
-        self._stdin_lock = threading.Lock()
+def start_ours(plane: ControlPlane, config: Config) -> tuple[Process, str]:
+    """``policy-scheduler run`` with its metrics served, maybe from another source tree, and
+    where its ``policy_scheduler`` comes from."""
+    env = source_env(config.operator_src)
+    log_path = config.out / "logs" / "parked-policy-scheduler.log"
+    operator = start_operator(plane.operator, log_path, "--leader-elect=false", env=env)
+    return operator, imported_from(env)
 
 
-def attempts(text: str, result: str = "unschedulable") -> float:
-    return metric(text, "scheduler_schedule_attempts_total", result=result)
+def attempts(samples: Samples, result: str = "unschedulable") -> float:
+    return total(samples, "scheduler_schedule_attempts_total", result=result)
 
 
-def pending(text: str) -> dict[str, int]:
+def pending(samples: Samples) -> dict[str, int]:
     return {
-        queue: round(metric(text, "scheduler_pending_pods", queue=queue))
+        queue: round(total(samples, "scheduler_pending_pods", queue=queue))
         for queue in ("unschedulable", "backoff", "active")
     }
 
@@ -281,9 +251,7 @@ def churn_pod(name: str, index: int, node: str) -> bytes:
 
 def churn_node(index: int, size: NodeSize) -> bytes:
     """A node like the others, tainted from its creation on."""
-    body = json.loads(node_body(index, f"churn-node-{index:06d}", size))
-    body["spec"] = {"taints": [TAINT]}
-    return json.dumps(body).encode()
+    return node_body(index, f"churn-node-{index:06d}", size, taints=[TAINT])
 
 
 def taint(api: Api, nodes: Sequence[str]) -> None:
@@ -467,7 +435,7 @@ class Sample:
     churn: collections.Counter[str]
 
     @classmethod
-    def take(cls, operator: Operator, admin: Api, churn: Churn) -> Sample:
+    def take(cls, operator: Process, admin: Api, churn: Churn) -> Sample:
         return cls(
             at=time.monotonic(),
             cpu=operator.cpu_seconds(),
@@ -477,7 +445,7 @@ class Sample:
         )
 
 
-def phase(name: str, before: Sample, after: Sample, operator: Operator) -> dict[str, Any]:
+def phase(name: str, before: Sample, after: Sample, operator: Process) -> dict[str, Any]:
     seconds = after.at - before.at
     cpu = after.cpu - before.cpu
     tried = after.attempts - before.attempts
@@ -501,8 +469,10 @@ def phase(name: str, before: Sample, after: Sample, operator: Operator) -> dict[
     return result
 
 
-def wait_until(what: str, done: Callable[[str], bool], operator: Operator, timeout: float) -> None:
-    """Poll ``done(metrics text)`` until true, at most ``timeout`` seconds."""
+def wait_until(
+    what: str, done: Callable[[Samples], bool], operator: Process, timeout: float
+) -> None:
+    """Poll ``done(its metrics)`` until true, at most ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         operator.check_alive()
@@ -513,15 +483,15 @@ def wait_until(what: str, done: Callable[[str], bool], operator: Operator, timeo
     raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def settle(operator: Operator, pods: int, timeout: float) -> None:
+def settle(operator: Process, pods: int, timeout: float) -> None:
     """Until every parked pod is in the unschedulable queue and attempts have stopped."""
     deadline = time.monotonic() + timeout
     last, since = -1.0, time.monotonic()
     tried, queues = 0.0, {}
     while time.monotonic() < deadline:
         operator.check_alive()
-        text = operator.scrape()
-        tried, queues = attempts(text), pending(text)
+        samples = operator.scrape()
+        tried, queues = attempts(samples), pending(samples)
         now = time.monotonic()
         if tried != last:
             last, since = tried, now
@@ -530,69 +500,6 @@ def settle(operator: Operator, pods: int, timeout: float) -> None:
             return
         time.sleep(POLL_SECONDS)
     raise RuntimeError(f"the parked pods did not settle in {timeout:.0f} s: {queues}, {tried}")
-
-
-class WriteCounter:
-    """The writes to the objects of a collection, counted per ``key(object)`` from a watch:
-    every ADDED (when ``created``) and MODIFIED the API server reports, whoever wrote. A watch
-    that breaks resumes where it was; one the server ends with 410 Gone (too far behind) is
-    listed again, and the writes in between are lost: ``gaps`` counts those."""
-
-    def __init__(
-        self, api: Api, path: str, key: Callable[[Any], str], created: bool, **params: str
-    ) -> None:
-        self.api = api
-        self.path = path
-        self.key = key
-        self.created = created
-        self.params = params
-        self.counts: collections.Counter[str] = collections.Counter()
-        self.gaps = 0
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._version = self._list()
-        self._thread = threading.Thread(target=self._run, name=f"writes {path}")
-        self._thread.start()
-
-    def _list(self) -> str:
-        version: str = self.api.get(self.path, limit="1", **self.params)["metadata"][
-            "resourceVersion"
-        ]
-        return version
-
-    def snapshot(self) -> collections.Counter[str]:
-        with self._lock:
-            return collections.Counter(self.counts)
-
-    def _run(self) -> None:
-        counted = {"MODIFIED", "ADDED"} if self.created else {"MODIFIED"}
-
-        def seen(kind: str, obj: dict[str, Any]) -> None:
-            if kind in counted:
-                with self._lock:
-                    self.counts[self.key(obj)] += 1
-
-        def broken(error: Exception) -> str | None:
-            log(f"  watch of {self.path} broke ({error})")
-            if isinstance(error, ApiError) and error.status == 410:
-                self.gaps += 1
-                return self._list()
-            return None
-
-        follow(
-            self.api,
-            self.path,
-            self._version,
-            self._stop,
-            on_event=seen,
-            on_broken=broken,
-            **self.params,
-        )
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.api.session.close()
 
 
 def wait_parked(
@@ -673,10 +580,10 @@ def run(config: Config) -> int:
     with tainted_nodes(config, config.churn_pool) as (plane, churn):
         admin, nodes, size = churn.api, churn.nodes, churn.size
         with contextlib.ExitStack() as running:
-            operator = Operator(plane, config)
+            operator, source = start_ours(plane, config)
             running.callback(operator.stop)
             running.callback(churn.stop)
-            log(f"  policy-scheduler from {operator.source}")
+            log(f"  policy-scheduler from {source}")
             admin.post(
                 f"/api/v1/namespaces/{NAMESPACE}/pods", warm_up_pod("warm-up", POLICY, nodes[-1])
             )
@@ -688,10 +595,7 @@ def run(config: Config) -> int:
                 (name, parked_pod(name, i, config.unschedulable, size.cpu, POLICY))
                 for i, name in enumerate(f"parked-{i:05d}" for i in range(config.pods))
             ]
-            # Creator creates them all in the background and waits for them when the body ends:
-            # here, at once.
-            with Creator(admin, config.create_threads, lambda _: None).running(parked, None):
-                pass
+            Creator(admin, config.create_threads).create_all(parked)
             settle(operator, config.pods, config.timeout)
             log(f"  {config.churn_pool} bound churn pods")
             churn.fill()
@@ -716,7 +620,7 @@ def run(config: Config) -> int:
         )
         still_parked = sum(1 for pod in unbound if pod["metadata"]["name"].startswith("parked-"))
         print(
-            f"policy-scheduler from {operator.source}\n"
+            f"policy-scheduler from {source}\n"
             f"{config.nodes} nodes ({size.cpu} cpu, tainted), {config.pods} parked pods "
             f"({config.unschedulable}), {config.churn_pool} churn pods replaced at "
             f"{config.churn_rate}/s, {config.label_rate} node label updates/s; "
@@ -760,11 +664,14 @@ def run_node_churn(config: Config) -> int:
             )
             running.callback(event_writes.close)
             writes = (event_writes, status_writes)
-            operator = Operator(plane, config)
+            operator, source = start_ours(plane, config)
             running.callback(operator.stop)
             # bench_scheduling's kube-scheduler, its log beside the operator's.
-            settings = scheduling_args(["--out", str(config.out)])
-            kube = SchedulerProcess("kube-scheduler", plane, settings, Path("parked"))
+            kube = start_kube_scheduler(
+                plane,
+                config.out / "logs" / "kube-scheduler-parked.log",
+                SCHEDULER_NAMES["kube-scheduler"],
+            )
             running.callback(kube.stop)
             running.callback(churn.stop)
 
@@ -772,7 +679,7 @@ def run_node_churn(config: Config) -> int:
                 operator.check_alive()
                 kube.check_alive()
 
-            log(f"  policy-scheduler from {operator.source}; kube-scheduler")
+            log(f"  policy-scheduler from {source}; kube-scheduler")
             warm_ups = [f"warm-up-{scheduler}" for scheduler in COMPARED]
             for name, scheduler in zip(warm_ups, COMPARED, strict=True):
                 body = warm_up_pod(name, SCHEDULER_NAMES[scheduler], nodes[-1])
@@ -785,8 +692,7 @@ def run_node_churn(config: Config) -> int:
                 for (scheduler, kind), names in groups.items()
                 for i, name in enumerate(names)
             ]
-            with Creator(admin, config.create_threads, lambda _: None).running(parked, None):
-                pass
+            Creator(admin, config.create_threads).create_all(parked)
             wait_parked(admin, len(parked), writes, alive, config.timeout)
             log(
                 f"  churn: {config.node_rate} nodes added or deleted/s, at most "
@@ -832,7 +738,7 @@ def run_node_churn(config: Config) -> int:
         bound = sorted(set(binds.bound) - set(warm_ups))
         gaps = sum(counter.gaps for counter in writes)
         print(
-            f"policy-scheduler from {operator.source}\n"
+            f"policy-scheduler from {source}\n"
             f"{config.nodes} nodes ({size.cpu} cpu, tainted); in {seconds:.0f} s: "
             f"{done['node adds']} nodes added, {done['node deletes']} deleted "
             f"(at most {config.node_pool} at once); errors {churn.counts['errors']}; "
@@ -873,13 +779,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds the parked pods may take to settle"
     )
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=REPO / ".local" / "bench-parked",
-        help="the control plane's state directory (wiped first)",
-    )
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    add_dirs(parser, "bench-parked", "the control plane's state directory (wiped first)")
     pods = parser.add_argument_group("pod churn (the default)")
     pods.add_argument("--unschedulable", choices=KINDS, default="cpu")
     pods.add_argument("--pods", type=int, default=1000, help="unschedulable pods")

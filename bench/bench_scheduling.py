@@ -139,65 +139,63 @@ import contextlib
 import json
 import math
 import os
-import re
-import socket
 import subprocess
 import sys
 import threading
 import time
-import warnings
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-import requests
-import yaml
-from kube_http import Api, ApiError, follow
-from prometheus_client.parser import text_string_to_metric_families
+from harness.checks import overcommitted, told, told_wrongly
+from harness.controlplane import ControlPlane
+from harness.kube import Api, ApiError
+from harness.metrics import (
+    APISERVER,
+    DISPATCHED,
+    Samples,
+    buckets,
+    requests_by_kind,
+    samples_of,
+    total,
+)
+from harness.objects import HOSTNAME, pod
+from harness.processes import KUBE_QPS, Process, start_kube_scheduler, start_operator
+from harness.watches import PROGRESS_SECONDS, BindWatch
+from harness.workload import (
+    FLOW_SCHEMAS,
+    NAMESPACE,
+    PHASE_LABEL,
+    SCHEDULER_NAMES,
+    ZONE,
+    ZONES,
+    Creator,
+    NodeSize,
+    add_dirs,
+    create_nodes,
+    log,
+    node_names,
+    node_size,
+    pod_body,
+    prepare,
+)
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
 from scheduling_report import write_reports
-from urllib3.exceptions import InsecureRequestWarning
 
 from policy_scheduler.kube.events import POST_CONCURRENCY
-from policy_scheduler.model.quantity import parse_quantity
 from policy_scheduler.scheduling.core import BIND_CONCURRENCY
 
-REPO = Path(__file__).resolve().parents[1]
-CONTROLPLANE = REPO / "hack" / "controlplane"
-NAMESPACE = "bench"
 SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw", "raw+events")
-SCHEDULER_NAMES = {
-    "policy-scheduler": "default-profile",
-    "kube-scheduler": "default-scheduler",
-    "raw": "bench-unserved",
-    "raw+events": "bench-unserved",
-}
-FLOW_SCHEMAS = {
-    "policy-scheduler": "service-accounts",
-    "kube-scheduler": "kube-scheduler",
-    "raw": "service-accounts",
-    "raw+events": "service-accounts",
-}
 # The schedulers that decide: only they run the phases past burst and steady. A raw binder places
 # round-robin, which a claim, a preemption, anti-affinity or a spread constraint would make wrong
 # (and a preference meaningless); for those phases the raw limit is the raws' burst.
 DECIDERS = ("policy-scheduler", "kube-scheduler")
-# The mix of pod requests (millicores, MiB), cycled through: small and large, cpu- and
-# memory-heavy, so that the resource scorers have something to tell apart.
-REQUESTS = ((100, 128), (250, 256), (500, 512), (1000, 1024), (50, 64), (200, 2048))
-ZONE = "topology.kubernetes.io/zone"
-ZONES = ("zone-a", "zone-b", "zone-c")
 # The storage phase's StorageClass (WaitForFirstConsumer, bench/provisioner.py's provisioner).
 STORAGE_CLASS = "bench-wait-for-first-consumer"
 PROVISIONER_WORKERS = 32
-HOSTNAME = "kubernetes.io/hostname"
-# Every pod carries its phase under this label: what the shaped phases' terms select.
-PHASE_LABEL = "bench.policy-scheduler.dev/phase"
 # The workload phases, after kube's scheduler_perf (test/integration/scheduler_perf, v1.34): what
 # each adds to a pod's spec. Their terms select the pods of their own phase only.
 SHAPED_PHASES = ("anti-affinity", "spread", "preferred-affinity")
@@ -216,14 +214,6 @@ SETTLE_SECONDS = 1.0
 # The metrics both deciding schedulers serve, with kube-scheduler's names and buckets.
 ATTEMPTS = "scheduler_schedule_attempts_total"
 ATTEMPT_DURATION = "scheduler_scheduling_attempt_duration_seconds"
-PROGRESS_SECONDS = 2.0
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-
-_start = time.monotonic()
-
-
-def log(message: str) -> None:
-    print(f"[{time.monotonic() - _start:7.1f}s] {message}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -250,155 +240,10 @@ class Config:
         return round(self.steady_rate * self.steady_seconds)
 
 
-# --- the control plane ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ControlPlane:
-    """A control plane started by hack/controlplane/up in ``dir``."""
-
-    dir: Path
-
-    @classmethod
-    def fresh(cls, state_dir: Path) -> ControlPlane:
-        """Whatever ran in ``state_dir`` stopped and removed, then a new one started."""
-        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state_dir)], check=True)
-        subprocess.run(
-            [str(CONTROLPLANE / "up"), "--dir", str(state_dir)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        return cls(state_dir.resolve())
-
-    @property
-    def admin(self) -> Path:
-        return self.dir / "kubeconfig"
-
-    @property
-    def bin(self) -> Path:
-        return Path((self.dir / "bin").read_text().strip())
-
-    def kubectl(self, *args: str) -> None:
-        subprocess.run(
-            [str(self.bin / "kubectl"), "--kubeconfig", str(self.admin), *args],
-            check=True,
-            stdout=subprocess.DEVNULL,
-            timeout=120,
-        )
-
-    def down(self) -> None:
-        subprocess.run(
-            [str(CONTROLPLANE / "down"), "--dir", str(self.dir)],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-
-
-CRD = "schedulingpolicies.policy-scheduler.dev"
-
-
-def create_objects(api: Api, *files: Path) -> None:
-    """Every object of the YAML ``files`` created, as ``kubectl create -f`` would (on a fresh
-    control plane, where apply has nothing to merge): straight through the API, since a kubectl
-    process per file costs most of a second to start."""
-    for file in files:
-        for doc in yaml.safe_load_all(file.read_text()):
-            if not doc:
-                continue
-            group_version, kind = doc["apiVersion"], doc["kind"]
-            base = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
-            namespace = doc["metadata"].get("namespace")
-            scope = f"/namespaces/{namespace}" if namespace else ""
-            plural = kind.lower()[:-1] + "ies" if kind.endswith("y") else kind.lower() + "s"
-            api.post(f"{base}{scope}/{plural}", doc, exists_ok=True)
-
-
-def wait_established(api: Api, crd: str, timeout: float = 60.0) -> None:
-    """Until the CRD ``crd`` is Established and its resources are served."""
-    deadline = time.monotonic() + timeout
-    while True:
-        status = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}")
-        conditions = status.get("status", {}).get("conditions") or []
-        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the CRD {crd} was not established within {timeout:.0f} s")
-        time.sleep(0.1)
-
-
-def prepare(plane: ControlPlane, scheduler: str) -> None:
-    """The objects a scheduler needs before it starts: the operator's RBAC (which the raw binders
-    use too: they bind and post events as the operator's service account) and, for ours, the CRD
-    and the policy."""
-    api = Api(plane.admin, pool=1)
-    try:
-        api.post("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}}, exists_ok=True)
-        if scheduler == "kube-scheduler":
-            return  # the API server's bootstrap RBAC grants system:kube-scheduler all it needs
-        ours = scheduler == "policy-scheduler"
-        if ours:
-            # First: the API server takes a second or two to establish it.
-            create_objects(api, *sorted((REPO / "crds").glob("*.yaml")))
-        create_objects(api, REPO / "deploy" / "namespace.yaml", REPO / "deploy" / "rbac.yaml")
-        if ours:
-            wait_established(api, CRD)
-            create_objects(api, REPO / "examples" / "policies" / "default-profile.yaml")
-    finally:
-        api.session.close()
-
-
 # --- the workload -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NodeSize:
-    cpu: int  # cores
-    memory: int  # GiB
-    pods: int
-
 
 # A preemption node: VICTIMS_PER_NODE low-priority pods of 400m fill its cpu exactly.
 PREEMPTION_NODE = NodeSize(cpu=4, memory=16, pods=110)
-
-
-def node_size(nodes: int, pods: int) -> NodeSize:
-    """Room for ``pods`` spread round-robin even if every pod were the largest of the mix: the
-    raw binder places blindly, and its runs must pass the overcommit check like the others."""
-    per_node = math.ceil(pods / nodes)
-    cpu = max(4, math.ceil(per_node * max(c for c, _ in REQUESTS) / 1000))
-    memory = max(16, math.ceil(per_node * max(m for _, m in REQUESTS) / 1024))
-    return NodeSize(cpu, memory, max(110, per_node))
-
-
-def node_names(count: int) -> list[str]:
-    # Zero-padded, so the API server lists them (in key order) in creation order.
-    width = len(str(count - 1))
-    return [f"node-{i:0{width}d}" for i in range(count)]
-
-
-def node_body(
-    index: int, name: str, size: NodeSize, labels: Mapping[str, str] | None = None
-) -> bytes:
-    capacity = {"cpu": str(size.cpu), "memory": f"{size.memory}Gi", "pods": str(size.pods)}
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "labels": {
-                    HOSTNAME: name,
-                    ZONE: ZONES[index % len(ZONES)],
-                    **(labels or {}),
-                },
-            },
-            "status": {
-                "capacity": capacity,
-                "allocatable": capacity,
-                "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
-            },
-        }
-    ).encode()
 
 
 def shape(phase: str) -> dict[str, Any]:
@@ -440,45 +285,6 @@ def shape(phase: str) -> dict[str, Any]:
             }
         }
     raise ValueError(f"no shape for the phase {phase!r}")
-
-
-def pod_body(
-    name: str,
-    scheduler_name: str,
-    index: int,
-    node_selector: Mapping[str, str] | None = None,
-    *,
-    claim: str | None = None,
-    phase: str = "",
-    extra: Mapping[str, Any] | None = None,
-) -> bytes:
-    """A pod of the mix of requests (by ``index``), labelled with its ``phase``; ``extra`` added
-    to its spec."""
-    cpu, memory = REQUESTS[index % len(REQUESTS)]
-    container: dict[str, Any] = {
-        "name": "main",
-        "image": "registry.k8s.io/pause:3.10",
-        "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{memory}Mi"}},
-    }
-    spec: dict[str, Any] = {
-        "schedulerName": scheduler_name,
-        "containers": [container],
-        **(extra or {}),
-    }
-    if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
-    if claim:
-        spec["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]
-        container["volumeMounts"] = [{"name": "data", "mountPath": "/data"}]
-    labels = {"app": f"bench-{index % 10}", **({PHASE_LABEL: phase} if phase else {})}
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "labels": labels},
-            "spec": spec,
-        }
-    ).encode()
 
 
 def workload(
@@ -527,27 +333,6 @@ def storage_workload(
     return pods, claims
 
 
-def create_nodes(
-    api: Api,
-    names: Sequence[str],
-    size: NodeSize,
-    threads: int,
-    labels: Mapping[str, str] | None = None,
-) -> None:
-    started = time.monotonic()
-    with ThreadPoolExecutor(threads) as pool:
-        list(
-            pool.map(
-                lambda item: api.post(
-                    "/api/v1/nodes", node_body(item[0], item[1], size, labels), exists_ok=True
-                ),
-                enumerate(names),
-            )
-        )
-    seconds = time.monotonic() - started
-    log(f"  nodes: {len(names)} created in {seconds:.1f} s ({size.cpu} cpu, {size.memory}Gi)")
-
-
 def priority_class_body(name: str, value: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
@@ -571,29 +356,21 @@ def preemption_pod_body(
 ) -> bytes:
     """A pod of the preemption phase: on the preemption nodes only (their label selected), bound
     at creation to ``node`` if given (a low-priority pod: no scheduler places it)."""
-    requests = {"cpu": f"{cpu_m}m", "memory": f"{memory_mi}Mi"} if cpu_m or memory_mi else {}
     spec: dict[str, Any] = {
-        "schedulerName": scheduler_name,
         "priorityClassName": priority_class,
         "nodeSelector": dict(node_selector or {PREEMPTION_LABEL: "true"}),
-        "containers": [
-            {
-                "name": "main",
-                "image": "registry.k8s.io/pause:3.10",
-                "resources": {"requests": requests},
-            }
-        ],
     }
     if node:
         spec["nodeName"] = node
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "labels": {"app": f"bench-{priority_class}"}},
-            "spec": spec,
-        }
-    ).encode()
+    body = pod(
+        name,
+        scheduler_name,
+        cpu=f"{cpu_m}m" if cpu_m else None,
+        memory=f"{memory_mi}Mi" if memory_mi else None,
+        labels={"app": f"bench-{priority_class}"},
+        extra=spec,
+    )
+    return json.dumps(body).encode()
 
 
 def preemption_workload(
@@ -630,243 +407,37 @@ def preemption_workload(
 # --- the schedulers under test ----------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+def start_scheduler(kind: str, plane: ControlPlane, config: Config, nodes_file: Path) -> Process:
+    """One scheduler under test, as a child process, its log under ``config.out``/logs/."""
+    log_path = config.out / "logs" / f"{kind}-{nodes_file.stem}.log"
+    if kind == "policy-scheduler":
+        return start_operator(plane.operator, log_path, "--leader-elect=false")
+    if kind == "kube-scheduler":
+        return start_kube_scheduler(plane, log_path, SCHEDULER_NAMES[kind], config.kube_qps)
+    command = [
+        sys.executable,
+        str(Path(__file__).with_name("raw_binder.py")),
+        "--kubeconfig",
+        str(plane.operator),
+        "--namespace",
+        NAMESPACE,
+        "--nodes",
+        str(nodes_file),
+        "--concurrency",
+        str(config.concurrency),
+    ]
+    if kind == "raw+events":
+        command += ["--events", "--event-concurrency", str(POST_CONCURRENCY)]
+    # It learns of each pod (and its uid, which its events name) from us, as soon as it exists.
+    return Process(kind, command, log_path, stdin=True)
 
 
-class SchedulerProcess:
-    """One scheduler under test, as a child process, and what it costs."""
-
-    def __init__(self, kind: str, plane: ControlPlane, config: Config, nodes_file: Path) -> None:
-        self.kind = kind
-        self.log_path = config.out / "logs" / f"{kind}-{nodes_file.stem}.log"
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        operator_kubeconfig = str(plane.dir / "operator.kubeconfig")
-        stdin: int | None = None
-        # Where the scheduler's attempts are counted; a raw binder decides nothing.
-        self.metrics_url: str | None = None
-        if kind == "policy-scheduler":
-            self.metrics_url = f"http://127.0.0.1:{free_port()}/metrics"
-            command = [
-                str(Path(sys.executable).with_name("policy-scheduler")),
-                "run",
-                "--kubeconfig",
-                operator_kubeconfig,
-                "--leader-elect=false",
-                "--metrics",
-                self.metrics_url,
-            ]
-        elif kind == "kube-scheduler":
-            port = free_port()
-            self.metrics_url = f"https://127.0.0.1:{port}/metrics"
-            command = self._kube_scheduler(plane, config, port)
-        else:
-            command = [
-                sys.executable,
-                str(Path(__file__).with_name("raw_binder.py")),
-                "--kubeconfig",
-                operator_kubeconfig,
-                "--namespace",
-                NAMESPACE,
-                "--nodes",
-                str(nodes_file),
-                "--concurrency",
-                str(config.concurrency),
-            ]
-            if kind == "raw+events":
-                command += ["--events", "--event-concurrency", str(POST_CONCURRENCY)]
-            stdin = subprocess.PIPE
-        with self.log_path.open("wb") as log_file:
-            self.process = subprocess.Popen(
-                command, stdin=stdin, stdout=log_file, stderr=subprocess.STDOUT
-            )
-        self._stdin_lock = threading.Lock()
-
-    @staticmethod
-    def _kube_scheduler(plane: ControlPlane, config: Config, port: int) -> list[str]:
-        kubeconfig = str(plane.dir / "scheduler.kubeconfig")
-        config_file = plane.dir / "kube-scheduler-config.yaml"
-        # JSON is YAML: the configuration written without a YAML writer's quoting rules.
-        config_file.write_text(
-            json.dumps(
-                {
-                    "apiVersion": "kubescheduler.config.k8s.io/v1",
-                    "kind": "KubeSchedulerConfiguration",
-                    "clientConnection": {
-                        "kubeconfig": kubeconfig,
-                        "qps": config.kube_qps,
-                        "burst": config.kube_qps,
-                    },
-                    "leaderElection": {"leaderElect": False},
-                    "profiles": [{"schedulerName": SCHEDULER_NAMES["kube-scheduler"]}],
-                },
-                indent=2,
-            )
-        )
-        return [
-            str(plane.bin / "kube-scheduler"),
-            "--config",
-            str(config_file),
-            "--authentication-kubeconfig",
-            kubeconfig,
-            "--authorization-kubeconfig",
-            kubeconfig,
-            "--bind-address",
-            "127.0.0.1",
-            "--secure-port",
-            str(port),
-            # Its /metrics readable without credentials, as /healthz is: attempts are counted.
-            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-        ]
-
-    def created(self, pod: str, uid: str = "") -> None:
-        """The raw binder learns of each pod (and its uid, which its events name) from us, as
-        soon as it exists."""
-        if self.process.stdin is not None:
-            with self._stdin_lock:
-                self.process.stdin.write(f"{pod} {uid}\n".encode())
-                self.process.stdin.flush()
-
-    def check_alive(self) -> None:
-        if self.process.poll() is not None:
-            raise RuntimeError(
-                f"{self.kind} exited with {self.process.returncode}; see {self.log_path}"
-            )
-
-    def cpu_seconds(self) -> float:
-        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        # Fields after the command name, which is in parentheses and may hold spaces.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS  # utime, stime
-
-    def scrape(self) -> str:
-        """The scheduler's /metrics page."""
-        if self.metrics_url is None:
-            raise RuntimeError(f"{self.kind} serves no metrics")
-        with requests.Session() as session, warnings.catch_warnings():
-            session.trust_env = False  # no proxy between us and 127.0.0.1
-            # kube-scheduler serves with a certificate it made itself.
-            warnings.simplefilter("ignore", InsecureRequestWarning)
-            response = session.get(self.metrics_url, timeout=10, verify=False)
-        response.raise_for_status()
-        return response.text
-
-    def metrics_page(self) -> str | None:
-        """The /metrics page of a scheduler that decides; None for a raw binder, which serves
-        none."""
-        return None if self.metrics_url is None else self.scrape()
-
-    def peak_rss_mib(self) -> float:
-        return self.status_mib("VmHWM")
-
-    def status_mib(self, field: str) -> float:
-        """A memory field of /proc/PID/status (VmRSS, VmHWM, ...) in MiB."""
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith(f"{field}:"):
-                return int(line.split()[1]) / 1024
-        raise RuntimeError(f"no {field} in /proc/PID/status")
-
-    def stop(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        else:
-            self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+def created(scheduler: Process) -> Callable[[str, str], None]:
+    """What tells ``scheduler`` of a pod just created: a raw binder reads them on its input."""
+    return lambda name, uid: scheduler.feed(f"{name} {uid}")
 
 
 # --- measuring --------------------------------------------------------------------------------
-
-
-class BindWatch:
-    """When each pod of the namespace is first seen bound, by this process's clock; and every
-    bound pod it lists or is told of (ADDED, MODIFIED) handed to its ``listeners`` too (the
-    preemption phase's stand-in kubelet: a victim is a bound pod that gets a
-    deletionTimestamp)."""
-
-    def __init__(self, api: Api) -> None:
-        self.api = api
-        self.path = f"/api/v1/namespaces/{NAMESPACE}/pods"
-        self.bound: dict[str, float] = {}
-        self.listeners: list[Callable[[dict[str, Any]], None]] = []
-        self._changed = threading.Condition()
-        self._stop = threading.Event()
-        self._resource_version = self._list()
-        self._thread = threading.Thread(target=self._run, name="bind-watch")
-        self._thread.start()
-
-    def _record(self, pods: Sequence[dict[str, Any]]) -> None:
-        now = time.monotonic()
-        with self._changed:
-            for pod in pods:
-                self.bound.setdefault(pod["metadata"]["name"], now)
-            self._changed.notify_all()
-        for listener in self.listeners:
-            for pod in pods:
-                listener(pod)
-
-    def _list(self) -> str:
-        page = self.api.get(self.path, fieldSelector="spec.nodeName!=")
-        self._record(page["items"])
-        version: str = page["metadata"]["resourceVersion"]
-        return version
-
-    def _run(self) -> None:
-        def seen(kind: str, pod: dict[str, Any]) -> None:
-            if kind in ("ADDED", "MODIFIED"):
-                self._record([pod])
-
-        def broken(error: Exception) -> str:
-            log(f"  watch broke ({error}); listing again")
-            # Pods bound while the watch was down get the time of the list: late, never early.
-            return self._list()
-
-        follow(
-            self.api,
-            self.path,
-            self._resource_version,
-            self._stop,
-            on_event=seen,
-            on_broken=broken,
-            fieldSelector="spec.nodeName!=",
-        )
-
-    def wait(
-        self,
-        names: Sequence[str],
-        timeout: float,
-        progress: Callable[[int], str],
-        alive: Callable[[], None],
-    ) -> bool:
-        """Until every pod in ``names`` is bound (True) or ``timeout`` passes (False), saying
-        ``progress(bound)`` every few seconds."""
-        deadline = time.monotonic() + timeout
-        next_progress = time.monotonic() + PROGRESS_SECONDS
-        with self._changed:
-            while True:
-                bound = sum(1 for name in names if name in self.bound)
-                if bound == len(names):
-                    return True
-                now = time.monotonic()
-                if now > deadline:
-                    log(f"  timed out after {timeout:.0f} s: {progress(bound)}")
-                    return False
-                if now >= next_progress:
-                    alive()
-                    log(f"  {progress(bound)}")
-                    next_progress = now + PROGRESS_SECONDS
-                self._changed.wait(min(next_progress, deadline) - now)
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.api.session.close()
 
 
 class Kubelet:
@@ -933,147 +504,37 @@ class Kubelet:
         self.api.session.close()
 
 
-def metric(text: str, sample: str, **labels: str) -> float:
-    """The sum of the values of ``sample`` whose labels include ``labels``, on a /metrics page."""
-    return sum(
-        s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-        if s.name == sample and labels.items() <= s.labels.items()
-    )
-
-
 def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile: a latency that some pod really had."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
-def _buckets(text: str, histogram: str, labels: Mapping[str, str]) -> dict[float, float]:
-    """The cumulative bucket counts of ``histogram`` on a /metrics page, by upper bound, summed
-    over the samples whose labels include ``labels``."""
-    counts: dict[float, float] = {}
-    for family in text_string_to_metric_families(text):
-        for s in family.samples:
-            if s.name == f"{histogram}_bucket" and labels.items() <= s.labels.items():
-                bound = float(s.labels["le"])
-                counts[bound] = counts.get(bound, 0.0) + s.value
-    return counts
-
-
 def bucket_percentiles(
-    before: str, after: str, histogram: str, percentiles: Sequence[int], **labels: str
+    before: Samples, after: Samples, histogram: str, percentiles: Sequence[int], **labels: str
 ) -> dict[str, float | None]:
     """Per percentile ("p50": ...), the upper bound in ms of the bucket that holds it among the
     observations of ``histogram`` made between two scrapes of one /metrics page: a latency no
     greater than that. None where nothing was observed, or above the largest finite bound."""
-    start, end = _buckets(before, histogram, labels), _buckets(after, histogram, labels)
+    start, end = buckets(before, histogram, labels), buckets(after, histogram, labels)
     bounds = sorted(end)
     counts = [end[bound] - start.get(bound, 0.0) for bound in bounds]
-    total = counts[-1] if counts else 0.0
+    observed = counts[-1] if counts else 0.0
     result: dict[str, float | None] = {}
     for p in percentiles:
-        rank = math.ceil(p / 100 * total)
+        rank = math.ceil(p / 100 * observed)
         bound = next(
             (b for b, count in zip(bounds, counts, strict=True) if count >= rank), math.inf
         )
-        result[f"p{p}"] = bound * 1000 if total and bound != math.inf else None
+        result[f"p{p}"] = bound * 1000 if observed and bound != math.inf else None
     return result
 
 
-_SAMPLE = re.compile(r"^(\w+)\{(.*)\} (\S+)$")
-_LABEL = re.compile(r'(\w+)="([^"]*)"')
-
-
-def api_counts(text: str, flow_schema: str) -> tuple[float, Counter[str]]:
-    """From /metrics: the requests dispatched for ``flow_schema``, and every request by
-    verb/resource/subresource."""
-    dispatched = 0.0
-    by_kind: Counter[str] = Counter()
-    for line in text.splitlines():
-        match = _SAMPLE.match(line)
-        if match is None:
-            continue
-        name, labels_text, value = match.groups()
-        if name == "apiserver_flowcontrol_dispatched_requests_total":
-            if f'flow_schema="{flow_schema}"' in labels_text:
-                dispatched += float(value)
-        elif name == "apiserver_request_total":
-            labels = dict(_LABEL.findall(labels_text))
-            kind = "/".join(filter(None, (labels["resource"], labels["subresource"])))
-            by_kind[f"{labels['verb']} {kind}"] += round(float(value))
-    return dispatched, by_kind
-
-
-@dataclass
-class Creator:
-    """Creates pods from a thread pool, recording when each POST was sent."""
-
-    api: Api
-    threads: int
-    on_created: Callable[[str], None]
-    # Pod name -> the body of its claim, POSTed just before the pod.
-    claims: Mapping[str, bytes] = field(default_factory=dict)
-    created: dict[str, float] = field(default_factory=dict)
-    # Pod name -> when the API server answered its POST: the pod is stored, and on its way to
-    # every watch.
-    answered: dict[str, float] = field(default_factory=dict)
-    done: float = 0.0
-    # Told each pod created with its uid, after ``on_created`` (the raw binders: their events
-    # name the uid, as every scheduler's do).
-    on_uid: Callable[[str, str], None] | None = None
-
-    def create(self, name: str, body: bytes) -> None:
-        sent = time.monotonic()
-        try:
-            if name in self.claims:
-                self.api.post(
-                    f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims",
-                    self.claims[name],
-                    exists_ok=True,
-                )
-            pods = f"/api/v1/namespaces/{NAMESPACE}/pods"
-            response = self.api.request("POST", pods, body, ok=frozenset({409}))
-            answered = time.monotonic()
-            uid = ""
-            if self.on_uid is not None:
-                # A create retried after a lost answer finds its own pod (409): its uid read back.
-                pod = (
-                    response.json()
-                    if response.status_code != 409
-                    else self.api.get(f"{pods}/{name}")
-                )
-                uid = pod["metadata"]["uid"]
-        except (ApiError, OSError, ValueError) as error:
-            # The pod stays missing: the wait for it times out and the run is reported failed.
-            log(f"  creating {name} failed: {error}")
-            return
-        self.created[name] = sent
-        self.answered[name] = answered
-        self.on_created(name)
-        if self.on_uid is not None:
-            self.on_uid(name, uid)
-
-    @contextmanager
-    def running(self, pods: Sequence[tuple[str, bytes]], rate: float | None) -> Iterator[None]:
-        """Creating ``pods`` in the background (all at once, or ``rate`` a second) while the
-        body runs; the body's end waits for the creation to finish."""
-
-        def create_all() -> None:
-            started = time.monotonic()
-            with ThreadPoolExecutor(self.threads) as pool:
-                for index, (name, body) in enumerate(pods):
-                    if rate is not None:
-                        time.sleep(max(0.0, started + index / rate - time.monotonic()))
-                    pool.submit(self.create, name, body)
-            self.done = time.monotonic()
-
-        thread = threading.Thread(target=create_all, name="creator")
-        thread.start()
-        try:
-            yield
-        finally:
-            thread.join()
+def apiserver_requests(admin: Api, flow_schema: str) -> tuple[float, Counter[str]]:
+    """From kube-apiserver's /metrics: the requests dispatched for ``flow_schema``, and every
+    request by verb/resource/subresource."""
+    samples = samples_of(admin.metrics(), *APISERVER)
+    return total(samples, DISPATCHED, flow_schema=flow_schema), requests_by_kind(samples)
 
 
 class Teardown:
@@ -1105,13 +566,13 @@ class Run:
     admin: Api
     kubeconfig: Path  # the admin's, for the helpers' clients of their own
     watch: BindWatch
-    scheduler: SchedulerProcess
+    scheduler: Process
     config: Config
     teardown: Teardown
 
     @property
     def scheduler_name(self) -> str:
-        return SCHEDULER_NAMES[self.scheduler.kind]
+        return SCHEDULER_NAMES[self.scheduler.name]
 
 
 @dataclass(frozen=True)
@@ -1157,13 +618,11 @@ def measure(
     """One phase: create ``pods`` (each after its claim in ``claims``, if any), wait for all to be
     bound, and what it took."""
     admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
-    flow_schema = FLOW_SCHEMAS[scheduler.kind]
-    requests_before, kinds_before = api_counts(admin.metrics(), flow_schema)
-    page_before = scheduler.metrics_page()
+    flow_schema = FLOW_SCHEMAS[scheduler.name]
+    requests_before, kinds_before = apiserver_requests(admin, flow_schema)
+    page_before = scheduler.metrics()
     cpu_before = scheduler.cpu_seconds()
-    creator = Creator(
-        admin, config.create_threads, lambda _: None, claims or {}, on_uid=scheduler.created
-    )
+    creator = Creator(admin, config.create_threads, claims or {}, on_uid=created(scheduler))
     names = [name for name, _ in pods]
     with creator.running(pods, rate):
         complete = watch.wait(
@@ -1176,8 +635,8 @@ def measure(
         )
     time.sleep(SETTLE_SECONDS)
     cpu = scheduler.cpu_seconds() - cpu_before
-    page_after = scheduler.metrics_page()
-    requests_after, kinds_after = api_counts(admin.metrics(), flow_schema)
+    page_after = scheduler.metrics()
+    requests_after, kinds_after = apiserver_requests(admin, flow_schema)
     kinds_after.subtract(kinds_before)
     latencies = [
         (watch.bound[name] - creator.created[name]) * 1000
@@ -1216,7 +675,7 @@ def measure(
         "attempt_ms": None,
     }
     if page_before is not None and page_after is not None:
-        attempts = metric(page_after, ATTEMPTS) - metric(page_before, ATTEMPTS)
+        attempts = total(page_after, ATTEMPTS) - total(page_before, ATTEMPTS)
         result["attempts_per_pod"] = round(attempts / len(names), 3)
         result["attempt_ms"] = bucket_percentiles(
             page_before, page_after, ATTEMPT_DURATION, (50, 99), result="scheduled"
@@ -1297,10 +756,8 @@ def preemption(run: Run, count: int) -> PhaseRun:
     nodes = [f"preempt-{i:0{width}d}" for i in range(count)]
     create_nodes(admin, nodes, PREEMPTION_NODE, config.create_threads, {PREEMPTION_LABEL: "true"})
     low, high = preemption_workload(nodes, scheduler_name)
-    filler = Creator(admin, config.create_threads, lambda _: None)
+    Creator(admin, config.create_threads).create_all(low)
     low_names = [name for name, _ in low]
-    with filler.running(low, None):
-        pass
     if not watch.wait(
         low_names,
         config.timeout,
@@ -1319,7 +776,7 @@ def preemption(run: Run, count: int) -> PhaseRun:
         memory_mi=0,
         node_selector={HOSTNAME: nodes[-1]},
     )
-    Creator(admin, 1, lambda _: None).create("preemption-ready", marker)
+    Creator(admin, 1).create("preemption-ready", marker)
     if not watch.wait(
         ["preemption-ready"],
         config.timeout,
@@ -1376,8 +833,7 @@ def parked(run: Run, count: int) -> PhaseRun:
     names = [name for name, _ in unschedulable]
     started = time.monotonic()
     if unschedulable:
-        with Creator(run.admin, config.create_threads, lambda _: None).running(unschedulable, None):
-            pass
+        Creator(run.admin, config.create_threads).create_all(unschedulable)
         wait_parked(run, names)
     park_seconds = round(time.monotonic() - started, 2)
     log(f"  parked: {len(names)} unschedulable pods parked after {park_seconds} s")
@@ -1443,42 +899,25 @@ def verify(admin: Api, phases: Mapping[str, PhaseRun], kind: str) -> dict[str, A
         f"/api/v1/namespaces/{NAMESPACE}/events", fieldSelector="reason=Scheduled"
     )
     unbound = sorted(name for name in pods if name not in pending and not listing.node_of(name))
-    used: dict[str, dict[str, Fraction]] = defaultdict(lambda: defaultdict(Fraction))
-    for pod in pods.values():
-        node = pod["spec"].get("nodeName")
-        if not node:
-            continue
-        used[node]["pods"] += 1
-        for container in pod["spec"]["containers"]:
-            for resource, quantity in (
-                container.get("resources", {}).get("requests") or {}
-            ).items():
-                used[node][resource] += parse_quantity(quantity)
-    overcommitted = sorted(
-        f"{name}: {resource}"
-        for name, node in nodes.items()
-        for resource, quantity in node["status"]["allocatable"].items()
-        if used[name][resource] > parse_quantity(quantity)
-    )
-    scheduled: Counter[str] = Counter()
-    for event in events:
-        scheduled[event["involvedObject"]["name"]] += event.get("count") or 1
-    twice = sorted(name for name, count in scheduled.items() if count > 1)
+    overloaded = [f"{o.node}: {o.resource}" for o in overcommitted(nodes.values(), pods.values())]
+    scheduled = told(events)
+    placed = {name: node for name in pods if (node := listing.node_of(name))}
+    twice = told_wrongly(scheduled, placed)
     result: dict[str, Any] = {
         "pods": len(pods),
         "parked_pods": len(pending),
         "missing": sorted((expected | pending) - pods.keys())[:10],
         "unbound": unbound[:10],
         "unbound_count": len(unbound),
-        "overcommitted": overcommitted[:10],
-        "scheduled_events": sum(scheduled.values()),
+        "overcommitted": overloaded[:10],
+        "scheduled_events": sum(map(len, scheduled.values())),
         "scheduled_more_than_once": twice[:10],
     }
-    result["ok"] = not (result["missing"] or unbound or overcommitted or twice)
+    result["ok"] = not (result["missing"] or unbound or overloaded or twice)
     verdict = "ok" if result["ok"] else "FAILED"
     log(
         f"  check {verdict}: {len(pods) - len(pending) - len(unbound)}/{len(pods) - len(pending)}"
-        f" pods bound ({len(pending)} parked), {len(overcommitted)} resources overcommitted, "
+        f" pods bound ({len(pending)} parked), {len(overloaded)} resources overcommitted, "
         f"{len(twice)} pods Scheduled twice, {result['scheduled_events']} Scheduled events ({kind})"
     )
     for phase, ran in phases.items():
@@ -1705,14 +1144,14 @@ def run_case(
         settled()
         # The scheduler is stopped before the checks (its last events posted), whatever fails.
         with contextlib.ExitStack() as running:
-            scheduler = SchedulerProcess(kind, plane, config, nodes_file)
+            scheduler = start_scheduler(kind, plane, config, nodes_file)
             running.callback(scheduler.stop)
             started = time.monotonic()
             # Pinned to the last node listed: once it is bound the scheduler has seen every node.
             warm_up = pod_body(
                 "warm-up", SCHEDULER_NAMES[kind], 4, node_selector={HOSTNAME: nodes[-1]}
             )
-            Creator(admin, 1, lambda _: None, on_uid=scheduler.created).create("warm-up", warm_up)
+            Creator(admin, 1, on_uid=created(scheduler)).create("warm-up", warm_up)
             if not watch.wait(
                 ["warm-up"],
                 config.timeout,
@@ -1798,18 +1237,12 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     )
     parser.add_argument("--create-threads", type=int, default=32, help="concurrent POSTs")
     parser.add_argument(
-        "--kube-qps", type=int, default=5000, help="kube-scheduler's client QPS and burst"
+        "--kube-qps", type=int, default=KUBE_QPS, help="kube-scheduler's client QPS and burst"
     )
     parser.add_argument(
         "--timeout", type=float, default=600.0, help="seconds a phase may take to bind its pods"
     )
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=REPO / ".local" / "bench",
-        help="the control plane's state directory (wiped before every run)",
-    )
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    add_dirs(parser, "bench", "the control plane's state directory (wiped before every run)")
     parser.epilog = (
         "A phase of 0 pods is skipped. Only policy-scheduler and kube-scheduler run the phases "
         "past burst and steady."

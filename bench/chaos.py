@@ -34,7 +34,7 @@ Scenarios (the fault's end is the moment recovery is counted from):
 Figures of each scenario (one markdown table row on stdout, all of them in chaos.json):
 
 - pods: the pods that must be bound; bound: how many are, when all were or ``--timeout`` passed
-  (as seen by the pods' watch, bench_scheduling.BindWatch); at fault: how many were bound when the
+  (as seen by the pods' watch, harness.watches.BindWatch); at fault: how many were bound when the
   fault began (a fault after the last bind tests nothing).
 - bound twice: pods with more than one ``Scheduled`` event, or one naming a node the pod is not
   on (the event's message, "Successfully assigned NS/POD to NODE"); no event: bound pods without
@@ -81,8 +81,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import time
@@ -97,34 +95,31 @@ from typing import Any
 
 import requests
 import yaml
-from bench_scheduling import (
-    CONTROLPLANE,
+from harness.checks import overcommitted, told, told_wrongly
+from harness.controlplane import REPO, ControlPlane
+from harness.kube import Api, ApiError
+from harness.metrics import APISERVER, DISPATCHED, STARTED, samples_of, total, value
+from harness.processes import Process, start_operator
+from harness.watches import BindWatch
+from harness.workload import (
     FLOW_SCHEMAS,
     NAMESPACE,
-    REPO,
     SCHEDULER_NAMES,
-    BindWatch,
-    ControlPlane,
     Creator,
     NodeSize,
-    SchedulerProcess,
-    api_counts,
+    add_dirs,
     create_nodes,
-    free_port,
     log,
-    metric,
     node_names,
     pod_body,
     prepare,
 )
-from kube_http import Api, ApiError
 
-from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.scheduling.status import HEARTBEAT_INTERVAL
 
 SCENARIOS = ("etcd-restart", "apiserver-restart", "leader-freeze", "policy-deleted-while-down")
 POLICY = SCHEDULER_NAMES["policy-scheduler"]  # default-profile, which prepare() applies
-# bench_scheduling's request mix, entry 0: 100m cpu (and 128Mi), for every pod.
+# The request mix of harness.workload, entry 0: 100m cpu (and 128Mi), for every pod.
 POD_MIX_INDEX = 0
 # One core holds ten 100m pods; the memory and pod count never bind before the cpu.
 NODE_SIZE = NodeSize(cpu=1, memory=16, pods=110)
@@ -158,8 +153,6 @@ HEARTBEAT_SLACK = 10.0
 # Scheduled events follow their binds; the count has settled when it stood still this long.
 EVENTS_QUIET = 5.0
 POLL_SECONDS = 0.2
-ASSIGNED = re.compile(r"Successfully assigned [^/\s]+/(\S+) to (\S+)")
-STARTED = re.compile(r"^process_start_time_seconds (\S+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -180,55 +173,23 @@ class Config:
 # --- the operator -----------------------------------------------------------------------------
 
 
-class Operator(SchedulerProcess):
-    """``policy-scheduler run`` as users run it, with its metrics served: SchedulerProcess's
-    liveness check and stop, with a command line of its own (as bench_parked.Operator)."""
+def serves(operator: Process, policy: str) -> bool:
+    """Whether ``operator`` has taken ``policy`` in (every replica reports the policies it
+    holds)."""
+    try:
+        return total(operator.scrape(), "policy_scheduler_policy_valid", policy=policy) == 1
+    except requests.RequestException:
+        return False  # not serving its metrics yet
 
-    def __init__(self, plane: ControlPlane, log_path: Path, *flags: str) -> None:
-        self.kind = "policy-scheduler"
-        self.log_path = log_path
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.metrics_url = f"http://127.0.0.1:{free_port()}/metrics"
-        command = [
-            str(Path(sys.executable).with_name("policy-scheduler")),
-            "run",
-            "--kubeconfig",
-            str(plane.dir / "operator.kubeconfig"),
-            "--metrics",
-            self.metrics_url,
-            # With timestamps: the logs are the evidence when a scenario fails.
-            "--log-format",
-            "full",
-            *flags,
-        ]
-        with self.log_path.open("wb") as log_file:
-            self.process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
 
-    def serves(self, policy: str) -> bool:
-        """Whether it has taken ``policy`` in (every replica reports the policies it holds)."""
-        try:
-            return metric(self.scrape(), "policy_scheduler_policy_valid", policy=policy) == 1
-        except requests.RequestException:
-            return False  # not serving its metrics yet
-
-    def status_writes(self) -> Counter[str]:
-        text = self.scrape()
-        return Counter(
-            {
-                result: round(metric(text, "policy_scheduler_status_writes_total", result=result))
-                for result in ("success", "error", "not_found")
-            }
-        )
-
-    def freeze(self) -> None:
-        self.process.send_signal(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        self.process.send_signal(signal.SIGCONT)
-
-    def stop(self) -> None:
-        self.resume()  # a frozen process would keep SIGTERM pending
-        super().stop()
+def status_writes(operator: Process) -> Counter[str]:
+    samples = operator.scrape()
+    return Counter(
+        {
+            result: round(total(samples, "policy_scheduler_status_writes_total", result=result))
+            for result in ("success", "error", "not_found")
+        }
+    )
 
 
 # --- what is measured -------------------------------------------------------------------------
@@ -241,20 +202,20 @@ class OperatorRequests:
     def __init__(self, admin: Api) -> None:
         self.admin = admin
         self.count = 0.0
-        self._last: tuple[str, float] | None = None
+        self._last: tuple[float, float] | None = None
         self.sample()
 
     def sample(self) -> float:
-        text = self.admin.metrics()
-        started = STARTED.search(text)
+        samples = samples_of(self.admin.metrics(), *APISERVER)
+        started = value(samples, STARTED)
         if started is None:
             raise RuntimeError("kube-apiserver's /metrics has no process_start_time_seconds")
-        value, _ = api_counts(text, FLOW_SCHEMAS["policy-scheduler"])
+        count = total(samples, DISPATCHED, flow_schema=FLOW_SCHEMAS["policy-scheduler"])
         if self._last is not None:
-            last_started, last_value = self._last
+            last_started, last_count = self._last
             # A restarted API server counts from 0 again.
-            self.count += value if started[1] != last_started else value - last_value
-        self._last = (started[1], value)
+            self.count += count if started != last_started else count - last_count
+        self._last = (started, count)
         return self.count
 
 
@@ -316,16 +277,6 @@ class Fault:
         self.ended_wall = time.time()
 
 
-def restart(plane: ControlPlane, component: str) -> None:
-    """SIGKILL ``component`` and start it again; returns once kube-apiserver is ready."""
-    subprocess.run(
-        [str(CONTROLPLANE / "restart"), "--dir", str(plane.dir), component],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        timeout=300,
-    )
-
-
 # --- one scenario's stage ---------------------------------------------------------------------
 
 
@@ -342,9 +293,12 @@ class Stage:
     stack: contextlib.ExitStack
     result: dict[str, Any]
 
-    def operator(self, role: str, *flags: str) -> Operator:
+    def operator(self, role: str, *flags: str) -> Process:
+        """``policy-scheduler run`` as users run it, with its metrics served and its log with
+        timestamps (the evidence when a scenario fails); stopped with the stage."""
         file = f"chaos-{self.name}-r{self.result['round']}-{role}.log"
-        operator = Operator(self.plane, self.config.out / "logs" / file, *flags)
+        path = self.config.out / "logs" / file
+        operator = start_operator(self.plane.operator, path, "--log-format", "full", *flags)
         self.stack.callback(operator.stop)
         return operator
 
@@ -352,10 +306,8 @@ class Stage:
         """``count`` pods named ``prefix-NNNNN``, created all at once (concurrently)."""
         names = [f"{prefix}-{i:05d}" for i in range(count)]
         bodies = [(name, pod_body(name, scheduler_name, POD_MIX_INDEX)) for name in names]
-        creator = Creator(self.admin, self.config.create_threads, lambda _: None)
-        # Creator creates them in the background and waits for them when the body ends: at once.
-        with creator.running(bodies, None):
-            pass
+        creator = Creator(self.admin, self.config.create_threads)
+        creator.create_all(bodies)
         if len(creator.created) != count:
             raise RuntimeError(f"only {len(creator.created)} of {count} {prefix} pods created")
         return names
@@ -424,7 +376,7 @@ class Run:
     pods: list[str]
     complete: bool
     fault: Fault
-    operator: Operator
+    operator: Process
     requests: OperatorRequests
     heartbeats: Heartbeats
     started: float
@@ -444,10 +396,10 @@ def restart_scenario(stage: Stage, component: str) -> Run:
     fault = Fault(len(stage.watch.bound), time.monotonic())
     api_requests.sample()
     log(f"  {fault.bound_at_start} bound: restarting {component}")
-    restart(stage.plane, component)
+    stage.plane.restart(component)
     fault.end()
     api_requests.sample()
-    fault.writes_at_end = operator.status_writes()
+    fault.writes_at_end = status_writes(operator)
     log(f"  {component} back after {fault.ended - fault.began:.1f} s")
     stage.result["details"] = f"{component} down {fault.ended - fault.began:.1f} s"
     complete = bind_all(stage, pods, operator.check_alive)
@@ -492,7 +444,7 @@ def leader_freeze(stage: Stage) -> Run:
     before = stage.bound_now()
     leader.resume()
     fault.end()
-    fault.writes_at_end = standby.status_writes()
+    fault.writes_at_end = status_writes(standby)
     log(f"  standby leads {takeover:.1f} s after the freeze; old leader resumed")
     try:
         code: int | None = leader.process.wait(timeout=OLD_LEADER_GRACE)
@@ -547,7 +499,7 @@ def policy_deleted_while_down(stage: Stage) -> Run:
     heartbeats = Heartbeats(Api(stage.plane.admin, pool=1), "kept")
     stage.stack.callback(heartbeats.close)
     deadline = time.monotonic() + config.timeout
-    while not (operator.serves("doomed") and operator.serves("kept")):
+    while not (serves(operator, "doomed") and serves(operator, "kept")):
         operator.check_alive()
         if time.monotonic() > deadline:
             raise RuntimeError(f"the operator did not take the policies in {config.timeout:.0f} s")
@@ -557,13 +509,13 @@ def policy_deleted_while_down(stage: Stage) -> Run:
     api_requests.sample()
     log("  operator frozen: restarting kube-apiserver, deleting policy doomed")
     try:
-        restart(stage.plane, "kube-apiserver")
+        stage.plane.restart("kube-apiserver")
         admin.request("DELETE", f"{POLICIES}/doomed")
     finally:
         operator.resume()
     fault.end()
     api_requests.sample()
-    fault.writes_at_end = operator.status_writes()
+    fault.writes_at_end = status_writes(operator)
     admin.post(POLICIES, policy_body("later"))
     half = config.capacity // 2
     doomed = stage.create_pods("doomed", half, "doomed")
@@ -634,38 +586,18 @@ def check(stage: Stage, run: Run) -> None:
     placed = {
         p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods if p["spec"].get("nodeName")
     }
-    events = settle_events(admin, set(placed))
-    told: dict[str, list[str]] = {}
-    for event in events:
-        found = ASSIGNED.match(event.get("message") or "")
-        node = found[2] if found else "?"
-        told.setdefault(event["involvedObject"]["name"], []).extend(
-            [node] * (event.get("count") or 1)
-        )
-    twice = sorted(
-        name for name, nodes in told.items() if len(nodes) > 1 or nodes[0] != placed.get(name)
-    )
-    untold = sorted(set(placed) - set(told))
-    allocatable = {
-        view.name: view.allocatable.get("cpu", 0)
-        for view in map(NodeView, admin.list_items("/api/v1/nodes"))
-    }
-    requested: Counter[str] = Counter()
-    for view in map(PodView, pods):
-        if view.node_name:
-            requested[view.node_name] += view.requests.get("cpu", 0)
-    overcommitted = sorted(
-        f"{node}: {cpu}m of {allocatable.get(node, 0)}m"
-        for node, cpu in requested.items()
-        if cpu > allocatable.get(node, 0)
-    )
+    told_nodes = told(settle_events(admin, set(placed)))
+    twice = told_wrongly(told_nodes, placed)
+    untold = sorted(set(placed) - set(told_nodes))
+    overcommit = overcommitted(admin.list_items("/api/v1/nodes"), pods, ("cpu",))
+    overloaded = [f"{o.node}: {o.requested}m of {o.allocatable}m" for o in overcommit]
     never = sorted(expected - set(placed))
     bound_times = [stage.watch.bound[name] for name in run.pods if name in stage.watch.bound]
     recovery = max(0.0, max(bound_times) - fault.ended) if run.complete and bound_times else None
     stale_after = HEARTBEAT_INTERVAL + HEARTBEAT_SLACK
     run.heartbeats.wait_after(fault.ended_wall, stale_after)
     gap = run.heartbeats.longest_gap(fault.ended_wall)
-    writes = run.operator.status_writes()
+    writes = status_writes(run.operator)
     writes.subtract(fault.writes_at_end)
     count = run.requests.sample()
     window = time.monotonic() - run.started
@@ -679,8 +611,8 @@ def check(stage: Stage, run: Run) -> None:
         bound_twice_pods=twice[:10],
         bound_without_event=len(untold),
         bound_without_event_pods=untold[:10],
-        overcommitted_nodes=len(overcommitted),
-        overcommitted=overcommitted[:10],
+        overcommitted_nodes=len(overloaded),
+        overcommitted=overloaded[:10],
         never_bound=never[:10],
         requests=round(count),
         window_seconds=round(window, 1),
@@ -695,8 +627,8 @@ def check(stage: Stage, run: Run) -> None:
         failures.append(f"{len(never)} pods never bound")
     if twice:
         failures.append(f"{len(twice)} pods bound more than once")
-    if overcommitted:
-        failures.append(f"{len(overcommitted)} nodes overcommitted")
+    if overloaded:
+        failures.append(f"{len(overloaded)} nodes overcommitted")
     if untold and not run.events_may_be_lost:
         failures.append(f"{len(untold)} bound pods without a Scheduled event")
     if gap > stale_after:
@@ -704,7 +636,7 @@ def check(stage: Stage, run: Run) -> None:
     log(
         f"  {result['bound']}/{len(expected)} bound, recovery {result['recovery_seconds']} s, "
         f"{len(twice)} bound twice, {len(untold)} without event, "
-        f"{len(overcommitted)} nodes overcommitted, "
+        f"{len(overloaded)} nodes overcommitted, "
         f"{result['requests_per_pod_per_minute']} requests/pod/min, heartbeat gap {gap:.1f} s"
         + (f"; FAILED: {'; '.join(failures)}" if failures else "")
     )
@@ -786,13 +718,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         "--timeout", type=float, default=300.0, help="seconds any wait may take (pods to bind...)"
     )
     parser.add_argument("--create-threads", type=int, default=16, help="concurrent POSTs")
-    parser.add_argument(
-        "--dir",
-        type=Path,
-        default=REPO / ".local" / "chaos",
-        help="control planes go to DIR/SCENARIO (wiped first, removed after)",
-    )
-    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
+    add_dirs(parser, "chaos", "control planes go to DIR/SCENARIO (wiped first, removed after)")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.nodes < 1:
         parser.error("--rounds and --nodes must be at least 1")

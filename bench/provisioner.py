@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from kube_http import Api, ApiError, follow
+from harness.kube import Api, ApiError, follow
 
 PROVISIONER = "fake.bench.policy-scheduler.dev"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"

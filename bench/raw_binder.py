@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kube_http import Api, ApiError
+from harness.kube import Api, ApiError
 
 CONCURRENCY = 64
 """By default as many binds in flight as policy-scheduler's (bench_scheduling.py passes it)."""

@@ -16,10 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from harness import Cluster, Operator
-
-REPO = Path(__file__).resolve().parents[2]
-CONTROLPLANE = REPO / "hack" / "controlplane"
+from harness.controlplane import CONTROLPLANE
+from harness.e2e import Cluster, Operator, control_plane
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -42,16 +40,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         )
         yield Cluster(kubeconfig, kubeconfig.with_name("operator.kubeconfig"), bin_dir)
         return
-    state = tmp_path_factory.mktemp("control-plane")
-    subprocess.run([str(CONTROLPLANE / "up"), "--dir", str(state), "--with-scheduler"], check=True)
-    try:
-        yield Cluster(
-            state / "kubeconfig",
-            state / "operator.kubeconfig",
-            Path((state / "bin").read_text().strip()),
-        )
-    finally:
-        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state)], check=True)
+    with control_plane(tmp_path_factory.mktemp("control-plane"), "--with-scheduler") as started:
+        yield started
 
 
 @pytest.fixture

@@ -34,10 +34,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pykube
-import requests
 import yaml
-from harness import Cluster, Operator, bound, items, node, pod, wait_for
+from harness.e2e import Cluster, Operator, bound, items, wait_for
+from harness.objects import node, pod
+from harness.watches import WriteCounter
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
 KUBE = "default-scheduler"
@@ -90,73 +90,31 @@ KINDS: dict[str, dict[str, Any]] = {
 KUBE_RETRIES = {"pod-affinity"}
 
 
-class Writes:
-    """Writes to the objects a watch shows, counted per ``key(object)``: every MODIFIED and, when
-    ``created``, every ADDED. A watch that breaks resumes where it was; one the server ends with
-    410 Gone would have lost writes, which ``lost`` then says."""
-
-    def __init__(
-        self, query: pykube.query.Query, key: Callable[[dict[str, Any]], str], created: bool
-    ) -> None:
-        self.counts: collections.Counter[str] = collections.Counter()
-        self.lost = False
-        self._query = query
-        self._key = key
-        self._counted = {"ADDED", "MODIFIED"} if created else {"MODIFIED"}
-        self._version: str = query.response["metadata"]["resourceVersion"]
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def total(self) -> int:
-        with self._lock:
-            return sum(self.counts.values())
-
-    def snapshot(self) -> collections.Counter[str]:
-        with self._lock:
-            return collections.Counter(self.counts)
-
-    def _run(self) -> None:
-        # A short server-side timeout, so that the thread sees ``stop`` soon.
-        params = {"timeoutSeconds": "5", "allowWatchBookmarks": "true"}
-        while not self._stop.is_set():
-            try:
-                for event in self._query.watch(since=self._version, params=params):
-                    obj = event.object.obj
-                    self._version = obj["metadata"]["resourceVersion"]
-                    if event.type in self._counted:
-                        with self._lock:
-                            self.counts[self._key(obj)] += 1
-            except pykube.exceptions.HTTPError as error:
-                self.lost = self.lost or error.code == 410
-                time.sleep(0.5)
-            except (requests.RequestException, ValueError):
-                time.sleep(0.5)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
 @contextlib.contextmanager
-def counting(cluster: Cluster, namespace: str) -> Iterator[tuple[Writes, Writes]]:
+def counting(cluster: Cluster, namespace: str) -> Iterator[tuple[WriteCounter, WriteCounter]]:
     """FailedScheduling event writes by the pod they are about, and writes to parked pods."""
-    api = cluster.api()
-    events = pykube.Event.objects(api, namespace=namespace).filter(
-        field_selector={"reason": "FailedScheduling"}
+    event_writes = WriteCounter(
+        cluster.api(),
+        f"/api/v1/namespaces/{namespace}/events",
+        lambda e: str(e["involvedObject"]["name"]),
+        created=True,
+        fieldSelector="reason=FailedScheduling",
     )
-    pods = pykube.Pod.objects(api, namespace=namespace).filter(selector=KIND)
-    event_writes = Writes(events, lambda e: str(e["involvedObject"]["name"]), created=True)
-    pod_writes = Writes(pods, lambda p: str(p["metadata"]["name"]), created=False)
+    pod_writes = WriteCounter(
+        cluster.api(),
+        f"/api/v1/namespaces/{namespace}/pods",
+        lambda p: str(p["metadata"]["name"]),
+        created=False,
+        labelSelector=KIND,
+    )
     try:
         yield event_writes, pod_writes
     finally:
-        event_writes.stop()
-        pod_writes.stop()
+        event_writes.close()
+        pod_writes.close()
 
 
-def settled(writes: tuple[Writes, Writes], done: Callable[[], bool]) -> None:
+def settled(writes: tuple[WriteCounter, WriteCounter], done: Callable[[], bool]) -> None:
     """Wait until ``done()`` holds and no write has come for QUIET_SECONDS."""
     last, since = -1, time.monotonic()
 

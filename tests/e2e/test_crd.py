@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness import Cluster, wait_for
+from harness.e2e import Cluster, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
 POLICIES = sorted((REPO / "examples" / "policies").glob("*.yaml"))

@@ -23,8 +23,10 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import CONTROLPLANE
-from harness import Cluster, Operator, free_port, node, pod, policy, samples_of, scrape, wait_for
+from harness.controlplane import free_port
+from harness.e2e import Cluster, Operator, control_plane, wait_for
+from harness.metrics import samples_of, scrape
+from harness.objects import node, pod, policy
 from identity import CLIENT_ID, CLIENT_SECRET, USERNAME, Issuer
 
 LIFETIME = 5.0
@@ -47,22 +49,9 @@ def managed(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     """A control plane whose API server trusts ``issuer``; its user is cluster-admin (what is
     tested here is who the operator is, not what it may do: test_deploy tests that)."""
     state = tmp_path_factory.mktemp("managed-control-plane")
-    subprocess.run(
-        [
-            str(CONTROLPLANE / "up"),
-            "--dir",
-            str(state),
-            "--authentication-config",
-            str(issuer.authentication_config()),
-        ],
-        check=True,
-    )
-    cluster = Cluster(
-        state / "kubeconfig",
-        state / "operator.kubeconfig",
-        Path((state / "bin").read_text().strip()),
-    )
-    try:
+    with control_plane(
+        state, "--authentication-config", str(issuer.authentication_config())
+    ) as cluster:
         cluster.install_crd()
         cluster.kubectl(
             "create",
@@ -74,8 +63,6 @@ def managed(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         cluster.kubectl("create", "namespace", "policy-scheduler")
         cluster.kubectl("create", "namespace", "work")
         yield cluster
-    finally:
-        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state)], check=True)
 
 
 def kubeconfig(cluster: Cluster, path: Path, user: dict[str, Any]) -> Path:

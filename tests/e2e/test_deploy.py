@@ -20,7 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Cluster, Operator, free_port, items, node, pod, policy, wait_for
+from harness.controlplane import free_port
+from harness.e2e import Cluster, Operator, items, wait_for
+from harness.e2e import bound as _bound
+from harness.e2e import events as _events
+from harness.objects import node, pod, policy
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
@@ -170,18 +174,6 @@ def test_the_deployment_is_hardened_and_probed(cluster: Cluster) -> None:
         "port": 443,
     }
     assert webhook["failurePolicy"] == "Ignore"
-
-
-def _bound(cluster: Cluster, namespace: str) -> dict[str, str]:
-    return {
-        p["metadata"]["name"]: p["spec"]["nodeName"]
-        for p in items(cluster, "pods", "-n", namespace)
-        if p["spec"].get("nodeName")
-    }
-
-
-def _events(cluster: Cluster, namespace: str, reason: str) -> list[dict[str, Any]]:
-    return [e for e in items(cluster, "events", "-n", namespace) if e["reason"] == reason]
 
 
 def _status(cluster: Cluster, name: str) -> dict[str, Any]:

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from harness import Cluster, Operator, node, pod, policy, wait_for
+from harness.e2e import Cluster, Operator, wait_for
+from harness.objects import node, pod, policy
 
 from policy_scheduler.cli import EXIT_BAD_INPUT, EXIT_NOT_SERVED
 

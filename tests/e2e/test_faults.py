@@ -6,27 +6,25 @@ re-created while the operator's watches are down; and a policy edited many times
 from __future__ import annotations
 
 import signal
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import CONTROLPLANE
-from harness import (
+from harness.controlplane import ControlPlane
+from harness.e2e import (
     Cluster,
     Operator,
     assert_not_overcommitted,
     assert_scheduled_at_most_once,
     bound,
+    control_plane,
     events,
     items,
-    node,
-    pod,
-    policy,
     status,
     wait_for,
 )
+from harness.objects import node, pod, policy
 
 
 @pytest.fixture
@@ -34,25 +32,11 @@ def own_cluster(tmp_path: Path) -> Iterator[tuple[Cluster, Path]]:
     """A control plane for this test alone (its etcd gets killed), with the CRD and the Lease
     namespace; and its state directory."""
     state = tmp_path / "control-plane"
-    subprocess.run([str(CONTROLPLANE / "up"), "--dir", str(state)], check=True)
-    try:
-        cluster = Cluster(
-            state / "kubeconfig",
-            state / "operator.kubeconfig",
-            Path((state / "bin").read_text().strip()),
-        )
+    with control_plane(state) as cluster:
         cluster.install_crd()
         cluster.kubectl("create", "namespace", "policy-scheduler")
         cluster.kubectl("create", "namespace", "burst")
         yield cluster, state
-    finally:
-        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state)], check=True)
-
-
-def restart(state: Path, component: str) -> None:
-    """Crash ``component`` and start it again (``hack/controlplane/restart``); returns once the
-    API server is ready again."""
-    subprocess.run([str(CONTROLPLANE / "restart"), "--dir", str(state), component], check=True)
 
 
 @pytest.mark.parametrize("component", ["etcd", "kube-apiserver"])
@@ -77,7 +61,7 @@ def test_killed_mid_burst_every_pod_is_bound_once_on_a_node_with_room_and_told(
     operator.start(extra_args=["--leader-elect=false"])
     try:
         wait_for("some pods bound", lambda: len(bound(cluster, "burst")) >= 50, timeout=60)
-        restart(state, component)
+        ControlPlane(state).restart(component)
         restarted = datetime.now(UTC).replace(microsecond=0)
 
         def all_bound() -> dict[str, str] | None:
@@ -146,7 +130,7 @@ def test_policies_deleted_or_replaced_while_the_watch_is_down_are_not_served(
         assert operator.process is not None
         operator.process.send_signal(signal.SIGSTOP)
         try:
-            restart(state, "kube-apiserver")
+            ControlPlane(state).restart("kube-apiserver")
             cluster.kubectl("delete", "schedulingpolicy", "deleted", "replaced")
             cluster.apply(policy("replaced", pool, schedulerName="replacement"))
         finally:

@@ -6,21 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness import (
-    Cluster,
-    Operator,
-    Samples,
-    bound,
-    events,
-    free_port,
-    items,
-    node,
-    pod,
-    policy,
-    scrape,
-    value,
-    wait_for,
-)
+from harness.controlplane import free_port
+from harness.e2e import Cluster, Operator, bound, events, items, wait_for
+from harness.metrics import Samples, scrape, value
+from harness.objects import node, pod, policy
 
 
 def _wait_bound(cluster: Cluster, namespace: str, name: str) -> str:

@@ -17,21 +17,19 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from harness import (
+from harness.controlplane import free_port
+from harness.e2e import (
     Cluster,
     Operator,
     assert_not_overcommitted,
     assert_scheduled_at_most_once,
     bound,
-    free_port,
     items,
-    node,
-    pod,
-    policy,
     posted_since,
     status,
     wait_for,
 )
+from harness.objects import node, pod, policy
 
 from policy_scheduler.cli import EXIT_LOST_LEASE
 

@@ -1,4 +1,5 @@
-"""The harness is real: kube-scheduler schedules onto our Nodes and RBAC is enforced."""
+"""The harness is real: kube-scheduler schedules onto our Nodes and RBAC is enforced. The cluster
+is read with pykube, a client independent of the harness's own."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ import uuid
 import pykube
 import pytest
 import requests
-from harness import Cluster, node, wait_for
+from harness.e2e import Cluster, wait_for
+from harness.objects import node
+
+
+def pykube_api(cluster: Cluster, operator: bool = False) -> pykube.HTTPClient:
+    config = cluster.operator_kubeconfig if operator else cluster.kubeconfig
+    return pykube.HTTPClient(pykube.KubeConfig.from_file(str(config)))
 
 
 def test_kube_scheduler_binds_a_pod_onto_a_created_node(cluster: Cluster, namespace: str) -> None:
@@ -31,7 +38,7 @@ def test_kube_scheduler_binds_a_pod_onto_a_created_node(cluster: Cluster, namesp
             },
         }
     )
-    api = cluster.api()
+    api = pykube_api(cluster)
 
     def bound_node() -> str | None:
         pod = pykube.Pod.objects(api, namespace=namespace).get(name="web")
@@ -67,7 +74,7 @@ def _bind(cluster: Cluster, namespace: str, pod: str, node_name: str) -> request
         "metadata": {"name": pod, "namespace": namespace},
         "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
     }
-    response: requests.Response = cluster.api(operator=True).post(
+    response: requests.Response = pykube_api(cluster, operator=True).post(
         url=f"pods/{pod}/binding", namespace=namespace, json=binding
     )
     return response
@@ -119,6 +126,6 @@ def test_binding_needs_the_pods_binding_role(
         ),
     )
     assert accepted.status_code == 201, accepted.text
-    pod = pykube.Pod.objects(cluster.api(), namespace=namespace).get(name=unscheduled_pod)
+    pod = pykube.Pod.objects(pykube_api(cluster), namespace=namespace).get(name=unscheduled_pod)
     assert pod.obj["spec"]["nodeName"] == target
     cluster.kubectl("delete", "node", target)

@@ -22,18 +22,10 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import (
-    Cluster,
-    Operator,
-    Samples,
-    free_port,
-    node,
-    pod,
-    policy,
-    scrape,
-    value,
-    wait_for,
-)
+from harness.controlplane import free_port
+from harness.e2e import Cluster, Operator, wait_for
+from harness.metrics import Samples, scrape, value
+from harness.objects import node, pod, policy
 
 REPO = Path(__file__).resolve().parents[2]
 NAMESPACE = "policy-scheduler"

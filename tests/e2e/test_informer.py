@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
-from harness import Cluster, pod
+from harness.e2e import Cluster
+from harness.objects import pod
 
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.credentials import load

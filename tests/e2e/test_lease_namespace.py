@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 import uuid
 
-from harness import Cluster, Operator, bound, node, pod, policy, wait_for
+from harness.e2e import Cluster, Operator, bound, wait_for
+from harness.objects import node, pod, policy
 
 RETRY_PERIOD = 0.5  # seconds; short, so that several retries pass quickly
 

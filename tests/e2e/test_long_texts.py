@@ -8,7 +8,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from harness import Cluster, Operator, events, node, pod, policy, status, wait_for
+from harness.e2e import Cluster, Operator, events, status, wait_for
+from harness.objects import node, pod, policy
 
 from policy_scheduler.scheduling.status import MESSAGE_LIMIT, STATUS_BUDGET
 

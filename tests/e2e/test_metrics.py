@@ -8,20 +8,10 @@ import socket
 import subprocess
 
 import pytest
-from harness import (
-    Cluster,
-    Operator,
-    Samples,
-    bound,
-    events,
-    free_port,
-    node,
-    pod,
-    policy,
-    scrape,
-    value,
-    wait_for,
-)
+from harness.controlplane import free_port
+from harness.e2e import Cluster, Operator, bound, events, wait_for
+from harness.metrics import Samples, scrape, value
+from harness.objects import node, pod, policy
 
 # kube-scheduler v1.37's queues (the last two hold pod-group members).
 QUEUES = ("active", "backoff", "unschedulable", "gated", "incomplete", "pending")

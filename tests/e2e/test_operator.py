@@ -8,7 +8,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
-from harness import (
+from harness.e2e import (
     Cluster,
     Operator,
     assert_not_overcommitted,
@@ -16,13 +16,11 @@ from harness import (
     bound,
     events,
     items,
-    node,
-    pod,
-    policy,
     posted_since,
     status,
     wait_for,
 )
+from harness.objects import node, pod, policy
 
 T = TypeVar("T")
 

@@ -33,7 +33,8 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Cluster, items, node, wait_for
+from harness.e2e import Cluster, items, wait_for
+from harness.objects import node
 
 from policy_scheduler import simulate
 from policy_scheduler.plugins.registry import FILTERS

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import test_parity
 import yaml
-from harness import Cluster, wait_for
+from harness.e2e import Cluster, wait_for
 from test_parity import (
     DEFAULT_PROFILE,
     MB,

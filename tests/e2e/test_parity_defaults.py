@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 import test_parity
 import test_parity_conformance
-from harness import Cluster
+from harness.e2e import Cluster
 from test_parity import (
     ANY,
     HOSTNAME,

@@ -49,7 +49,8 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Cluster, Operator, items, node
+from harness.e2e import Cluster, Operator, items
+from harness.objects import node
 from test_parity_volumes import claim, storage_class
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import test_parity
 import test_parity_conformance
-from harness import Cluster, items
+from harness.e2e import Cluster, items
 from test_parity import (
     SCENARIO_LABEL,
     STORAGE_KINDS,

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness import Cluster, Operator, bound, events, node, pod, policy, wait_for
+from harness.e2e import Cluster, Operator, bound, events, wait_for
+from harness.objects import node, pod, policy
 
 REFUSAL = (
     "BindRateLimit: the policy's pods go to binding at most 0.001 a second, in bursts of 1; "

@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import CONTROLPLANE
-from harness import Cluster, Operator, bound, events, node, pod, policy, status, wait_for
+from harness.controlplane import CONTROLPLANE
+from harness.e2e import Cluster, Operator, bound, control_plane, events, status, wait_for
+from harness.objects import node, pod, policy
 
 
 def _older_versions() -> list[str]:
@@ -38,17 +39,8 @@ def older(
 ) -> Iterator[Cluster]:
     state = tmp_path / "control-plane"
     binary = apiservers[request.param]
-    subprocess.run(
-        [str(CONTROLPLANE / "up"), "--dir", str(state), "--apiserver", str(binary)], check=True
-    )
-    try:
-        yield Cluster(
-            state / "kubeconfig",
-            state / "operator.kubeconfig",
-            Path((state / "bin").read_text().strip()),
-        )
-    finally:
-        subprocess.run([str(CONTROLPLANE / "down"), "--dir", str(state)], check=True)
+    with control_plane(state, "--apiserver", str(binary)) as cluster:
+        yield cluster
 
 
 @pytest.mark.parametrize("older", _older_versions(), indirect=True)

@@ -12,7 +12,8 @@ import uuid
 from typing import Any
 
 import pytest
-from harness import Cluster, policy
+from harness.e2e import Cluster
+from harness.objects import policy
 from test_informer import Seen, until, watching
 
 from policy_scheduler import explain

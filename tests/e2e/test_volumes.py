@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
-from harness import Cluster, Operator, bound, events, node, pod, wait_for
+from harness.e2e import Cluster, Operator, bound, events, wait_for
+from harness.objects import node, pod
 from test_parity import create_objects, delete_storage
 from test_parity_volumes import (
     PROVISIONER,

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 
 import pytest
 from bench_scheduling import ATTEMPT_DURATION, bucket_percentiles
+from harness.metrics import Samples, samples_of
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 # (result, profile, seconds) per observation.
 Observations = Sequence[tuple[str, str, float]]
 
 
-def page(observations: Observations) -> str:
+def page(observations: Observations) -> Samples:
     registry = CollectorRegistry()
     histogram = Histogram(
         ATTEMPT_DURATION,
@@ -25,7 +26,7 @@ def page(observations: Observations) -> str:
     )
     for result, profile, seconds in observations:
         histogram.labels(result, profile).observe(seconds)
-    return generate_latest(registry).decode()
+    return samples_of(generate_latest(registry).decode())
 
 
 def scheduled(seconds: float, times: int, profile: str = "a") -> Observations:

@@ -1,0 +1,15 @@
+"""The harness that tests/e2e and the benchmarks of bench/ share.
+
+- ``controlplane``: a local control plane (hack/controlplane: etcd, kube-apiserver, kube-scheduler)
+  started and stopped in a state directory, its kubeconfigs and binaries, and free ports;
+- ``kube``: the one Kubernetes API client, plain ``requests`` on a kubeconfig's token;
+- ``processes``: the operator and kube-scheduler as child processes, and what they cost;
+- ``objects``: Node, Pod and SchedulingPolicy builders;
+- ``metrics``: a Prometheus exposition scraped and parsed (prometheus_client's parser);
+- ``checks``: no node overcommitted, no pod told Scheduled twice;
+- ``workload``: the benchmarks' pods, nodes and namespace, created in bulk and their binds timed;
+- ``e2e``: what the end-to-end tests add for pytest (kubectl, polling that fails the test).
+
+It lives in bench/ so that ``python bench/SCRIPT.py`` finds it beside the script; pytest and mypy
+have bench/ on their path.
+"""
