@@ -7,7 +7,8 @@
 - ``objects``: Node, Pod and SchedulingPolicy builders;
 - ``metrics``: a Prometheus exposition scraped and parsed (prometheus_client's parser);
 - ``checks``: no node overcommitted, no pod told Scheduled twice;
-- ``workload``: the benchmarks' pods, nodes and namespace, created in bulk and their binds timed;
+- ``workload``: the benchmarks' namespace, nodes and pods, created in bulk;
+- ``watches``: when each pod is first bound, and the writes to a collection, from watches;
 - ``e2e``: what the end-to-end tests add for pytest (kubectl, polling that fails the test).
 
 It lives in bench/ so that ``python bench/SCRIPT.py`` finds it beside the script; pytest and mypy
