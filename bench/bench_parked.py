@@ -106,6 +106,7 @@ from harness.kube import Api, ApiError
 from harness.metrics import Samples, total
 from harness.objects import HOSTNAME
 from harness.processes import Process, imported_from, start_kube_scheduler, start_operator
+from harness.wait import poll
 from harness.watches import BindWatch, WriteCounter
 from harness.workload import (
     NAMESPACE,
@@ -473,14 +474,14 @@ def wait_until(
     what: str, done: Callable[[Samples], bool], operator: Process, timeout: float
 ) -> None:
     """Poll ``done(its metrics)`` until true, at most ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        operator.check_alive()
-        with contextlib.suppress(requests.RequestException):
-            if done(operator.scrape()):
-                return
-        time.sleep(POLL_SECONDS)
-    raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+    def probe() -> bool:
+        try:
+            return done(operator.scrape())
+        except requests.RequestException:
+            return False  # not serving its metrics yet
+
+    poll(what, probe, timeout, POLL_SECONDS, operator.check_alive)
 
 
 def settle(operator: Process, pods: int, timeout: float) -> None:

@@ -100,6 +100,7 @@ from harness.controlplane import REPO, ControlPlane
 from harness.kube import Api, ApiError
 from harness.metrics import APISERVER, DISPATCHED, STARTED, samples_of, total, value
 from harness.processes import Process, start_operator
+from harness.wait import poll
 from harness.watches import BindWatch
 from harness.workload import (
     FLOW_SCHEMAS,
@@ -314,12 +315,13 @@ class Stage:
 
     def wait_bound(self, count: int, alive: Callable[[], None]) -> None:
         """Until at least ``count`` pods of the namespace are bound."""
-        deadline = time.monotonic() + self.config.timeout
-        while len(self.watch.bound) < count:
-            alive()
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"fewer than {count} pods bound in {self.config.timeout:.0f} s")
-            time.sleep(0.05)
+        poll(
+            f"{count} pods bound",
+            lambda: len(self.watch.bound) >= count,
+            self.config.timeout,
+            0.05,
+            alive,
+        )
 
     def bound_now(self) -> set[str]:
         """The bound pods of the namespace, as the API server lists them now."""
@@ -434,12 +436,13 @@ def leader_freeze(stage: Stage) -> Run:
     stage.taint_nodes([TAINT])
     # Started after the taint: it never sees a node it could bind to until the taint goes.
     standby = stage.operator("standby", *SHORT_LEASE)
-    deadline = time.monotonic() + config.timeout
-    while holder(stage.admin) in ("", old):
-        standby.check_alive()
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the standby did not take the Lease in {config.timeout:.0f} s")
-        time.sleep(POLL_SECONDS)
+    poll(
+        "the standby to take the Lease",
+        lambda: holder(stage.admin) not in ("", old),
+        config.timeout,
+        POLL_SECONDS,
+        standby.check_alive,
+    )
     takeover = time.monotonic() - fault.began
     before = stage.bound_now()
     leader.resume()
@@ -498,12 +501,13 @@ def policy_deleted_while_down(stage: Stage) -> Run:
     operator = stage.operator("operator", "--leader-elect=false")
     heartbeats = Heartbeats(Api(stage.plane.admin, pool=1), "kept")
     stage.stack.callback(heartbeats.close)
-    deadline = time.monotonic() + config.timeout
-    while not (serves(operator, "doomed") and serves(operator, "kept")):
-        operator.check_alive()
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the operator did not take the policies in {config.timeout:.0f} s")
-        time.sleep(POLL_SECONDS)
+    poll(
+        "the operator to take the policies",
+        lambda: serves(operator, "doomed") and serves(operator, "kept"),
+        config.timeout,
+        POLL_SECONDS,
+        operator.check_alive,
+    )
     operator.freeze()
     fault = Fault(None, time.monotonic())
     api_requests.sample()

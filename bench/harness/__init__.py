@@ -9,6 +9,7 @@
 - ``checks``: no node overcommitted, no pod told Scheduled twice;
 - ``workload``: the benchmarks' namespace, nodes and pods, created in bulk;
 - ``watches``: when each pod is first bound, and the writes to a collection, from watches;
+- ``wait``: polling until something holds, within a time limit;
 - ``e2e``: what the end-to-end tests add for pytest (kubectl, polling that fails the test).
 
 It lives in bench/ so that ``python bench/SCRIPT.py`` finds it beside the script; pytest and mypy

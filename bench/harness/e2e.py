@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import subprocess
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +19,7 @@ from harness.checks import overcommitted, told
 from harness.controlplane import CRD, CRDS, ControlPlane
 from harness.kube import Api
 from harness.processes import Process, operator_command
+from harness.wait import WaitTimeoutError, poll
 
 T = TypeVar("T")
 
@@ -89,14 +89,10 @@ def control_plane(state: Path, *flags: str) -> Iterator[Cluster]:
 
 def wait_for(what: str, probe: Callable[[], T | None], timeout: float = 30.0) -> T:
     """Poll ``probe`` until it returns something truthy; fail naming ``what`` after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = probe()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}")
-        time.sleep(0.2)
+    try:
+        return poll(what, probe, timeout)
+    except WaitTimeoutError as timed_out:
+        pytest.fail(str(timed_out))
 
 
 class Operator:

@@ -21,6 +21,7 @@ import yaml
 from requests.adapters import HTTPAdapter
 
 from harness.controlplane import CRD
+from harness.wait import poll
 
 # Answers worth trying again: the server was busy (APF's 429) or restarting a connection.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -180,12 +181,10 @@ def create_objects(api: Api, *files: Path) -> None:
 
 def wait_established(api: Api, crd: str = CRD, timeout: float = 60.0) -> None:
     """Until the CRD ``crd`` is Established and its resources are served."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def established() -> bool:
         status = api.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd}")
         conditions = status.get("status", {}).get("conditions") or []
-        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-            return
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the CRD {crd} was not established within {timeout:.0f} s")
-        time.sleep(0.1)
+        return any(c["type"] == "Established" and c["status"] == "True" for c in conditions)
+
+    poll(f"the CRD {crd} established", established, timeout, 0.1)
