@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import subprocess
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -120,6 +121,12 @@ class Operator:
 
     def logs(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+def logs_status(logs: str, code: int) -> bool:
+    """Whether the operator's ``logs`` tell of an HTTP status ``code`` (``403``): the number as a
+    word, but not as the milliseconds of a log line's time (``12:24:06,403``)."""
+    return re.search(rf"(?<![,.:])\b{code}\b", logs) is not None
 
 
 def items(cluster: Cluster, *args: str) -> list[dict[str, Any]]:
