@@ -20,9 +20,10 @@ from policy_scheduler import explain
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.credentials import load
 from policy_scheduler.kube.informer import Informer
-from policy_scheduler.kube.kinds import STORAGE
+from policy_scheduler.kube.kinds import collection
 from policy_scheduler.kube.scheduler import KubeScheduler
 from policy_scheduler.model import volumes
+from policy_scheduler.scheduling.kinds import NAMED
 from policy_scheduler.simulate import ClusterDump
 
 Raw = dict[str, Any]
@@ -218,10 +219,11 @@ def test_the_storage_collections_are_the_served_ones(cluster: Cluster) -> None:
     """What kube/scheduler.py watches answers on this server (resource.k8s.io/v1 is served
     from Kubernetes 1.34, the control plane's version)."""
     served = cluster.kubectl("api-resources", "-o", "name").stdout.split()
-    for collection in STORAGE.values():
-        parts = collection.strip("/").split("/")
+    for kind in volumes.KINDS:
+        path = collection(NAMED[kind])
+        parts = path.strip("/").split("/")
         resource = parts[-1] if parts[0] == "api" else f"{parts[-1]}.{parts[1]}"
-        assert resource in served, collection
+        assert resource in served, path
 
 
 def test_an_optional_collection_not_served_is_listed_as_empty_and_said_once(

@@ -137,8 +137,12 @@ def test_a_status_write_lands_only_on_the_object_it_was_made_for(case: WriteCase
 def test_the_disruption_budgets_are_watched_and_gate_the_decisions() -> None:
     """Issue 14: preemption reads PodDisruptionBudgets; no pod is decided before their watch
     has listed, as for every other watch."""
-    from policy_scheduler.kube.kinds import DISRUPTION_BUDGETS  # noqa: PLC0415
+    from policy_scheduler.kube.kinds import collection  # noqa: PLC0415
     from policy_scheduler.kube.scheduler import KubeScheduler  # noqa: PLC0415
+    from policy_scheduler.model import disruption  # noqa: PLC0415
+    from policy_scheduler.scheduling.kinds import NAMED  # noqa: PLC0415
+
+    DISRUPTION_BUDGETS = collection(NAMED[disruption.KIND])  # noqa: N806
 
     replica = KubeScheduler(cast(Kube, Script({})))
     watched = [informer.collection for informer in replica._informers.values()]

@@ -5,8 +5,7 @@ the API server: the operator's watches (:mod:`~policy_scheduler.kube.scheduler`)
 from __future__ import annotations
 
 from policy_scheduler.kube.client import path
-from policy_scheduler.model import disruption, volumes
-from policy_scheduler.scheduling.kinds import KINDS, Kind
+from policy_scheduler.scheduling.kinds import Kind
 
 
 def collection(kind: Kind) -> str:
@@ -14,9 +13,3 @@ def collection(kind: Kind) -> str:
     if kind.group:
         return path("apis", kind.group, kind.version, kind.plural)
     return path("api", kind.version, kind.plural)
-
-
-COLLECTIONS = {kind.name: collection(kind) for kind in KINDS}
-STORAGE = {kind: COLLECTIONS[kind] for kind in volumes.KINDS}
-"""The storage and device objects' collections, by kind (what tests/e2e checks is served)."""
-DISRUPTION_BUDGETS = COLLECTIONS[disruption.KIND]
