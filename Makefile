@@ -36,7 +36,8 @@ e2e: $(BIN)/.installed controlplane older-apiservers
 
 test: lint typecheck unit e2e
 
-# WITH_SCHEDULER=1 also starts kube-scheduler.
+# etcd, kube-apiserver, kube-controller-manager and kwok (simulated kubelets); WITH_SCHEDULER=1 also
+# starts kube-scheduler.
 cluster: controlplane
 	hack/controlplane/up --dir $(CLUSTER_DIR) $(if $(WITH_SCHEDULER),--with-scheduler)
 

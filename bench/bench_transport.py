@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import ssl
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -40,13 +39,12 @@ import aiohttp
 import orjson
 import uvloop
 import yaml
+from harness.controlplane import ControlPlane
 from raw_binder import event_body
 
 from policy_scheduler.kube.client import Kube, path
 from policy_scheduler.kube.credentials import load
 
-REPO = Path(__file__).resolve().parents[1]
-CONTROLPLANE = REPO / "hack" / "controlplane"
 NAMESPACE = "bench-transport"
 CONFIGMAP = "one"
 WARM_UP = 300
@@ -210,15 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-transport-") as state:
         state_dir = Path(state) / "cluster"
-        up = [str(CONTROLPLANE / "up"), "--dir", str(state_dir)]
         try:
-            subprocess.run(up, check=True, stdout=subprocess.DEVNULL)
+            ControlPlane.up(state_dir)
             results = uvloop.run(
                 bench(state_dir / "kubeconfig", args.requests, args.concurrency, args.blocks)
             )
         finally:
-            down = [str(CONTROLPLANE / "down"), "--dir", str(state_dir)]
-            subprocess.run(down, check=True, stdout=subprocess.DEVNULL)
+            ControlPlane(state_dir).down()
     print(table(results))
     return 0
 

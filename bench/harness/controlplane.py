@@ -1,6 +1,7 @@
-"""A local control plane of hack/controlplane (etcd, kube-apiserver and, if asked, kube-scheduler)
-in a state directory of its own: started, restarted, stopped; its kubeconfigs and binaries; and
-free ports for the servers the tests and benchmarks start beside it."""
+"""A local control plane of hack/controlplane (etcd, kube-apiserver and, if asked, the controllers
+with kwok's simulated kubelets and kube-scheduler) in a state directory of its own: started,
+restarted, stopped; its kubeconfigs and binaries; and free ports for the servers the tests and
+benchmarks start beside it."""
 
 from __future__ import annotations
 
@@ -46,20 +47,24 @@ class ControlPlane:
     dir: Path
 
     @classmethod
-    def up(cls, state_dir: Path, *flags: str) -> ControlPlane:
-        """Started in ``state_dir`` with ``up``'s ``flags`` (``--with-scheduler``, ...)."""
+    def up(cls, state_dir: Path, *flags: str, controllers: bool = False) -> ControlPlane:
+        """Started in ``state_dir`` with ``up``'s ``flags`` (``--with-scheduler``, ...). Bare
+        (``up --bare``: no controller, no kubelet) unless ``controllers``: the tests and
+        benchmarks that stand in for a controller control its timing, and no kwok or
+        kube-controller-manager shares the machine's two cores with what a benchmark measures."""
+        bare = () if controllers else ("--bare",)
         subprocess.run(
-            [str(CONTROLPLANE / "up"), "--dir", str(state_dir), *flags],
+            [str(CONTROLPLANE / "up"), "--dir", str(state_dir), *bare, *flags],
             check=True,
             stdout=subprocess.DEVNULL,
         )
         return cls(state_dir.resolve())
 
     @classmethod
-    def fresh(cls, state_dir: Path, *flags: str) -> ControlPlane:
+    def fresh(cls, state_dir: Path, *flags: str, controllers: bool = False) -> ControlPlane:
         """Whatever ran in ``state_dir`` stopped and removed, then a new one started."""
         cls(state_dir).down()
-        return cls.up(state_dir, *flags)
+        return cls.up(state_dir, *flags, controllers=controllers)
 
     @property
     def admin(self) -> Path:

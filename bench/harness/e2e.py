@@ -79,9 +79,10 @@ class Cluster:
 
 
 @contextlib.contextmanager
-def control_plane(state: Path, *flags: str) -> Iterator[Cluster]:
-    """A control plane of ``up``'s ``flags`` in ``state`` while the body runs; stopped after."""
-    plane = ControlPlane.up(state, *flags)
+def control_plane(state: Path, *flags: str, controllers: bool = False) -> Iterator[Cluster]:
+    """A control plane of ``up``'s ``flags`` in ``state`` while the body runs; stopped after.
+    Bare unless ``controllers`` (see :meth:`ControlPlane.up`)."""
+    plane = ControlPlane.up(state, *flags, controllers=controllers)
     try:
         yield Cluster.of(plane)
     finally:

@@ -1,10 +1,16 @@
-"""The real control plane for end-to-end tests.
+"""The real control planes for end-to-end tests.
 
-One etcd + kube-apiserver + kube-scheduler per test session, built by hack/controlplane and started
-in a state directory of its own (so a developer's `make cluster` is left alone), or the cluster that
-``POLICY_SCHEDULER_E2E_KUBECONFIG`` names, whose admin kubeconfig must have ``operator.kubeconfig``
-beside it as ``make cluster`` writes. A plain ``KUBECONFIG`` is deliberately ignored: tests create
-and delete objects, and must never do so on whatever cluster a shell happens to point at.
+``cluster``: one etcd + kube-apiserver + kube-scheduler per test session, built by hack/controlplane
+and started in a state directory of its own (so a developer's `make cluster` is left alone). It is
+bare (``up --bare``: no controller, no kubelet): the tests that need what those do stand in for
+them and control when it happens. Or the cluster that ``POLICY_SCHEDULER_E2E_KUBECONFIG`` names,
+started the same way (``hack/controlplane/up --bare --with-scheduler``), whose admin kubeconfig must
+have ``operator.kubeconfig`` beside it as ``up`` writes.
+``real_cluster``: kube-controller-manager and kwok's simulated kubelets beside them, as ``make
+cluster WITH_SCHEDULER=1`` runs, for the tests that let the real controllers act; started only
+when a test asks for it.
+A plain ``KUBECONFIG`` is deliberately ignored: tests create and delete objects, and must never do
+so on whatever cluster a shell happens to point at.
 """
 
 from __future__ import annotations
@@ -41,6 +47,17 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield Cluster(kubeconfig, kubeconfig.with_name("operator.kubeconfig"), bin_dir)
         return
     with control_plane(tmp_path_factory.mktemp("control-plane"), "--with-scheduler") as started:
+        yield started
+
+
+@pytest.fixture(scope="session")
+def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A control plane with kube-controller-manager, kwok and kube-scheduler (``make cluster
+    WITH_SCHEDULER=1``), its SchedulingPolicy CRD installed."""
+    with control_plane(
+        tmp_path_factory.mktemp("real-cluster"), "--with-scheduler", controllers=True
+    ) as started:
+        started.install_crd()
         yield started
 
 
