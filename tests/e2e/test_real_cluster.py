@@ -11,35 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from harness.e2e import Cluster, Operator, events, items, wait_for
+from harness.e2e import Cluster, Operator, add_nodes, events, items, wait_for
 from harness.objects import node, pod, policy
 from test_parity_volumes import storage_class, volume
 
 pytestmark = pytest.mark.real_cluster
 
-NOT_READY = "node.kubernetes.io/not-ready"
 # Far longer than any of these takes; a timeout only says something never happened.
 GENEROUS = 90.0
-
-
-def add_nodes(cluster: Cluster, *nodes: dict[str, Any]) -> None:
-    """Create ``nodes`` and wait until kwok reports them Ready and the node lifecycle controller
-    has lifted the not-ready taint that new nodes are created with, which no policy tolerates."""
-    cluster.apply(*nodes)
-    names = {n["metadata"]["name"] for n in nodes}
-
-    def ready() -> bool:
-        found = [n for n in items(cluster, "nodes") if n["metadata"]["name"] in names]
-        return len(found) == len(names) and all(
-            any(
-                c["type"] == "Ready" and c["status"] == "True"
-                for c in n["status"].get("conditions", ())
-            )
-            and not any(t["key"] == NOT_READY for t in n["spec"].get("taints") or ())
-            for n in found
-        )
-
-    wait_for(f"nodes {sorted(names)} Ready and untainted", ready, timeout=GENEROUS)
 
 
 def template(scheduler: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
