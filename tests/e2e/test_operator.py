@@ -300,10 +300,10 @@ def test_a_pod_needing_a_node_feature_waits_for_a_node_declaring_it(
 def test_a_pod_resized_in_place_counts_on_its_node_as_it_runs(
     cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
-    """A running pod's in-place resize, told by its status alone (no kubelet runs here: the
-    statuses are written as one would write them), counts on its node as kube-scheduler v1.37
-    counts it: a resize down not yet done holds what the pod runs with; once done, the room is
-    free and a pod waiting for it is bound."""
+    """A running pod's in-place resize, told by its status alone (no kubelet runs here, and kwok
+    resizes nothing: the test writes the statuses, and decides when the resize is done), counts on
+    its node as kube-scheduler v1.37 counts it: a resize down not yet done holds what the pod runs
+    with; once done, the room is free and a pod waiting for it is bound."""
     name = f"{pool}-0"
     cluster.apply(node(name, cpu="2", labels={"pool": pool}))
     cluster.apply(policy(pool, pool))
