@@ -21,9 +21,11 @@ pytestmark = pytest.mark.real_cluster
 GENEROUS = 90.0
 
 
-def template(scheduler: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
+def template(
+    scheduler: str, labels: dict[str, str], cpu: str = "100m", **spec: Any
+) -> dict[str, Any]:
     """A pod template for ``scheduler``: the pod of harness.objects.pod with ``labels``."""
-    made = pod("unused", scheduler, labels=labels, extra=spec)
+    made = pod("unused", scheduler, cpu=cpu, labels=labels, extra=spec)
     return {"metadata": {"labels": labels}, "spec": made["spec"]}
 
 
@@ -156,7 +158,9 @@ def test_a_statefulsets_claims_are_bound_by_the_pv_controller_to_the_pvs_the_pol
 def test_a_jobs_pods_are_bound_by_the_policy_and_the_job_completes(
     real_cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
-    add_nodes(real_cluster, node(f"{pool}-0", labels={"pool": pool}))
+    """Two of the Job's pods at a time, on a node with room for one: each waits for the one
+    before it to succeed, which frees its room (a finished pod holds none)."""
+    add_nodes(real_cluster, node(f"{pool}-0", cpu="1", labels={"pool": pool}))
     real_cluster.apply(policy(pool, pool))
     operator.start()
     job = {
@@ -166,7 +170,7 @@ def test_a_jobs_pods_are_bound_by_the_policy_and_the_job_completes(
         "spec": {
             "completions": 3,
             "parallelism": 2,
-            "template": template(pool, {"app": "report"}, restartPolicy="Never"),
+            "template": template(pool, {"app": "report"}, cpu="600m", restartPolicy="Never"),
         },
     }
     real_cluster.apply(job, namespace=namespace)
