@@ -186,6 +186,38 @@ def test_a_jobs_pods_are_bound_by_the_policy_and_the_job_completes(
     assert_bound_by(real_cluster, namespace, pods, pool)
 
 
+def test_a_daemonsets_pods_are_bound_each_to_its_node_and_run(
+    real_cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    """The DaemonSet controller pins each pod to its node by a required node affinity on the
+    node's name (matchFields metadata.name), which NodeAffinity honours."""
+    names = [f"{pool}-{i}" for i in range(3)]
+    add_nodes(real_cluster, *(node(n, labels={"pool": pool}) for n in names))
+    predicates = [{"name": n} for n in ("NodeResourcesFit", "TaintToleration", "NodeAffinity")]
+    real_cluster.apply(policy(pool, pool, predicates=predicates))
+    operator.start()
+    daemon_set = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "agent"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "agent"}},
+            "template": template(pool, {"app": "agent"}, nodeSelector={"pool": pool}),
+        },
+    }
+    real_cluster.apply(daemon_set, namespace=namespace)
+
+    def ready() -> list[dict[str, Any]] | None:
+        agent = items(real_cluster, "daemonsets", "-n", namespace)[0]["status"]
+        pods = pods_of(real_cluster, namespace, "agent")
+        done = agent.get("numberReady") == 3 and len(pods) == 3 and running(pods)
+        return pods if done else None
+
+    pods = wait_for("the DaemonSet ready, its pods Running", ready, timeout=GENEROUS)
+    assert sorted(p["spec"]["nodeName"] for p in pods) == names
+    assert_bound_by(real_cluster, namespace, pods, pool)
+
+
 def priority_class(name: str, value: int, pool: str) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
