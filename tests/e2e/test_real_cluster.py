@@ -1,9 +1,10 @@
 """The operator among the real controllers (``real_cluster``: kube-controller-manager, kwok's
-simulated kubelets, kube-scheduler): the pods of Deployments, StatefulSets and Jobs are bound by a
-policy and run; claims that wait for their first consumer are bound by the real PV controller to
-the PV the policy chose; preemption's victims are deleted gracefully and removed by their kubelet;
-PodDisruptionBudgets whose status the disruption controller writes are honoured, as by
-kube-scheduler. Nothing here stands in for a controller or a kubelet."""
+simulated kubelets, kube-scheduler): the pods of Deployments, StatefulSets, Jobs and DaemonSets are
+bound by a policy and run; claims that wait for their first consumer are bound by the real PV
+controller to the PV the policy chose, and a pod made again goes back to its PV; preemption's
+victims are deleted gracefully and removed by their kubelet; PodDisruptionBudgets whose status the
+disruption controller writes are honoured, as by kube-scheduler. Nothing here stands in for a
+controller or a kubelet."""
 
 from __future__ import annotations
 
@@ -151,6 +152,23 @@ def test_a_statefulsets_claims_are_bound_by_the_pv_controller_to_the_pvs_the_pol
             assert pv["spec"]["claimRef"]["uid"] == pvc["metadata"]["uid"]
             # The PV's node is the pod's: the name says it, and so does its affinity.
             assert pv["metadata"]["name"] == f"{p['spec']['nodeName']}-pv"
+
+        # Made again, a pod keeps its claim, bound now: it goes back to the node of its PV.
+        (gone,) = (p for p in pods if p["metadata"]["name"] == "db-0")
+        real_cluster.kubectl("delete", "pod", "db-0", "-n", namespace, "--wait=false")
+        again = wait_for(
+            "db-0 made again and Running",
+            lambda: next(
+                (
+                    p
+                    for p in named(real_cluster, namespace, "db-0")
+                    if p["metadata"]["uid"] != gone["metadata"]["uid"] and running([p])
+                ),
+                None,
+            ),
+            timeout=GENEROUS,
+        )
+        assert again["spec"]["nodeName"] == gone["spec"]["nodeName"]
     finally:
         real_cluster.kubectl("delete", "pv,storageclasses", "-l", f"pool={pool}", "--wait=false")
 
