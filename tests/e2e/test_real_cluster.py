@@ -25,7 +25,8 @@ GENEROUS = 90.0
 def template(
     scheduler: str, labels: dict[str, str], cpu: str = "100m", **spec: Any
 ) -> dict[str, Any]:
-    """A pod template for ``scheduler``: the pod of harness.objects.pod with ``labels``."""
+    """A pod template for ``scheduler``: the pod of harness.objects.pod with ``labels``,
+    requesting ``cpu``."""
     made = pod("unused", scheduler, cpu=cpu, labels=labels, extra=spec)
     return {"metadata": {"labels": labels}, "spec": made["spec"]}
 
@@ -55,11 +56,21 @@ def named(cluster: Cluster, namespace: str, name: str) -> list[dict[str, Any]]:
     return items(cluster, "pods", "-n", namespace, "--field-selector", f"metadata.name={name}")
 
 
-def wait_running(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
-    """The pod ``name`` once it runs."""
+def wait_running(
+    cluster: Cluster, namespace: str, name: str, replacing: str = ""
+) -> dict[str, Any]:
+    """The pod ``name`` once it runs; with ``replacing``, one made again in place of the pod of
+    that uid."""
     return wait_for(
         f"{name} Running",
-        lambda: next(iter(p for p in named(cluster, namespace, name) if running([p])), None),
+        lambda: next(
+            (
+                p
+                for p in named(cluster, namespace, name)
+                if p["metadata"]["uid"] != replacing and running([p])
+            ),
+            None,
+        ),
         timeout=GENEROUS,
     )
 
@@ -156,18 +167,7 @@ def test_a_statefulsets_claims_are_bound_by_the_pv_controller_to_the_pvs_the_pol
         # Made again, a pod keeps its claim, bound now: it goes back to the node of its PV.
         (gone,) = (p for p in pods if p["metadata"]["name"] == "db-0")
         real_cluster.kubectl("delete", "pod", "db-0", "-n", namespace, "--wait=false")
-        again = wait_for(
-            "db-0 made again and Running",
-            lambda: next(
-                (
-                    p
-                    for p in named(real_cluster, namespace, "db-0")
-                    if p["metadata"]["uid"] != gone["metadata"]["uid"] and running([p])
-                ),
-                None,
-            ),
-            timeout=GENEROUS,
-        )
+        again = wait_running(real_cluster, namespace, "db-0", replacing=gone["metadata"]["uid"])
         assert again["spec"]["nodeName"] == gone["spec"]["nodeName"]
     finally:
         real_cluster.kubectl("delete", "pv,storageclasses", "-l", f"pool={pool}", "--wait=false")
