@@ -2,8 +2,9 @@
 simulated kubelets, kube-scheduler): the pods of Deployments, StatefulSets, Jobs and DaemonSets are
 bound by a policy and run; claims that wait for their first consumer are bound by the real PV
 controller to the PV the policy chose, and a pod made again goes back to its PV; preemption's
-victims are deleted gracefully and removed by their kubelet; PodDisruptionBudgets whose status the
-disruption controller writes are honoured, as by kube-scheduler. Nothing here stands in for a
+victims are deleted gracefully and removed by their kubelet, and a victim's controller making it
+again does not take the preemptor's room; PodDisruptionBudgets whose status the disruption
+controller writes are honoured; both as by kube-scheduler. Nothing here stands in for a
 controller or a kubelet."""
 
 from __future__ import annotations
@@ -281,6 +282,53 @@ def test_a_preemption_victim_is_deleted_gracefully_and_its_kubelet_removes_it(
     assert preempted[0]["message"] == (
         f"Preempted by pod {preemptor['metadata']['uid']} on node {target}"
     )
+
+
+@pytest.mark.parametrize("scheduler", ["ours", "kube-scheduler"])
+def test_a_preempted_replica_made_again_leaves_the_room_to_the_preemptor(
+    real_cluster: Cluster, namespace: str, pool: str, preempting: tuple[str, str], scheduler: str
+) -> None:
+    """The victim is a ReplicaSet's pod: its controller makes it again at once, while the
+    preemptor waits for the room it is nominated to. The new replica, of lower priority, must
+    not take that room: one eviction only, with our DefaultPreemption as with kube-scheduler's."""
+    low, high = preempting
+    name = pool if scheduler == "ours" else "default-scheduler"
+    target = f"{pool}-0"
+    add_nodes(real_cluster, node(target, cpu="2", labels={"pool": pool}))
+    on_pool = {"nodeSelector": {"pool": pool}}
+    replica_set = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "low"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "low"}},
+            "template": template(name, {"app": "low"}, cpu="2", priorityClassName=low, **on_pool),
+        },
+    }
+    real_cluster.apply(replica_set, namespace=namespace)
+    wait_for(
+        "the replica Running",
+        lambda: (found := pods_of(real_cluster, namespace, "low")) and running(found),
+        timeout=GENEROUS,
+    )
+    real_cluster.apply(
+        pod("preemptor", name, cpu="2", extra={"priorityClassName": high, **on_pool}),
+        namespace=namespace,
+    )
+    assert wait_running(real_cluster, namespace, "preemptor")["spec"]["nodeName"] == target
+
+    def replaced() -> list[dict[str, Any]]:
+        return [
+            e
+            for e in events(real_cluster, namespace, "FailedScheduling")
+            if e["involvedObject"]["name"].startswith("low-")
+        ]
+
+    wait_for("the new replica told it does not fit", replaced, timeout=GENEROUS)
+    (replica,) = pods_of(real_cluster, namespace, "low")
+    assert not replica["spec"].get("nodeName")
+    assert len(events(real_cluster, namespace, "Preempted")) == 1
 
 
 @pytest.mark.parametrize("scheduler", ["ours", "kube-scheduler"])
