@@ -147,6 +147,33 @@ def bound(cluster: Cluster, namespace: str) -> dict[str, str]:
     }
 
 
+NOT_READY = "node.kubernetes.io/not-ready"
+
+
+def add_nodes(cluster: Cluster, *nodes: dict[str, Any], timeout: float = 60.0) -> None:
+    """Create ``nodes`` on a cluster with controllers and kwok, and wait until kwok reports them
+    Ready and the node lifecycle controller has lifted the not-ready taint that a new node gets
+    at its creation (TaintNodesByCondition), which the pods here do not tolerate."""
+    cluster.apply(*nodes)
+    names = {n["metadata"]["name"] for n in nodes}
+
+    def usable(found: dict[str, Any]) -> bool:
+        ready = any(
+            c["type"] == "Ready" and c["status"] == "True"
+            for c in found["status"].get("conditions", ())
+        )
+        return ready and all(t["key"] != NOT_READY for t in found["spec"].get("taints") or ())
+
+    wait_for(
+        f"nodes {sorted(names)} Ready, without the not-ready taint",
+        lambda: (
+            sum(usable(n) for n in items(cluster, "nodes") if n["metadata"]["name"] in names)
+            == len(names)
+        ),
+        timeout,
+    )
+
+
 def events(cluster: Cluster, namespace: str, reason: str) -> list[dict[str, Any]]:
     return [e for e in items(cluster, "events", "-n", namespace) if e["reason"] == reason]
 

@@ -18,7 +18,8 @@ def node(
     labels: Mapping[str, str] | None = None,
     taints: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """A Node object as a kubelet would register it (no kubelet runs here)."""
+    """A Node object as a kubelet would register it (on a cluster with kwok, kwok then keeps it
+    Ready; on a bare one no kubelet runs)."""
     capacity = {"cpu": cpu, "memory": memory, "pods": pods}
     return {
         "apiVersion": "v1",

@@ -8,7 +8,8 @@ started the same way (``hack/controlplane/up --bare --with-scheduler``), whose a
 have ``operator.kubeconfig`` beside it as ``up`` writes.
 ``real_cluster``: kube-controller-manager and kwok's simulated kubelets beside them, as ``make
 cluster WITH_SCHEDULER=1`` runs, for the tests that let the real controllers act; started only
-when a test asks for it.
+when a test asks for it. A test marked ``real_cluster`` gets its ``namespace``, ``pool`` and
+``operator`` there.
 A plain ``KUBECONFIG`` is deliberately ignored: tests create and delete objects, and must never do
 so on whatever cluster a shell happens to point at.
 """
@@ -53,17 +54,33 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
 @pytest.fixture(scope="session")
 def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A control plane with kube-controller-manager, kwok and kube-scheduler (``make cluster
-    WITH_SCHEDULER=1``), its SchedulingPolicy CRD installed."""
+    WITH_SCHEDULER=1``), its SchedulingPolicy CRD installed and the operators' lease namespace
+    created."""
     with control_plane(
         tmp_path_factory.mktemp("real-cluster"), "--with-scheduler", controllers=True
     ) as started:
         started.install_crd()
+        _create_lease_namespace(started)
         yield started
 
 
+def _on(request: pytest.FixtureRequest, *bare_needs: str) -> Cluster:
+    """The cluster the requesting test works on: ``real_cluster`` for a test marked
+    ``real_cluster``, else ``cluster``, after the session fixtures ``bare_needs`` that prepare
+    it as ``real_cluster`` comes prepared."""
+    if request.node.get_closest_marker("real_cluster") is not None:
+        real: Cluster = request.getfixturevalue("real_cluster")
+        return real
+    for name in bare_needs:
+        request.getfixturevalue(name)
+    bare: Cluster = request.getfixturevalue("cluster")
+    return bare
+
+
 @pytest.fixture
-def namespace(cluster: Cluster) -> Iterator[str]:
+def namespace(request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace per test, deleted afterwards."""
+    cluster = _on(request)
     name = f"e2e-{uuid.uuid4().hex[:8]}"
     cluster.kubectl("create", "namespace", name)
     yield name
@@ -77,28 +94,32 @@ def crd(cluster: Cluster) -> None:
 
 
 @pytest.fixture
-def pool(cluster: Cluster, crd: None) -> Iterator[str]:
+def pool(request: pytest.FixtureRequest) -> Iterator[str]:
     """A name for this test's nodes and policies (label ``pool``), all deleted afterwards."""
+    cluster = _on(request, "crd")
     name = f"pool-{uuid.uuid4().hex[:6]}"
     yield name
     cluster.kubectl("delete", "schedulingpolicies,nodes", "-l", f"pool={name}", "--wait=false")
 
 
-@pytest.fixture(scope="session")
-def lease_namespace(cluster: Cluster) -> str:
-    """Where the operators' leader-election Lease lives, as in deploy/."""
+def _create_lease_namespace(cluster: Cluster) -> str:
     cluster.apply(
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "policy-scheduler"}}
     )
     return "policy-scheduler"
 
 
+@pytest.fixture(scope="session")
+def lease_namespace(cluster: Cluster) -> str:
+    """Where the operators' leader-election Lease lives, as in deploy/."""
+    return _create_lease_namespace(cluster)
+
+
 @pytest.fixture
-def operator(
-    cluster: Cluster, crd: None, lease_namespace: str, tmp_path: Path
-) -> Iterator[Operator]:
+def operator(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Operator]:
     """An operator for the test to start (so a test can create pods before it starts); stopped
     afterwards, with its log printed, which pytest shows when the test failed."""
+    cluster = _on(request, "crd", "lease_namespace")
     process = Operator(cluster.kubeconfig, tmp_path / "operator.log")
     yield process
     process.stop()

@@ -1,11 +1,12 @@
 """deploy/ on the real API server: the manifests apply, the RBAC is what the operator needs and
 not a verb more, and the operator schedules pods under the service account's own token.
 
-The Deployment's pods cannot run here (there is no kubelet), so the operator runs as a process
-outside the cluster with the service account's kubeconfig: the same identity and permissions as
-in the cluster. deploy/'s namespace and ServiceAccount are left behind afterwards (deleting a
-namespace needs kube-controller-manager, which does not run here; neither grants anything), its
-roles and bindings are removed, so later tests see the service account without permissions.
+The Deployment's pods cannot run here (no kubelet on this bare cluster; kwok's, on a full one, runs
+no container either), so the operator runs as a process outside the cluster with the service
+account's kubeconfig: the same identity and permissions as in the cluster. deploy/'s namespace and
+ServiceAccount are left behind afterwards (deleting a namespace needs kube-controller-manager, which
+does not run here; neither grants anything), its roles and bindings are removed, so later tests see
+the service account without permissions.
 """
 
 from __future__ import annotations

@@ -115,7 +115,9 @@ def test_kube_schedulers_nomination_holds_against_our_lower_priority_pod(
     cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
     """kube-scheduler preempts for its pod and nominates it to the node; when the victim is gone
-    (the test stands in for the kubelet), our lower-priority pod must not take the room."""
+    (the test stands in for the kubelet), our lower-priority pod must not take the room. Not on
+    real_cluster: kwok may remove the victim before kube-scheduler has written the nomination,
+    and then our pod rightly takes the room."""
     target = f"{pool}-0"
     cluster.apply(node(target, cpu="2", labels={"pool": pool}))
     cluster.apply(

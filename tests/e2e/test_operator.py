@@ -8,9 +8,11 @@ import time
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
+import pytest
 from harness.e2e import (
     Cluster,
     Operator,
+    add_nodes,
     assert_not_overcommitted,
     assert_scheduled_at_most_once,
     bound,
@@ -81,26 +83,29 @@ def test_pending_pods_are_bound_with_events_and_status(
     assert "Decisions:" in described and "Least Allocated:" in described
 
 
+@pytest.mark.real_cluster
 def test_kube_schedulers_pods_count_and_unschedulable_pods_are_told_once(
-    cluster: Cluster, namespace: str, pool: str, operator: Operator
+    real_cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
-    cluster.apply(node(f"{pool}-0", cpu="2", labels={"pool": pool}))
-    cluster.apply(policy(pool, pool))
+    add_nodes(real_cluster, node(f"{pool}-0", cpu="2", labels={"pool": pool}))
+    real_cluster.apply(policy(pool, pool))
     # kube-scheduler places this one; our cache must count it.
-    cluster.apply(
+    real_cluster.apply(
         pod("theirs", "default-scheduler", cpu="1500m", extra={"nodeSelector": {"pool": pool}}),
         namespace=namespace,
     )
-    wait_for("kube-scheduler's pod bound", lambda: "theirs" in bound(cluster, namespace))
+    wait_for("kube-scheduler's pod bound", lambda: "theirs" in bound(real_cluster, namespace))
     operator.start()
-    cluster.apply(pod("ours", pool, cpu="1"), namespace=namespace)
+    real_cluster.apply(pod("ours", pool, cpu="1"), namespace=namespace)
 
-    failed = wait_for("FailedScheduling", lambda: events(cluster, namespace, "FailedScheduling"))
+    failed = wait_for(
+        "FailedScheduling", lambda: events(real_cluster, namespace, "FailedScheduling")
+    )
     message = failed[0]["message"]
     assert message.startswith("0/") and "1 Insufficient cpu" in message
     assert message.endswith(".")
     pod_conditions = items(
-        cluster, "pods", "-n", namespace, "--field-selector", "metadata.name=ours"
+        real_cluster, "pods", "-n", namespace, "--field-selector", "metadata.name=ours"
     )[0]["status"]["conditions"]
     assert {
         "type": "PodScheduled",
@@ -108,17 +113,19 @@ def test_kube_schedulers_pods_count_and_unschedulable_pods_are_told_once(
         "reason": "Unschedulable",
         "message": message,
     }.items() <= pod_conditions[0].items()
-    wait_for("the unschedulable count", lambda: status(cluster, pool).get("unschedulable") == 1)
+    wait_for(
+        "the unschedulable count", lambda: status(real_cluster, pool).get("unschedulable") == 1
+    )
 
     # A change that does not help: the pod is tried again, and the same story is not re-told.
-    cluster.kubectl("label", "node", f"{pool}-0", "touched=yes")
+    real_cluster.kubectl("label", "node", f"{pool}-0", "touched=yes")
     time.sleep(3)
-    assert len(events(cluster, namespace, "FailedScheduling")) == 1
+    assert len(events(real_cluster, namespace, "FailedScheduling")) == 1
 
     # A change that helps: kube-scheduler's pod goes away, ours fits.
-    # No kubelet confirms a graceful deletion here, so the deletion is forced.
-    cluster.kubectl("delete", "pod", "theirs", "-n", namespace, "--grace-period=0", "--force")
-    wait_for("our pod bound", lambda: bound(cluster, namespace).get("ours") == f"{pool}-0")
+    # Deleted gracefully: its kubelet (kwok) confirms, and the pod is gone.
+    real_cluster.kubectl("delete", "pod", "theirs", "-n", namespace, "--wait=false")
+    wait_for("our pod bound", lambda: bound(real_cluster, namespace).get("ours") == f"{pool}-0")
 
 
 def test_a_policy_edit_changes_the_next_placement(
@@ -293,10 +300,10 @@ def test_a_pod_needing_a_node_feature_waits_for_a_node_declaring_it(
 def test_a_pod_resized_in_place_counts_on_its_node_as_it_runs(
     cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
-    """A running pod's in-place resize, told by its status alone (no kubelet runs here: the
-    statuses are written as one would write them), counts on its node as kube-scheduler v1.37
-    counts it: a resize down not yet done holds what the pod runs with; once done, the room is
-    free and a pod waiting for it is bound."""
+    """A running pod's in-place resize, told by its status alone (no kubelet runs here, and kwok
+    resizes nothing: the test writes the statuses, and decides when the resize is done), counts on
+    its node as kube-scheduler v1.37 counts it: a resize down not yet done holds what the pod runs
+    with; once done, the room is free and a pod waiting for it is bound."""
     name = f"{pool}-0"
     cluster.apply(node(name, cpu="2", labels={"pool": pool}))
     cluster.apply(policy(pool, pool))

@@ -115,7 +115,9 @@ class Step:
 
 StandIn = Callable[[], None]
 """One pass of a controller that does not run here (the PV controller, a provisioner): called
-while waiting for kube-scheduler's decision, as kube-scheduler may wait for it to bind."""
+while waiting for kube-scheduler's decision, as kube-scheduler may wait for it to bind. Parity
+needs it on the bare cluster: a real controller would change the state between our decision and
+kube-scheduler's."""
 
 
 @dataclass

@@ -21,7 +21,9 @@ policy and score the operator adds to kube's text).
 
 No kubelet runs: a pod deleted gracefully would stay Terminating forever. As kube-scheduler's
 integration tests do, the test stands in for the kubelet: a pod seen with a deletionTimestamp is
-recorded as a victim (its conditions read) and then force-deleted.
+recorded as a victim (its conditions read) and then force-deleted. It stays on the bare cluster:
+kwok would remove a victim before the test saw it Terminating, and would overwrite the start
+times that break ties between victims. (test_real_cluster lets kwok remove them.)
 
 Each scenario also says what kube-scheduler should do (worked out by hand from v1.37.2's
 preemption: fewest PDB violations, then the lowest highest-priority victim, the smallest sum of

@@ -14,7 +14,8 @@ kube-scheduler's integration tests do. kube-scheduler's PreBind (VolumeBinding's
 waits until each claim it chose a PV for is fully bound (``spec.volumeName`` and the annotation
 ``pv.kubernetes.io/bind-completed``) and, for a claim it asked to provision (annotation
 ``volume.kubernetes.io/selected-node``), until a PV is bound to it; the stand-in does that while
-the test waits for kube's decision.
+the test waits for kube's decision. It stays on the bare cluster, not real_cluster: no provisioner
+runs there either, and our offline decision must see the claims as kube-scheduler will, unbound.
 """
 
 from __future__ import annotations

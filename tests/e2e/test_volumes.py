@@ -4,7 +4,9 @@ A SchedulingPolicy made from examples/policies/default-profile.yaml serves pods 
 PV controller or provisioner runs here: test_parity_volumes.PVController stands in for them, but
 only once the operator has done its part (the PV's claimRef, the claim's selected-node
 annotation), so that each test sees that part done by the operator. Waits are generous and never
-assume the operator is slow or fast.
+assume the operator is slow or fast. They stay on the bare cluster: the real PV controller would
+not wait for the test to see the pod held, and no provisioner runs on real_cluster either
+(test_real_cluster has the real PV controller bind a StatefulSet's claims).
 """
 
 from __future__ import annotations
