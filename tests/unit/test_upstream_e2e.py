@@ -50,7 +50,11 @@ GANG = (
 
 
 def spec(
-    texts_and_leaf: tuple[list[str], str], state: str, message: str = "", leaf_type: str = "It"
+    texts_and_leaf: tuple[list[str], str],
+    state: str,
+    message: str = "",
+    leaf_type: str = "It",
+    attempts: int = 1,
 ) -> dict[str, Any]:
     """A spec report as ginkgo writes it."""
     texts, leaf = texts_and_leaf
@@ -59,6 +63,7 @@ def spec(
         "LeafNodeText": leaf,
         "LeafNodeType": leaf_type,
         "State": state,
+        "NumAttempts": attempts,
     }
     if message:
         report["Failure"] = {"Message": message}
@@ -76,13 +81,13 @@ def report(*specs: dict[str, Any]) -> list[dict[str, Any]]:
 def test_results_keep_the_scheduling_tests_with_the_first_line_of_why() -> None:
     found = script.results(
         report(
-            spec(NODE_SELECTOR_SPEC, "passed"),
+            spec(NODE_SELECTOR_SPEC, "passed", attempts=2),
             spec(TAINTS_SPEC, "failed", "timed out waiting for the condition\nstack trace"),
             spec(MULTI_AZ_SPEC, "skipped", "Schedulable zone count is 1, only multi-zone"),
         )
     )
     assert found == {
-        NODE_SELECTOR: script.Result("passed"),
+        NODE_SELECTOR: script.Result("passed", attempts=2),
         TAINTS: script.Result("failed", "timed out waiting for the condition"),
         MULTI_AZ: script.Result("skipped", "Schedulable zone count is 1, only multi-zone"),
     }
@@ -101,6 +106,11 @@ def test_the_table_says_why_a_test_is_not_run_and_marks_a_missing_result() -> No
     gang_row = next(line for line in lines if line.startswith(f"| {GANG} |"))
     assert gang_row.count("not run here: the GenericWorkload feature gate is off") == 2
     assert f"| {NODE_SELECTOR} | passed | (no result) |" in lines
+
+
+def test_a_test_passed_only_on_its_second_attempt_says_so() -> None:
+    runs = {"kube-scheduler": {TAINTS: script.Result("passed", attempts=2)}}
+    assert f"| {TAINTS} | passed (attempt 2) | (no result) |" in script.table(runs).splitlines()
 
 
 def test_a_pipe_in_a_message_does_not_split_its_cell() -> None:
