@@ -50,11 +50,7 @@ GANG = (
 
 
 def spec(
-    texts_and_leaf: tuple[list[str], str],
-    state: str,
-    message: str = "",
-    leaf_type: str = "It",
-    attempts: int = 1,
+    texts_and_leaf: tuple[list[str], str], state: str, message: str = "", leaf_type: str = "It"
 ) -> dict[str, Any]:
     """A spec report as ginkgo writes it."""
     texts, leaf = texts_and_leaf
@@ -63,7 +59,6 @@ def spec(
         "LeafNodeText": leaf,
         "LeafNodeType": leaf_type,
         "State": state,
-        "NumAttempts": attempts,
     }
     if message:
         report["Failure"] = {"Message": message}
@@ -81,13 +76,13 @@ def report(*specs: dict[str, Any]) -> list[dict[str, Any]]:
 def test_results_keep_the_scheduling_tests_with_the_first_line_of_why() -> None:
     found = script.results(
         report(
-            spec(NODE_SELECTOR_SPEC, "passed", attempts=2),
+            spec(NODE_SELECTOR_SPEC, "passed"),
             spec(TAINTS_SPEC, "failed", "timed out waiting for the condition\nstack trace"),
             spec(MULTI_AZ_SPEC, "skipped", "Schedulable zone count is 1, only multi-zone"),
         )
     )
     assert found == {
-        NODE_SELECTOR: script.Result("passed", attempts=2),
+        NODE_SELECTOR: script.Result("passed"),
         TAINTS: script.Result("failed", "timed out waiting for the condition"),
         MULTI_AZ: script.Result("skipped", "Schedulable zone count is 1, only multi-zone"),
     }
@@ -106,11 +101,6 @@ def test_the_table_says_why_a_test_is_not_run_and_marks_a_missing_result() -> No
     gang_row = next(line for line in lines if line.startswith(f"| {GANG} |"))
     assert gang_row.count("not run here: the GenericWorkload feature gate is off") == 2
     assert f"| {NODE_SELECTOR} | passed | (no result) |" in lines
-
-
-def test_a_test_passed_only_on_its_second_attempt_says_so() -> None:
-    runs = {"kube-scheduler": {TAINTS: script.Result("passed", attempts=2)}}
-    assert f"| {TAINTS} | passed (attempt 2) | (no result) |" in script.table(runs).splitlines()
 
 
 def test_a_pipe_in_a_message_does_not_split_its_cell() -> None:
