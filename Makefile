@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLUSTER_DIR := .local/cluster
 
-.PHONY: demo test lint typecheck unit e2e controlplane older-apiservers cluster cluster-down clean bench bench-quick chaos
+.PHONY: demo test lint typecheck unit e2e controlplane older-apiservers cluster cluster-down clean bench bench-quick chaos upstream-e2e
 
 # The virtualenv is rebuilt whenever pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -21,8 +21,8 @@ older-apiservers:
 	hack/controlplane/build --older > /dev/null
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check operator tests bench
-	$(BIN)/ruff format --check operator tests bench
+	$(BIN)/ruff check operator tests bench hack/upstream-e2e
+	$(BIN)/ruff format --check operator tests bench hack/upstream-e2e
 	$(BIN)/lint-imports
 
 typecheck: $(BIN)/.installed
@@ -68,6 +68,12 @@ chaos: $(BIN)/.installed controlplane
 	$(BIN)/python bench/chaos.py || status=1; \
 	$(BIN)/python bench/bench_parked.py --node-churn || status=1; \
 	exit $$status
+
+# Kubernetes' own [sig-scheduling] e2e tests, against kube-scheduler and then against
+# policy-scheduler serving default-scheduler, each on a fresh cluster; a table of both results,
+# failing if ours fails a test kube-scheduler passes (see docs/upstream-e2e.md).
+upstream-e2e: $(BIN)/.installed controlplane
+	$(BIN)/python hack/upstream-e2e
 
 clean: cluster-down
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .import_linter_cache

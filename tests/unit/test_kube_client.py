@@ -5,6 +5,8 @@ server of canned answers)."""
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -121,6 +123,44 @@ def test_a_failed_request_is_an_api_error(
         assert raised.value.message.startswith(message)
 
     asyncio.run(scenario())
+
+
+def test_a_namespace_being_deleted_is_not_told_as_a_refused_permission(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The API server's 403 for new content in a terminating namespace (its NamespaceLifecycle
+    # admission): the operator's RBAC allows the request, so there is nothing to re-apply.
+    status = {
+        "kind": "Status",
+        "status": "Failure",
+        "message": 'events "web.1" is forbidden: unable to create new content in namespace ns '
+        "because it is being terminated",
+        "reason": "Forbidden",
+        "details": {
+            "name": "web.1",
+            "kind": "events",
+            "causes": [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": "namespace ns is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ],
+        },
+        "code": 403,
+    }
+    answer = sized("403 Forbidden", json.dumps(status).encode())
+
+    async def scenario() -> None:
+        async with canned(tmp_path, CannedServer(answer, close=True)) as kube:
+            with pytest.raises(ApiError) as raised:
+                await kube.request("POST", "/api/v1/namespaces/ns/events", {})
+            assert raised.value.status == 403
+            assert not kube.refusals
+
+    with caplog.at_level(logging.ERROR, logger="policy_scheduler.kube.refusals"):
+        asyncio.run(scenario())
+    assert not caplog.records
 
 
 def test_a_watch_silent_past_its_read_timeout_is_an_api_error(tmp_path: Path) -> None:

@@ -114,6 +114,16 @@ def _message(status: int, reason: str | None, payload: bytes) -> str:
         return f"{status} {reason or ''}".strip()
 
 
+def _namespace_terminating(payload: bytes) -> bool:
+    """Whether an error's Status body says its namespace is being deleted: the 403 of admission
+    (NamespaceLifecycle) to new content there, which no RBAC rule changes."""
+    try:
+        causes = orjson.loads(payload)["details"]["causes"]
+        return any(cause.get("reason") == "NamespaceTerminating" for cause in causes)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return False
+
+
 class Kube:
     """The API server the operator talks to, as ``credentials`` say, with at most
     ``concurrency`` requests in flight."""
@@ -185,7 +195,8 @@ class Kube:
                         if response.status >= 300:
                             payload = await response.read()
                             message = _message(response.status, response.reason, payload)
-                            if response.status in (UNAUTHORIZED, FORBIDDEN):
+                            refused = response.status in (UNAUTHORIZED, FORBIDDEN)
+                            if refused and not _namespace_terminating(payload):
                                 self.refusals.refused(method, url_path, response.status, message)
                             raise ApiError(response.status, message)
                         if self.refusals:

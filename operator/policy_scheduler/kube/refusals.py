@@ -1,7 +1,8 @@
 """What the API server refused the operator, said at once: a lost permission is for a person to fix.
 
 A 403 means the operator's RBAC lacks a rule (a ClusterRole older than the code, a rule taken
-away); a 401 that its credentials are not accepted. Neither heals by retrying, though some
+away; the client does not pass on the 403 admission gives new content in a namespace being
+deleted); a 401 that its credentials are not accepted. Neither heals by retrying, though some
 callers retry a while (a restarting API server answers 403 briefly, :mod:`~policy_scheduler.
 kube.events`), so the first refusal of each kind of request (verb and resource, as RBAC names
 them: ``create events``, ``patch pods/status``) is logged at once, with what to do, and every
