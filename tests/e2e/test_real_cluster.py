@@ -76,6 +76,21 @@ def wait_running(
     )
 
 
+def wait_settled(
+    cluster: Cluster, namespace: str, resource: str, app: str, *, counted: str, count: int
+) -> list[dict[str, Any]]:
+    """The pods of the workload ``app`` (the namespace's one object of ``resource``) once its
+    controller counts ``count`` of them in ``status.<counted>`` and all ``count`` run."""
+
+    def settled() -> list[dict[str, Any]] | None:
+        status = items(cluster, resource, "-n", namespace)[0]["status"]
+        pods = pods_of(cluster, namespace, app)
+        done = status.get(counted) == count and len(pods) == count and running(pods)
+        return pods if done else None
+
+    return wait_for(f"the {resource} {app} settled, its pods Running", settled, timeout=GENEROUS)
+
+
 def test_a_deployments_pods_are_bound_by_the_policy_and_run(
     real_cluster: Cluster, namespace: str, pool: str, operator: Operator
 ) -> None:
@@ -94,13 +109,9 @@ def test_a_deployments_pods_are_bound_by_the_policy_and_run(
     }
     real_cluster.apply(deployment, namespace=namespace)
 
-    def available() -> list[dict[str, Any]] | None:
-        web = items(real_cluster, "deployments", "-n", namespace)[0]
-        pods = pods_of(real_cluster, namespace, "web")
-        done = web["status"].get("availableReplicas") == 3 and len(pods) == 3 and running(pods)
-        return pods if done else None
-
-    pods = wait_for("the Deployment available, its pods Running", available, timeout=GENEROUS)
+    pods = wait_settled(
+        real_cluster, namespace, "deployments", "web", counted="availableReplicas", count=3
+    )
     assert {p["spec"]["nodeName"] for p in pods} <= {f"{pool}-0", f"{pool}-1"}
     assert_bound_by(real_cluster, namespace, pods, pool)
 
@@ -146,13 +157,9 @@ def test_a_statefulsets_claims_are_bound_by_the_pv_controller_to_the_pvs_the_pol
         }
         real_cluster.apply(stateful_set, namespace=namespace)
 
-        def ready() -> list[dict[str, Any]] | None:
-            db = items(real_cluster, "statefulsets", "-n", namespace)[0]
-            pods = pods_of(real_cluster, namespace, "db")
-            done = db["status"].get("readyReplicas") == 2 and len(pods) == 2 and running(pods)
-            return pods if done else None
-
-        pods = wait_for("the StatefulSet ready, its pods Running", ready, timeout=GENEROUS)
+        pods = wait_settled(
+            real_cluster, namespace, "statefulsets", "db", counted="readyReplicas", count=2
+        )
         assert_bound_by(real_cluster, namespace, pods, pool)
         claims = {c["metadata"]["name"]: c for c in items(real_cluster, "pvc", "-n", namespace)}
         pvs = {v["metadata"]["name"]: v for v in items(real_cluster, "pv", "-l", f"pool={pool}")}
@@ -226,13 +233,9 @@ def test_a_daemonsets_pods_are_bound_each_to_its_node_and_run(
     }
     real_cluster.apply(daemon_set, namespace=namespace)
 
-    def ready() -> list[dict[str, Any]] | None:
-        agent = items(real_cluster, "daemonsets", "-n", namespace)[0]["status"]
-        pods = pods_of(real_cluster, namespace, "agent")
-        done = agent.get("numberReady") == 3 and len(pods) == 3 and running(pods)
-        return pods if done else None
-
-    pods = wait_for("the DaemonSet ready, its pods Running", ready, timeout=GENEROUS)
+    pods = wait_settled(
+        real_cluster, namespace, "daemonsets", "agent", counted="numberReady", count=3
+    )
     assert sorted(p["spec"]["nodeName"] for p in pods) == names
     assert_bound_by(real_cluster, namespace, pods, pool)
 
