@@ -60,7 +60,13 @@ class BindCase:
 
 BINDS = {
     "bound": BindCase({}),
-    "a conflict is not read": BindCase(409, outcome=Outcome.TAKEN),
+    # The API server answers 409 for every failure of the bind's storage write, an etcd
+    # connection lost after its commit among them: a conflict is read as a lost reply is.
+    "a conflict, and the pod shows the bind committed (etcd restarted)": BindCase(409, [on("n1")]),
+    "a conflict, and the pod bound elsewhere": BindCase(409, [on("n2")], Outcome.TAKEN),
+    "a conflict, and the pod still pending: not bound again": BindCase(
+        409, [on(None)], Outcome.TAKEN
+    ),
     "a refusal is not read": BindCase(403, outcome=Outcome.FAILED),
     "reply lost, and the pod shows the bind committed": BindCase(0, [on("n1")]),
     # v1.37 (kubernetes#138855): DefaultBinder binds again after an error client-go calls
