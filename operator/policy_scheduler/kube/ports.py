@@ -59,7 +59,8 @@ BIND_RETRY_JITTER = 0.1
 class KubeBinder:
     """:class:`~policy_scheduler.scheduling.ports.Binder` by a POST to ``pods/binding``.
 
-    A bind whose reply was lost (the API server restarted, the connection broke) may have been
+    A bind whose reply was lost (the API server restarted, the connection broke), or that was
+    refused with a conflict (which also covers etcd failing after the commit), may have been
     committed. Counting it failed would free its room in the cache while the pod holds it; so the
     binder reads the pod, for up to :data:`SETTLE_SECONDS`, to learn what became of it. A bind
     the pod shows uncommitted is sent again after the errors kube-scheduler's binder retries
@@ -84,7 +85,10 @@ class KubeBinder:
                 return BindResult(Outcome.FAILED, error.message)
             except ApiError as error:
                 if error.status == 409:
-                    return BindResult(Outcome.TAKEN, error.message)
+                    # The API server answers 409 for any failure of the bind's storage write,
+                    # etcd lost after the commit among them: only the pod tells.
+                    conflict = await self._settle(pod, node, error.message)
+                    return conflict or BindResult(Outcome.TAKEN, error.message)
                 if error.status == 404:
                     return BindResult(Outcome.GONE, error.message)
                 if error.status not in UNANSWERED:

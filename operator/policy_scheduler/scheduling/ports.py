@@ -48,9 +48,9 @@ class Outcome(Enum):
     """How a bind ended."""
 
     BOUND = "bound"
-    # 409: a conflict. The pod may be assigned already, or the server failed otherwise (an etcd
-    # error, a gated pod): only the watch can tell, so the loop retries unless it shows the pod
-    # assigned.
+    # 409, and the pod, read, is not on the node: assigned elsewhere, or still pending after
+    # another failure (an etcd error before the commit, a gated pod). The loop retries unless
+    # the watch shows the pod assigned.
     TAKEN = "taken"
     GONE = "gone"  # 404: the pod was deleted meanwhile
     FAILED = "failed"
