@@ -30,6 +30,9 @@ from policy_scheduler.model.quantity import QuantityError, parse_quantity
 QUANTITY_FORMAT_ERROR = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
+# resource.ParseQuantity's error for a string of that form whose suffix is unknown (ErrSuffix).
+QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
+_QUANTITY_FORM = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
@@ -199,7 +202,9 @@ def _quantity_of(text: str) -> Quantity | None:
 
 def quantity(text: Any) -> Quantity | CELEvalError:
     parsed = _quantity_of(_text(text))
-    return error(QUANTITY_FORMAT_ERROR) if parsed is None else parsed
+    if parsed is not None:
+        return parsed
+    return error(QUANTITY_SUFFIX_ERROR if _QUANTITY_FORM.match(text) else QUANTITY_FORMAT_ERROR)
 
 
 def is_quantity(text: Any) -> celtypes.BoolType:
