@@ -51,18 +51,25 @@ class _CostLimitError(Exception):
 
 
 class _Budget:
-    __slots__ = ("limit", "spent")
+    """An evaluation's cost so far; `costly` holds the ids of its program's nodes that cost 1."""
 
-    def __init__(self, limit: int) -> None:
+    __slots__ = ("costly", "limit", "spent")
+
+    def __init__(self, limit: int, costly: frozenset[int]) -> None:
         self.limit = limit
+        self.costly = costly
         self.spent = 0
+
+
+# The value of each literal node of the compiled programs (values are immutable).
+_LITERALS: dict[lark.Tree[Any], Any] = {}
 
 
 class _KubeEvaluator(Evaluator):
     """celpy's interpreter with a cost budget, `cel.bind`, and kube's list `min`/`max`.
 
-    Every tree node that does something (an operator, a call, a selection, an index, a literal,
-    a name) costs 1; the pass-through nodes of celpy's grammar cost nothing.
+    Every tree node that does something costs 1: an operator, a call, a selection, an index, a
+    literal, a name; celpy's grammar nests many pass-through nodes, which cost nothing.
     """
 
     def __init__(self, ast: lark.Tree[Any], activation: Activation, budget: _Budget) -> None:
@@ -74,12 +81,22 @@ class _KubeEvaluator(Evaluator):
 
     def _visit_tree(self, tree: lark.Tree[Any]) -> Any:
         # lark's Interpreter reaches every node here, through visit() or visit_children().
-        if len(tree.children) != 1 or tree.data in ("ident", "literal"):
-            budget = self.budget
+        budget = self.budget
+        if id(tree) in budget.costly:
             budget.spent += 1
             if budget.spent > budget.limit:
                 raise _CostLimitError
         return super()._visit_tree(tree)
+
+    def literal(self, tree: lark.Tree[Any]) -> Any:
+        # celpy converts a literal's text again at every evaluation (a string's escapes
+        # included); a literal's value never changes.
+        value = _LITERALS.get(tree)
+        if value is None:
+            value = super().literal(tree)
+            if not isinstance(value, CELEvalError):
+                _LITERALS[tree] = value
+        return value
 
     def member_dot_arg(self, tree: lark.Tree[Any]) -> Any:
         member_tree, name = tree.children[0], tree.children[1]
@@ -114,27 +131,32 @@ def _is_ident(tree: Any, name: str) -> bool:
 
 
 _ENVIRONMENT = Environment()
+# What every evaluation starts from: the functions, and no variable. An evaluation chains its
+# variables onto it rather than copying it (celpy's Runner builds and copies one per evaluation).
+_BASE = Activation(functions=FUNCTIONS)
 
 
 class Program:
     """One compiled expression; `evaluate` runs it on its variables within a cost limit."""
 
-    __slots__ = ("_ast", "expression")
+    __slots__ = ("_ast", "_costly", "expression")
 
     def __init__(self, expression: str, ast: lark.Tree[Any]) -> None:
         self.expression = expression
         self._ast = ast
+        # The program keeps its tree, so the ids of the nodes stay theirs.
+        self._costly = frozenset(
+            id(node)
+            for node in ast.iter_subtrees()
+            if len(node.children) != 1 or node.data in ("ident", "literal")
+        )
 
     def evaluate(self, variables: Mapping[str, Any], cost_limit: int) -> Any:
         """The expression's value; raises CelError (runtime) with cel-go's text."""
-        activation = Activation(
-            package=_ENVIRONMENT.package,
-            annotations=_ENVIRONMENT.annotations,
-            functions=FUNCTIONS,
-        )
-        evaluator = _KubeEvaluator(self._ast, activation, _Budget(cost_limit))
+        activation = _BASE.nested_activation(vars=variables)
+        evaluator = _KubeEvaluator(self._ast, activation, _Budget(cost_limit, self._costly))
         try:
-            return evaluator.evaluate(dict(variables))
+            return evaluator.evaluate()
         except _CostLimitError:
             raise CelError("operation cancelled: actual cost limit exceeded") from None
         except CELEvalError as e:
