@@ -467,7 +467,9 @@ def quote(text: Any) -> celtypes.StringType:
     return celtypes.StringType(f'"{escaped}"')
 
 
+@functools.lru_cache(maxsize=256)
 def _regex(pattern: str) -> Any:
+    # A selector's patterns are literals: each is compiled once.
     try:
         return re2.compile(pattern)
     except re2.error as e:
