@@ -62,6 +62,7 @@ TRUE = {
     ' && semver("v1.0", true) == semver("1.0.0")',
     "semver-equality": 'semver("1.2.3") == semver("1.2.3")'
     ' && !(semver("1.2.3") == semver("1.0.0"))',
+    "semver-build-metadata-ignored": 'semver("1.2.3+build.1") == semver("1.2.3+build.2")',
     "semver-less": 'semver("1.0.0").isLessThan(semver("1.2.3"))'
     ' && !semver("1.2.3").isLessThan(semver("1.0.0"))',
     "semver-greater": 'semver("1.2.3").isGreaterThan(semver("1.0.0"))',
@@ -226,6 +227,10 @@ DEVICE = {
         True,
     ),
     "has": (f'has(device.attributes["{DRIVER}"].model)', GPU, True),
+    "has-missing": (f'has(device.attributes["{DRIVER}"].mig)', GPU, False),
+    # An unknown domain reads as an empty map, but is not in the map (kube's mapper).
+    "has-unknown-domain": ("has(device.attributes.other)", GPU, False),
+    "has-in-unknown-domain": ("has(device.capacity.other.slots)", {**GPU, "capacity": {}}, False),
     "strings-on-attribute": (f'device.attributes["{DRIVER}"].model.startsWith("a1")', GPU, True),
     "exists-one-domain": (f'device.attributes.exists_one(x, x == "{DRIVER}")', GPU, True),
     "allowMultipleAllocations-unset": ("device.allowMultipleAllocations == false", GPU, True),

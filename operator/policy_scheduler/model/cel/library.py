@@ -90,10 +90,11 @@ class Semver:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Semver):
             raise TypeError("no such overload")
-        return self.compare(other) == 0 and self.build == other.build
+        # Build metadata does not count, as blang/semver's Equals.
+        return self.compare(other) == 0
 
     def __hash__(self) -> int:
-        return hash((self.major, self.minor, self.patch, self.pre, self.build))
+        return hash((self.major, self.minor, self.patch, self.pre))
 
 
 class SemverError(ValueError):

@@ -88,6 +88,18 @@ class _KubeEvaluator(Evaluator):
                 raise _CostLimitError
         return super()._visit_tree(tree)
 
+    def macro_has_eval(self, exprlist: lark.Tree[Any]) -> celtypes.BoolType:
+        # has(m.f) on a map tests whether the key is there (celpy tests whether m.f evaluates,
+        # which `device.attributes`' empty map for an unknown domain would make true).
+        node: Any = exprlist.children[0] if exprlist.children else None
+        while isinstance(node, lark.Tree) and len(node.children) == 1:
+            node = node.children[0]
+        if isinstance(node, lark.Tree) and node.data == "member_dot":
+            target = self.visit(node.children[0])
+            if isinstance(target, celtypes.MapType):
+                return celtypes.BoolType(str(node.children[1]) in target)
+        return super().macro_has_eval(exprlist)
+
     def literal(self, tree: lark.Tree[Any]) -> Any:
         # celpy converts a literal's text again at every evaluation (a string's escapes
         # included); a literal's value never changes.
