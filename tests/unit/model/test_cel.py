@@ -239,6 +239,57 @@ DEVICE = {
         {"name": "d", "allowMultipleAllocations": True},
         True,
     ),
+    "all": (
+        """
+device.capacity["dra.example.com"].quantity.isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"].bool &&
+device.attributes["dra.example.com"].int > 0 &&
+device.attributes["dra.example.com"].string == "fish" &&
+device.attributes["dra.example.com"].version.isGreaterThan(semver("0.0.1")) &&
+device.capacity["dra.example.com"]["quantity"].isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"]["bool"] &&
+device.attributes["dra.example.com"]["int"] > 0 &&
+device.attributes["dra.example.com"]["string"] == "fish" &&
+device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
+""",
+        {
+            "name": "d",
+            "attributes": {
+                "bool": {"bool": True},
+                "int": {"int": 1},
+                "string": {"string": "fish"},
+                "version": {"version": "1.0.0"},
+            },
+            "capacity": {"quantity": {"value": "1Mi"}},
+        },
+        True,
+    ),
+    "many": (
+        f'device.attributes["{DRIVER}"].a && device.attributes["{DRIVER}"].b'
+        f' && device.attributes["{DRIVER}"].c',
+        {"name": "d", "attributes": attrs(a=True, b=True, c=True)},
+        True,
+    ),
+    "check_attribute_ids": (
+        f'device.attributes["{DRIVER}"].exists_one(x, x == "services")',
+        {"name": "d", "attributes": attrs(services="some_example_value")},
+        True,
+    ),
+    "split_attribute": (
+        f'device.attributes["{DRIVER}"].services.split("example").size() >= 2',
+        {"name": "d", "attributes": attrs(services="some_example_value")},
+        True,
+    ),
+    "regexp_attribute": (
+        f'device.attributes["{DRIVER}"].services.matches("[^a]?sym")',
+        {"name": "d", "attributes": attrs(services="asymetric")},
+        True,
+    ),
+    "check_capacity_domains": (
+        f'device.capacity.exists_one(x, x == "{DRIVER}")',
+        {"name": "d", "capacity": {"memory": {"value": "1Mi"}}},
+        True,
+    ),
     "invalid-version-attribute": (
         "true",
         {"name": "d", "attributes": {"v": {"version": "1.0"}}},
