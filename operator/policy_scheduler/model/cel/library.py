@@ -194,6 +194,8 @@ def _text(value: Any) -> str:
     return value
 
 
+# Selectors repeat a handful of literal quantities and versions: each is parsed once.
+@functools.lru_cache(maxsize=1024)
 def _quantity_of(text: str) -> Quantity | None:
     try:
         return Quantity(parse_quantity(text))
@@ -304,6 +306,7 @@ def _flag(normalize: Any) -> bool:
     return bool(normalize)
 
 
+@functools.lru_cache(maxsize=1024)
 def _semver_of(text: str, normalize: bool) -> Semver:
     return parse_semver(_normalize_semver(text) if normalize else text)
 
