@@ -88,6 +88,14 @@ TRUE = {
     ' && "hello".upperAscii() == "HELLO" && "a,b,c".split(",") == ["a", "b", "c"]'
     ' && "hello".substring(1, 3) == "el" && "  x ".trim() == "x"'
     ' && ["a", "b"].join("-") == "a-b" && "aaa".replace("a", "b", 2) == "bba"',
+    # cel-go's optional types: the syntax and the functions
+    "optional-field": '{"a": 1}.?a.orValue(0) == 1 && {"a": 1}.?b.orValue(0) == 0',
+    "optional-index": '{"a": 1}[?"a"].hasValue() && ![1, 2][?5].hasValue()',
+    "optional-functions": "optional.of(1).value() == 1 && optional.none().orValue(2) == 2"
+    ' && !optional.ofNonZeroValue("").hasValue()'
+    " && optional.none().or(optional.of(3)).value() == 3",
+    "optional-syntax-in-strings-untouched": '"a.?b[?c]".size() == 8',
+    "strings-quote": 'strings.quote("a") == "\\"a\\""',
     # regex library
     "regex-find": '"abc123".find("[0-9]+") == "123" && "a1b2".findAll("[0-9]") == ["1", "2"]',
     # CEL itself, with cel.bind
@@ -128,6 +136,11 @@ ERRORS = {
     ),
     "min-empty-list": ("[].min() == 1", ("runtime", "min called on empty list")),
     "division-by-zero": ("1 / 0 == 1", ("runtime", "division by zero")),
+    "optional-none-dereference": (
+        "optional.none().value() == 1",
+        ("runtime", "optional.none() dereference"),
+    ),
+    "undeclared-variable": ("x == 1", ("runtime", "undeclared reference to 'x' (in container '')")),
     # compile_test.go
     "syntax-error": ("?!", ("compile", "compilation failed: ERROR: <input>:1:1: Syntax error: ?!")),
     "undeclared-function": (
@@ -227,6 +240,11 @@ DEVICE = {
         True,
     ),
     "has": (f'has(device.attributes["{DRIVER}"].model)', GPU, True),
+    "optional-attribute": (
+        f'device.attributes["{DRIVER}"].?mig.orValue("none") == "none"',
+        GPU,
+        True,
+    ),
     "has-missing": (f'has(device.attributes["{DRIVER}"].mig)', GPU, False),
     # An unknown domain reads as an empty map, but is not in the map (kube's mapper).
     "has-unknown-domain": ("has(device.attributes.other)", GPU, False),

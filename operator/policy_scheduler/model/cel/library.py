@@ -34,6 +34,8 @@ QUANTITY_FORMAT_ERROR = (
 QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
 _QUANTITY_FORM = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+OPT_SELECT = "_optSelect"
+"""The function `x.?f` and `x[?k]` become: celpy's grammar has no optional syntax."""
 
 
 def error(message: str) -> CELEvalError:
@@ -335,6 +337,63 @@ def _semver_part(name: str) -> Callable[[Any], celtypes.IntType]:
     return part
 
 
+# --- optionals (cel-go's optional types, which the Kubernetes base environment enables) -------
+
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalValue:
+    """A CEL optional: `optional.of(v)`, or `optional.none()` when `value` is absent."""
+
+    value: Any = _ABSENT
+
+    def present(self) -> bool:
+        return self.value is not _ABSENT
+
+
+_NONE = OptionalValue()
+
+
+def _optional(value: Any) -> OptionalValue:
+    if not isinstance(value, OptionalValue):
+        raise TypeError("no such overload")
+    return value
+
+
+def _is_zero(value: Any) -> bool:
+    return value is None or (not isinstance(value, Quantity | Semver) and not value)
+
+
+def opt_field(target: Any, key: Any) -> OptionalValue:
+    """`target.?key` and `target[?key]`: the entry if there, else optional.none()."""
+    if isinstance(target, OptionalValue):
+        if not target.present():
+            return _NONE
+        target = target.value
+    if isinstance(target, dict):
+        return OptionalValue(target[key]) if key in target else _NONE
+    if isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool):
+        return OptionalValue(target[key]) if 0 <= key < len(target) else _NONE
+    raise TypeError("no such overload")
+
+
+def opt_value(target: Any) -> Any:
+    optional = _optional(target)
+    return optional.value if optional.present() else error("optional.none() dereference")
+
+
+def opt_or_value(target: Any, default: Any) -> Any:
+    optional = _optional(target)
+    return optional.value if optional.present() else default
+
+
+def opt_or(target: Any, other: Any) -> OptionalValue:
+    optional = _optional(target)
+    return optional if optional.present() else _optional(other)
+
+
 # --- lists (kube's library) and strings (cel-go's extension) ----------------------------------
 
 
@@ -536,5 +595,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "strings.quote": quote,
     "find": find,
     "findAll": find_all,
+    "optional.of": OptionalValue,
+    "optional.none": lambda: _NONE,
+    "optional.ofNonZeroValue": lambda v: _NONE if _is_zero(v) else OptionalValue(v),
+    "hasValue": lambda o: celtypes.BoolType(_optional(o).present()),
+    "value": opt_value,
+    "orValue": opt_or_value,
+    "or": opt_or,
+    # What `x.?f` and `x[?k]` are rewritten to before celpy parses them (program.py).
+    OPT_SELECT: opt_field,
 }
 """Every function of the libraries above, by its CEL name (a method's name is its function's)."""
