@@ -140,7 +140,20 @@ ERRORS = {
         "optional.none().value() == 1",
         ("runtime", "optional.none() dereference"),
     ),
-    "undeclared-variable": ("x == 1", ("runtime", "undeclared reference to 'x' (in container '')")),
+    "undeclared-variable": (
+        "devices.driver == 1",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:1: undeclared reference to 'devices'"
+            " (in container '')",
+        ),
+    ),
+    # A macro's variable counts as declared in the whole expression at compile time (scopes
+    # are not followed); outside its macro it is undeclared when evaluated.
+    "macro-variable-out-of-scope": (
+        "[1].all(x, x > 0) && cel.bind(y, 1, y == 1) && x == 1",
+        ("runtime", "undeclared reference to 'x' (in container '')"),
+    ),
     # compile_test.go
     "syntax-error": ("?!", ("compile", "compilation failed: ERROR: <input>:1:1: Syntax error: ?!")),
     "undeclared-function": (

@@ -11,7 +11,7 @@ operations rather than cel-go's).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 import lark
@@ -26,6 +26,13 @@ MAX_EXPRESSION_LENGTH = 10 * 1024
 
 DEFAULT_COST_LIMIT = 1_000_000
 """kube's runtime cost limit per selector evaluation (resourceapi.CELSelectorExpressionMaxCost)."""
+
+# Macros whose first argument names a variable for the others.
+_BINDING_MACROS = frozenset({"map", "filter", "all", "exists", "exists_one", "bind"})
+# Names of types, which an expression may read (`type(x) == int`).
+_TYPE_NAMES = frozenset(
+    {"bool", "int", "uint", "double", "string", "bytes", "list", "map", "null_type", "type"}
+)
 
 # The prefixes of namespaced functions (`strings.quote`, `optional.of`).
 _NAMESPACES = ("strings", "optional")
@@ -247,8 +254,25 @@ def _string_end(text: str, start: int) -> int:
     return len(text)
 
 
-def compile_expression(expression: str) -> Program:
-    """Parse `expression` and check the functions it calls; raises CelError (compile)."""
+def _undeclared(ast: lark.Tree[Any], variables: Collection[str]) -> Any:
+    """The first name `ast` reads that is neither a variable, nor one a macro binds, nor a
+    namespace or type name; None if there is none. (Scopes are not followed: a macro's
+    variable is taken as declared everywhere in the expression.)"""
+    declared = {*variables, *_NAMESPACES, "cel", *_TYPE_NAMES}
+    for call in ast.find_data("member_dot_arg"):
+        if str(call.children[1]) in _BINDING_MACROS and len(call.children) > 2:
+            first = call.children[2].children[0]
+            if isinstance(first, lark.Tree):
+                declared.update(str(ident.children[0]) for ident in first.find_data("ident"))
+    for ident in ast.find_data("ident"):
+        if str(ident.children[0]) not in declared:
+            return ident.children[0]
+    return None
+
+
+def compile_expression(expression: str, variables: Collection[str] = ("device",)) -> Program:
+    """Parse `expression` and check the names it reads and the functions it calls (`variables`
+    are the names the environment declares); raises CelError (compile)."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         raise CelError(
             f"compilation failed: expression too long ({len(expression)} bytes, "
@@ -269,16 +293,21 @@ def compile_expression(expression: str) -> Program:
         namespace = next((n for n in _NAMESPACES if _is_ident(call.children[0], n)), None)
         if call.data == "member_dot_arg" and namespace is not None:
             name = f"{namespace}.{name}"
-        if name in _KNOWN and name not in _NOT_CEL:
-            continue
-        line = getattr(token, "line", 1)
-        column = getattr(token, "column", 1)
-        raise CelError(
-            f"compilation failed: ERROR: <input>:{line}:{column}: "
-            f"undeclared reference to '{token}' (in container '')",
-            "compile",
-        )
+        if name not in _KNOWN or name in _NOT_CEL:
+            raise _undeclared_error(token)
+    token = _undeclared(ast, variables)
+    if token is not None:
+        raise _undeclared_error(token)
     return Program(expression, ast)
+
+
+def _undeclared_error(token: Any) -> CelError:
+    line, column = getattr(token, "line", 1), getattr(token, "column", 1)
+    return CelError(
+        f"compilation failed: ERROR: <input>:{line}:{column}: "
+        f"undeclared reference to '{token}' (in container '')",
+        "compile",
+    )
 
 
 def kube_text(error: CELEvalError) -> str:
