@@ -321,6 +321,20 @@ device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
         {"name": "d", "capacity": {"memory": {"value": "1Mi"}}},
         True,
     ),
+    "list-attributes": (
+        f'device.attributes["{DRIVER}"].ids.exists(i, i == 2)'
+        f' && device.attributes["{DRIVER}"].names.size() == 2'
+        f' && device.attributes["{DRIVER}"].versions.all(v, v.isGreaterThan(semver("0.0.1")))',
+        {
+            "name": "d",
+            "attributes": {
+                "ids": {"ints": [1, 2]},
+                "names": {"strings": ["a", "b"]},
+                "versions": {"versions": ["1.0.0"]},
+            },
+        },
+        True,
+    ),
     "invalid-version-attribute": (
         "true",
         {"name": "d", "attributes": {"v": {"version": "1.0"}}},
