@@ -155,7 +155,22 @@ ERRORS = {
         ("runtime", "undeclared reference to 'x' (in container '')"),
     ),
     # compile_test.go
-    "syntax-error": ("?!", ("compile", "compilation failed: ERROR: <input>:1:1: Syntax error: ?!")),
+    "syntax-error": (
+        "?!",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:1: Syntax error: mismatched input '?'\n"
+            " | ?!\n | ^",
+        ),
+    ),
+    "syntax-error-at-end": (
+        "device.driver == ",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:15: Syntax error: mismatched input '<EOF>'\n"
+            " | device.driver == \n | ..............^",
+        ),
+    ),
     "undeclared-function": (
         f'device.attributes["{DRIVER}"].attr.includes("fish")',
         (

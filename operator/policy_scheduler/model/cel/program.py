@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 import lark
+import lark.exceptions
 from celpy import Environment, celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
@@ -282,11 +283,7 @@ def compile_expression(expression: str, variables: Collection[str] = ("device",)
     try:
         ast = _ENVIRONMENT.compile(_optional_syntax(expression))
     except CELParseError as e:
-        line, column = getattr(e, "line", None) or 1, getattr(e, "column", None) or 1
-        first = str(e.args[0]).splitlines()[0] if e.args else "invalid expression"
-        raise CelError(
-            f"compilation failed: ERROR: <input>:{line}:{column}: Syntax error: {first}", "compile"
-        ) from None
+        raise CelError(_syntax_error(expression, e), "compile") from None
     for call in (*ast.find_data("member_dot_arg"), *ast.find_data("ident_arg")):
         token = call.children[1] if call.data == "member_dot_arg" else call.children[0]
         name = str(token)
@@ -307,6 +304,24 @@ def _undeclared_error(token: Any) -> CelError:
         f"compilation failed: ERROR: <input>:{line}:{column}: "
         f"undeclared reference to '{token}' (in container '')",
         "compile",
+    )
+
+
+def _syntax_error(expression: str, error: CELParseError) -> str:
+    """A parse error as cel-go words one: where, what, and the line with a caret under it."""
+    line, column = getattr(error, "line", None) or 1, getattr(error, "column", None) or 1
+    cause = error.__context__
+    if isinstance(cause, lark.exceptions.UnexpectedCharacters):
+        what = f"token recognition error at: '{cause.char}'"
+    elif isinstance(cause, lark.exceptions.UnexpectedToken):
+        token = cause.token
+        what = f"mismatched input '{token if token.type != '$END' else '<EOF>'}'"
+    else:
+        what = "invalid expression"
+    source = expression.splitlines()[line - 1] if expression.splitlines() else ""
+    return (
+        f"compilation failed: ERROR: <input>:{line}:{column}: Syntax error: {what}\n"
+        f" | {source}\n | {'.' * (column - 1)}^"
     )
 
 
