@@ -90,6 +90,8 @@ TRUE = {
     ' && ["a", "b"].join("-") == "a-b" && "aaa".replace("a", "b", 2) == "bba"',
     # cel-go's optional types: the syntax and the functions
     "optional-field": '{"a": 1}.?a.orValue(0) == 1 && {"a": 1}.?b.orValue(0) == 0',
+    "optional-chain": '{"a": {"b": 1}}.?a.b.orValue(0) == 1 && {"a": {"b": 1}}.?c.b.orValue(0) == 0'
+    ' && !{"a": {}}.?a.b.hasValue()',
     "optional-index": '{"a": 1}[?"a"].hasValue() && ![1, 2][?5].hasValue()',
     "optional-functions": "optional.of(1).value() == 1 && optional.none().orValue(2) == 2"
     ' && !optional.ofNonZeroValue("").hasValue()'

@@ -20,7 +20,7 @@ from celpy import Environment, celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
 
-from policy_scheduler.model.cel.library import FUNCTIONS, OPT_SELECT
+from policy_scheduler.model.cel.library import FUNCTIONS, OPT_SELECT, OptionalValue, opt_field
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """kube's limit on a selector's length (resourceapi.CELSelectorExpressionMaxLength)."""
@@ -111,6 +111,20 @@ class _KubeEvaluator(Evaluator):
             if isinstance(target, celtypes.MapType):
                 return celtypes.BoolType(str(node.children[1]) in target)
         return super().macro_has_eval(exprlist)
+
+    def member_dot(self, tree: lark.Tree[Any]) -> Any:
+        # A field of an optional is an optional (cel-go's `x.?a.b`); a field of a map is its
+        # entry; anything else is celpy's business.
+        member = self.visit(tree.children[0])
+        name = celtypes.StringType(str(tree.children[1]))
+        if isinstance(member, OptionalValue):
+            return opt_field(member, name)
+        if isinstance(member, celtypes.MapType):
+            try:
+                return member[name]
+            except KeyError:
+                return CELEvalError(f"no such member in mapping: {str(name)!r}", KeyError, None)
+        return super().member_dot(tree)
 
     def literal(self, tree: lark.Tree[Any]) -> Any:
         # celpy converts a literal's text again at every evaluation (a string's escapes
