@@ -2,10 +2,11 @@
 
 celpy parses an expression into a tree and interprets it; this module adds what a Kubernetes CEL
 environment has and celpy has not: the Kubernetes libraries (`library.py`), cel-go's `cel.bind`
-macro, a runtime cost limit, a check at compile time that every function called exists, and
-errors in cel-go's words. docs/architecture.md says why celpy, with the measurements, and what
-differs from cel-go (no static type checking, no optional syntax, a cost that counts celpy's
-operations rather than cel-go's).
+macro and optional syntax (`x.?f`, `x[?k]`), namespaced functions (`strings.quote`), a runtime
+cost limit, a check at compile time that every name read and every function called is declared,
+and errors in cel-go's words. docs/architecture.md says why celpy, with the measurements, and what
+differs from cel-go (no static type checking, a cost that counts celpy's operations rather than
+cel-go's).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ _TYPE_NAMES = frozenset(
 _NAMESPACES = ("strings", "optional")
 
 # Called by name but not functions: celpy's macros, and `cel.bind`, which this module adds.
-_MACROS = frozenset({"has", "dyn", "map", "filter", "all", "exists", "exists_one", "bind"})
+_MACROS = _BINDING_MACROS | {"has", "dyn"}
 # celpy's own extras that CEL does not have; kube's lists library gives `min` its meaning.
 _NOT_CEL = frozenset({"reduce"})
 _KNOWN = frozenset(base_functions) | frozenset(FUNCTIONS) | _MACROS
