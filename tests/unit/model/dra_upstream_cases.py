@@ -32,6 +32,9 @@ Left out, because kube-scheduler v1.37.2 does not run them with its default gate
   ``tainted-admin-access-disabled``, ``tainted-all-devices-single-disabled``,
   ``tainted-disabled``, ``tainted-prioritized-list-disabled``.
 
+Quantities are written in their canonical form: one case's consumed 10^21 is "1000E" (Go's
+Quantity prints that value as "1"; the Go case compares values, not text).
+
 The Go cases' counts of ``allocateOne`` calls (``expectNumAllocateOneInvocations``) are kube's
 search statistics, not outcomes, and are not compared.
 """
@@ -5510,7 +5513,7 @@ CASES: dict[str, Case] = {
                 ).with_consumed_capacity(FIXED_SHARE_ID, {CAPACITY_0: TWO}),
                 device_request_allocation_result(
                     REQ_1, DRIVER_A, POOL_1, DEVICE_1
-                ).with_consumed_capacity(FIXED_SHARE_ID, {CAPACITY_0: "1000000000000000000000"}),
+                ).with_consumed_capacity(FIXED_SHARE_ID, {CAPACITY_0: "1000E"}),
             )
         ],
     ),
