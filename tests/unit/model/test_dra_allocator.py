@@ -770,3 +770,73 @@ def test_allocate_leaves_its_inputs_alone() -> None:
         NODE, {}, claims
     )
     assert repr((slices, claims)) == before
+
+
+def many(name: str, count: int, pool: str = "pool-1", driver: str = DRIVER) -> Obj:
+    return slice_(name, *(device(f"device-{i}") for i in range(count)), pool=pool, driver=driver)
+
+
+# kube's own counts of allocateOne calls (allocator_testing.go): the search steps as kube's.
+STEPS = {
+    "an oversized first subrequest is pruned": (
+        [claim("c", request("a"), first_available("b", sub("huge", count=2**63 - 1), sub("one")))],
+        [many("s", 2)],
+        8,
+        True,
+    ),
+    "two prioritized lists at the claim limit": (
+        [
+            claim(
+                "c",
+                first_available("a", sub("all", count=32), sub("half", count=16)),
+                first_available("b", sub("all", count=32), sub("half", count=16)),
+            )
+        ],
+        [many("s", 64)],
+        75,
+        True,
+    ),
+    "a prioritized all-devices request over the limit": (
+        [
+            claim(
+                "c",
+                first_available("a", sub("every", allocationMode="All"), sub("two", count=2)),
+                request("b", class_name="other", count=2),
+            )
+        ],
+        [many("s1", 31), many("s2", 2, pool="pool-2", driver="other.example.com")],
+        42,
+        True,
+    ),
+    "five of four devices: combinations, not permutations": (
+        [claim("c", request(count=5))],
+        [many("s", 4)],
+        16,
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(("claims", "slices", "steps", "found"), STEPS.values(), ids=STEPS.keys())
+def test_search_steps_as_kube(
+    claims: list[Obj], slices: list[Obj], steps: int, found: bool
+) -> None:
+    other: Obj = {
+        "metadata": {"name": "other"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'other.example.com'"}}]},
+    }
+    gpu: Obj = {
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]},
+    }
+
+    class ByDriver:
+        def matches(
+            self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
+        ) -> bool:
+            return expression == f"device.driver == '{driver}'"
+
+    allocator = Allocator(AllocatedState(), {"gpu": gpu, "other": other}, slices, ByDriver())
+    got = allocator.allocate(NODE, {}, claims)
+    assert isinstance(got, list) == found
+    assert allocator.allocate_one_calls == steps

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from policy_scheduler.model.dra.capacity import CapacityError, consumption, fits
 from policy_scheduler.model.dra.constraints import Constraint, constraints_of
-from policy_scheduler.model.dra.devices import Device, Slice, SliceError
+from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError
 from policy_scheduler.model.dra.pools import Pool, PoolID, gather_pools
 from policy_scheduler.model.dra.quantities import Amount, amount
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
@@ -150,10 +150,13 @@ class Allocator:
         *,
         now: Callable[[], datetime] | None = None,
         new_share_id: Callable[[], str] | None = None,
+        slice_cache: SliceCache | None = None,
     ) -> None:
         """``now`` is accepted for the plugin's sake and not read: in v1.37 a taint keeps a
         device from being allocated whatever its ``timeAdded``. ``new_share_id`` names the
-        shares of devices allocated more than once (random UUIDs, as kube's, by default)."""
+        shares of devices allocated more than once (random UUIDs, as kube's, by default).
+        ``slice_cache`` keeps the slices parsed across allocators (the caller retains the
+        current slices in it)."""
         del now
         self.allocated = allocated
         self.classes = classes
@@ -170,7 +173,7 @@ class Allocator:
                 self._on_node.setdefault(node_name, []).append(index)
             else:
                 self._anywhere.append(index)
-        self._models: dict[int, Slice] = {}
+        self._cache = slice_cache if slice_cache is not None else SliceCache()
         self._by_pool: dict[PoolID, list[int]] | None = None
         self._whole = allocated.devices
         self._shared = allocated.shared_devices()
@@ -180,13 +183,10 @@ class Allocator:
     # --- slices and pools ---------------------------------------------------------------
 
     def _model(self, index: int) -> Slice:
-        model = self._models.get(index)
-        if model is None:
-            try:
-                model = self._models[index] = Slice.of(self._raw[index])
-            except (SliceError, ValueError) as error:
-                raise AllocationError(f"gather pool information: {error}") from None
-        return model
+        try:
+            return self._cache.model(self._raw[index])
+        except (SliceError, ValueError) as error:
+            raise AllocationError(f"gather pool information: {error}") from None
 
     def _pool_slices(self, pool_id: PoolID) -> list[Slice]:
         if self._by_pool is None:
@@ -561,8 +561,15 @@ class _Search:
         return device in self.a._whole or bool(self.allocating.get(device))
 
     def _capacity_fits(self, claim: _Claim, request: _Request, device: Device, verb: str) -> bool:
+        static = (
+            not request.capacity
+            and device.id not in self.allocating_capacity
+            and device.id not in self.a.allocated.consumed
+        )
+        if static and device.fits_unrequested is not None:
+            return device.fits_unrequested
         try:
-            return fits(
+            fit = fits(
                 request.capacity,
                 device.capacity,
                 self.a.allocated.consumed.get(device.id),
@@ -573,6 +580,9 @@ class _Search:
                 f"claim {claim.label}, request {request.name}: {verb} capacity for device "
                 f"{device.id}: {error}"
             ) from None
+        if static:
+            device.fits_unrequested = fit
+        return fit
 
     def _take(
         self,

@@ -104,6 +104,9 @@ class Device:
     binding_failure_conditions: tuple[str, ...]
     binds_to_node: bool
     allow_multiple: bool
+    fits_unrequested: bool | None = None
+    """Whether a request that names none of its capacities fits it when nothing of it is in
+    use (computed by the allocator on first use)."""
 
     @property
     def name(self) -> str:
@@ -136,6 +139,8 @@ class Slice:
     counter_set_names: tuple[str, ...]
     devices: tuple[Device, ...]
     uses_compatibility_groups: bool
+    alone: Any = None
+    """The pool this slice makes alone when it is all of its pool (built on first use)."""
 
     @classmethod
     def of(cls, raw: Mapping[str, Any]) -> Slice:
@@ -186,6 +191,29 @@ class Slice:
     @property
     def has_counter_sets(self) -> bool:
         return bool(self.counter_set_names)
+
+
+class SliceCache:
+    """Slice models kept across allocators: a slice is parsed once until it changes (the
+    informer hands a changed slice on as a new object). Keyed by the raw object itself."""
+
+    def __init__(self) -> None:
+        self._models: dict[int, tuple[Mapping[str, Any], Slice]] = {}
+
+    def model(self, raw: Mapping[str, Any]) -> Slice:
+        """The slice's model; raises SliceError or ValueError for one that cannot be read."""
+        known = self._models.get(id(raw))
+        if known is not None and known[0] is raw:
+            return known[1]
+        model = Slice.of(raw)
+        self._models[id(raw)] = (raw, model)
+        return model
+
+    def retain(self, slices: Sequence[Mapping[str, Any]]) -> None:
+        """Forget the models of slices not in ``slices`` (deleted or changed)."""
+        current = {id(raw) for raw in slices}
+        for key in [key for key in self._models if key not in current]:
+            del self._models[key]
 
 
 def _counters(raw: object, where: str) -> dict[str, Amount]:

@@ -87,7 +87,14 @@ def gather_pools(
         expected = slices[0].slice_count
         generation = slices[0].generation
         if len(slices) == expected:
-            pools.append(_build(pool_id, slices, ()))
+            if len(slices) == 1:
+                # The usual pool: one slice of one node, whose pool is the same for every
+                # node it serves.
+                if slices[0].alone is None:
+                    slices[0].alone = _build(pool_id, slices, ())
+                pools.append(slices[0].alone)
+            else:
+                pools.append(_build(pool_id, slices, ()))
             continue
         every: list[Slice] = []
         obsolete = False

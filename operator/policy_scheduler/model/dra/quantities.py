@@ -8,6 +8,7 @@ apimachinery's canonical form for that format, so that a result reads as kube's 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -38,6 +39,12 @@ class Amount:
     def parse(cls, raw: object) -> Amount:
         """A quantity as the API serves it (a string, or a number from YAML); values finer than
         a nano-unit round up, as ``resource.ParseQuantity`` rounds them."""
+        if isinstance(raw, str):
+            return _parse_text(raw)
+        return cls._parse(raw)
+
+    @classmethod
+    def _parse(cls, raw: object) -> Amount:
         value = parse_quantity(raw)
         if value.denominator != 1 and (value * _NANO).denominator != 1:
             value = Fraction(math.ceil(value * _NANO), _NANO)
@@ -58,6 +65,12 @@ class Amount:
 
     def __str__(self) -> str:
         return canonical(self.value, self.format)
+
+
+# Slices repeat a handful of quantities ("80Gi", "1"): each text is parsed once.
+@functools.lru_cache(maxsize=4096)
+def _parse_text(text: str) -> Amount:
+    return Amount._parse(text)
 
 
 def canonical(value: Fraction, format: str) -> str:
