@@ -13,6 +13,7 @@ import pytest
 from policy_scheduler.model.dra import (
     AllocatedState,
     AllocationError,
+    AllocationTimeout,
     Allocator,
     DeviceID,
     Unallocatable,
@@ -840,3 +841,13 @@ def test_search_steps_as_kube(
     got = allocator.allocate(NODE, {}, claims)
     assert isinstance(got, list) == found
     assert allocator.allocate_one_calls == steps
+
+
+def test_a_search_past_its_time_is_an_error() -> None:
+    steps = iter(range(100))
+    allocator = Allocator(AllocatedState(), {"gpu": device_class()}, [many("s", 8)], NoSelectors())
+    with pytest.raises(AllocationTimeout) as raised:
+        allocator.allocate(
+            NODE, {}, [claim("c", request(count=9))], expired=lambda: next(steps) > 5
+        )
+    assert raised.value.message == "node node-1: timed out trying to allocate devices"

@@ -10,6 +10,7 @@ parsed), ``pools`` (the pools that serve a node), ``allocator`` (the search and 
 
 from policy_scheduler.model.dra.allocator import (
     AllocationError,
+    AllocationTimeout,
     Allocator,
     Selectors,
     Unallocatable,
@@ -19,6 +20,7 @@ from policy_scheduler.model.dra.state import AllocatedState, DeviceID
 __all__ = [
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "DeviceID",
     "Selectors",

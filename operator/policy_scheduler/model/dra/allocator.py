@@ -68,6 +68,11 @@ class Unallocatable:
     message: str = CANNOT_ALLOCATE
 
 
+class AllocationTimeout(AllocationError):  # noqa: N818 (kube's name for it)
+    """The search ran past its time (kube's DRASchedulerFilterTimeout): an error for the pod,
+    which is tried again after a backoff."""
+
+
 class _MaxSizeExceededError(Exception):
     """A claim would need more than MAX_DEVICES_PER_CLAIM devices on this path: the search
     backtracks further than for a plain failure (kube's errAllocationResultMaxSizeExceeded)."""
@@ -229,12 +234,20 @@ class Allocator:
     # --- allocation -------------------------------------------------------------------------
 
     def allocate(
-        self, node_name: str, node_labels: Mapping[str, str], claims: Sequence[Mapping[str, Any]]
+        self,
+        node_name: str,
+        node_labels: Mapping[str, str],
+        claims: Sequence[Mapping[str, Any]],
+        *,
+        expired: Callable[[], bool] | None = None,
     ) -> list[dict[str, Any]] | Unallocatable:
         """kube's Allocate for one node: one ``status.allocation`` per claim (in ``claims``'
         order: devices.results, devices.config, nodeSelector), or why not. Raises
-        AllocationError for kube's fatal errors."""
-        return _Search(self, node_name, node_labels, claims).run()
+        AllocationError for kube's fatal errors, and AllocationTimeout once ``expired`` (asked
+        at every step of the search: kube's filter timeout) says time is up."""
+        search = _Search(self, node_name, node_labels, claims)
+        search.expired = expired
+        return search.run()
 
 
 class _Search:
@@ -251,6 +264,7 @@ class _Search:
         self.node_name = node_name
         self.node_labels = node_labels
         self.pools = allocator.pools(node_name, node_labels)
+        self.expired: Callable[[], bool] | None = None
         self.claims: list[_Claim] = []
         self.results: list[list[_Result]] = []
         self.selected: dict[tuple[int, int], int] = {}
@@ -462,6 +476,8 @@ class _Search:
         """kube's allocateOne: find device ``device_index`` of the (sub)request and everything
         after it; True once all claims are done."""
         self.a.allocate_one_calls += 1
+        if self.expired is not None and self.expired():
+            raise AllocationTimeout(f"node {self.node_name}: timed out trying to allocate devices")
         if claim_index >= len(self.claims):
             return True
         claim = self.claims[claim_index]
@@ -854,9 +870,12 @@ class _Search:
                     return f'claim {claim.label}, request "{name}": {text}{notes}'
         raws = [claim.raw for claim in self.claims]
         for claim_index, claim in enumerate(self.claims):
-            if _Search(self.a, self.node_name, self.node_labels, raws[: claim_index + 1]).solve():
-                continue
-            alone = _Search(self.a, self.node_name, self.node_labels, [claim.raw]).solve()
+            try:
+                if self._solvable(raws[: claim_index + 1]):
+                    continue
+                alone = self._solvable([claim.raw])
+            except AllocationTimeout:
+                return f"claim {claim.label}: no allocation found in time to say why{notes}"
             if not alone and claim.constraints:
                 unmet = ", ".join(f'{c.kind} "{c.attribute}"' for c in claim.constraints)
                 return (
@@ -868,6 +887,11 @@ class _Search:
                 )
             return f"claim {claim.label}: not enough devices left by the claims before it{notes}"
         return f"no allocation{notes}"
+
+    def _solvable(self, claims: Sequence[Mapping[str, Any]]) -> bool:
+        search = _Search(self.a, self.node_name, self.node_labels, claims)
+        search.expired = self.expired
+        return search.solve()
 
     def _shortfall(self, key: tuple[int, int, int], request: _Request) -> str:
         """Why the node's devices cannot serve the (sub)request alone, or "" if they can:
