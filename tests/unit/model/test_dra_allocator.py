@@ -132,6 +132,7 @@ class Case:
     classes: list[Obj] = field(default_factory=lambda: [device_class()])
     allocated: list[Obj] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    taint_rules: list[Obj] = field(default_factory=list)
 
 
 CASES = {
@@ -564,6 +565,47 @@ CASES = {
         [claim("c", request(tolerations=[{"operator": "Exists", "effect": "NoSchedule"}]))],
         'claim default/c, request "req": no device',
     ),
+    "a DeviceTaintRule taints the devices it selects": Case(
+        [GPU1, slice_("other", device("gpu-1"), pool="pool-2")],
+        [claim("c", request(count=2))],
+        [
+            allocation(
+                result("req", "gpu-2"), result("req", "gpu-1", pool="pool-2"), node_selector=local()
+            )
+        ],
+        taint_rules=[
+            {
+                "metadata": {"name": "maintenance"},
+                "spec": {
+                    "deviceSelector": {"driver": DRIVER, "pool": "pool-1", "device": "gpu-1"},
+                    "taint": {"key": "maintenance", "effect": "NoSchedule"},
+                },
+            },
+            {
+                "metadata": {"name": "no-selector"},
+                "spec": {"taint": {"key": "x", "effect": "NoSchedule"}},
+            },
+        ],
+    ),
+    "a DeviceTaintRule for a whole driver, tolerated": Case(
+        [GPU1],
+        [claim("c", request(tolerations=[{"key": "upgrade", "operator": "Exists"}]))],
+        [
+            allocation(
+                result("req", "gpu-1", tolerations=[{"key": "upgrade", "operator": "Exists"}]),
+                node_selector=local(),
+            )
+        ],
+        taint_rules=[
+            {
+                "metadata": {"name": "upgrade"},
+                "spec": {
+                    "deviceSelector": {"driver": DRIVER},
+                    "taint": {"key": "upgrade", "effect": "NoExecute"},
+                },
+            }
+        ],
+    ),
     # --- partitionable devices --------------------------------------------------------------
     "partitions share a counter: two halves fit, not a third": Case(
         [
@@ -726,6 +768,7 @@ def test_allocate(case: Case) -> None:
         case.slices,
         NoSelectors(),
         new_share_id=lambda: "share",
+        taint_rules=case.taint_rules,
     )
     expect = case.expect
     if isinstance(expect, str) and expect.startswith("error:"):

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from policy_scheduler.model.dra.capacity import CapacityError, consumption, fits
 from policy_scheduler.model.dra.constraints import Constraint, constraints_of
-from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError
+from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError, Taint
 from policy_scheduler.model.dra.pools import Pool, PoolID, gather_pools
 from policy_scheduler.model.dra.quantities import Amount, amount
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
@@ -133,14 +133,48 @@ def _tolerates(tolerations: Iterable[Mapping[str, Any]], key: str, value: str, e
     return False
 
 
-def tainted(device: Device, tolerations: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a NoSchedule or NoExecute taint of the device is not tolerated (other effects,
-    None among them, do not keep a device from being allocated)."""
+def tainted(taints: Iterable[Taint], tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a NoSchedule or NoExecute taint is not tolerated (other effects, None among
+    them, do not keep a device from being allocated)."""
     return any(
         taint.effect in _BLOCKING_EFFECTS
         and not _tolerates(tolerations, taint.key, taint.value, taint.effect)
-        for taint in device.taints
+        for taint in taints
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _TaintRule:
+    """A DeviceTaintRule: its taint on the devices its selector names (each of driver, pool
+    and device name, when set, must be the device's)."""
+
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: Taint
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> _TaintRule | None:
+        spec = raw.get("spec") or {}
+        selector = spec.get("deviceSelector")
+        if selector is None:
+            return None  # selects no device
+        taint = spec.get("taint") or {}
+        return cls(
+            selector.get("driver"),
+            selector.get("pool"),
+            selector.get("device"),
+            Taint(
+                str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))
+            ),
+        )
+
+    def applies(self, device: DeviceID) -> bool:
+        return (
+            (self.driver is None or self.driver == device.driver)
+            and (self.pool is None or self.pool == device.pool)
+            and (self.device is None or self.device == device.device)
+        )
 
 
 class Allocator:
@@ -156,12 +190,14 @@ class Allocator:
         now: Callable[[], datetime] | None = None,
         new_share_id: Callable[[], str] | None = None,
         slice_cache: SliceCache | None = None,
+        taint_rules: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         """``now`` is accepted for the plugin's sake and not read: in v1.37 a taint keeps a
         device from being allocated whatever its ``timeAdded``. ``new_share_id`` names the
         shares of devices allocated more than once (random UUIDs, as kube's, by default).
         ``slice_cache`` keeps the slices parsed across allocators (the caller retains the
-        current slices in it)."""
+        current slices in it). ``taint_rules`` are the DeviceTaintRules: their taints count
+        as the devices' own (kube's slice tracker adds them to the slices it hands over)."""
         del now
         self.allocated = allocated
         self.classes = classes
@@ -184,6 +220,21 @@ class Allocator:
         self._shared = allocated.shared_devices()
         self._any_allocation = allocated.in_use()
         self._available_counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+        self._rules = [rule for rule in map(_TaintRule.of, taint_rules) if rule is not None]
+        self._taints: dict[int, tuple[Device, tuple[Taint, ...]]] = {}
+
+    def taints(self, device: Device) -> tuple[Taint, ...]:
+        """The device's taints and those of the taint rules that select it."""
+        if not self._rules:
+            return device.taints
+        known = self._taints.get(id(device))
+        if known is not None and known[0] is device:
+            return known[1]
+        taints = device.taints + tuple(
+            rule.taint for rule in self._rules if rule.applies(device.id)
+        )
+        self._taints[id(device)] = (device, taints)
+        return taints
 
     # --- slices and pools ---------------------------------------------------------------
 
@@ -634,7 +685,7 @@ class _Search:
             for step in reversed(undo):
                 step()
 
-        if tainted(device, request.raw.get("tolerations") or ()):
+        if tainted(self.a.taints(device), request.raw.get("tolerations") or ()):
             rollback()
             return None
         for constraint in claim.constraints:
@@ -929,7 +980,7 @@ class _Search:
             (
                 "is free of taints not tolerated",
                 "are free of taints not tolerated",
-                lambda d, s, p: not tainted(d, request.raw.get("tolerations") or ()),
+                lambda d, s, p: not tainted(self.a.taints(d), request.raw.get("tolerations") or ()),
             ),
             (
                 "has the capacity asked for",
