@@ -960,18 +960,20 @@ class _Search:
                 (d, s, p) for p in self.pools if p.usable for s in p.slices for d in s.devices
             ]
         class_name = request.class_name
+        of_class = _expressions((request.class_.get("spec") or {}).get("selectors"))
+        of_request = _expressions(request.raw.get("selectors"))
         checks: list[tuple[str, str, Callable[[Device, Slice, Pool], bool]]] = []
         if not every:
             checks += [
                 ("is on this node", "are on this node", lambda d, s, p: True),
                 (
-                    f'matches the selectors of class "{class_name}"',
-                    f'match the selectors of class "{class_name}"',
+                    f'matches the selectors of class "{class_name}"{of_class}',
+                    f'match the selectors of class "{class_name}"{of_class}',
                     lambda d, s, p: self._class_matches(request, d),
                 ),
                 (
-                    "matches the request's selectors",
-                    "match the request's selectors",
+                    f"matches the request's selectors{of_request}",
+                    f"match the request's selectors{of_request}",
                     lambda d, s, p: self._selectable(key, request, claim, s, d),
                 ),
             ]
@@ -1032,6 +1034,12 @@ class _Search:
         return fitting
 
 
+def _expressions(selectors: Iterable[Mapping[str, Any]] | None) -> str:
+    """The CEL expressions of selectors, as a reason quotes them (all must match)."""
+    expressions = [str((s.get("cel") or {}).get("expression", "")) for s in selectors or ()]
+    return f" ({' && '.join(expressions)})" if expressions else ""
+
+
 def _count(needed: int, found: int, singular: str, plural: str, every: bool) -> str:
     if found == 0:
         return f"no device {singular}"
@@ -1065,6 +1073,6 @@ def _cel_message(error: Exception, owner: str, index: int, device: DeviceID) -> 
     """kube's words for a selector that failed: a compile error names the selector, a runtime
     error the device too."""
     message = getattr(error, "message", str(error))
-    if getattr(error, "compile_error", False):
+    if getattr(error, "phase", "runtime") == "compile":
         return f"{owner}: selector #{index}: CEL compile error: {message}"
     return f"{owner}: selector #{index} on device {device}: CEL runtime error: {message}"
