@@ -18,6 +18,7 @@ from policy_scheduler.model.dra import (
     DeviceID,
     Unallocatable,
 )
+from policy_scheduler.model.dra.devices import SliceCache
 
 DRIVER = "gpu.example.com"
 NODE = "node-1"
@@ -894,3 +895,14 @@ def test_a_search_past_its_time_is_an_error() -> None:
             NODE, {}, [claim("c", request(count=9))], expired=lambda: next(steps) > 5
         )
     assert raised.value.message == "node node-1: timed out trying to allocate devices"
+
+
+def test_slices_are_parsed_once_until_they_change() -> None:
+    cache = SliceCache()
+    first = cache.model(GPU1)
+    assert cache.model(GPU1) is first
+    changed = slice_("slice-1", device("gpu-1"))
+    assert cache.model(changed) is not first
+    cache.retain([changed])
+    assert cache.model(changed) is cache.model(changed)
+    assert cache.model(GPU1) is not first  # forgotten: parsed again
