@@ -15,6 +15,7 @@ from policy_scheduler.model.dra.allocator import (
     Selectors,
     Unallocatable,
 )
+from policy_scheduler.model.dra.devices import SliceCache
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
 
 __all__ = [
@@ -24,5 +25,6 @@ __all__ = [
     "Allocator",
     "DeviceID",
     "Selectors",
+    "SliceCache",
     "Unallocatable",
 ]
