@@ -363,6 +363,12 @@ CASES = {
         "error:claim default/c, request req: could not retrieve device class tpu: "
         'deviceclass.resource.k8s.io "tpu" not found',
     ),
+    "a capacity request that is not a quantity": Case(
+        [GPU1],
+        [claim("c", request(capacity={"requests": {"memory": "lots"}}))],
+        "error:claim default/c, request req: capacity.requests[memory]: 'lots' is not a "
+        "quantity (expected e.g. 500m, 2, 1.5Gi, 1e3)",
+    ),
     # --- constraints ------------------------------------------------------------------------
     "match attribute: backtracks to two devices of one NUMA node": Case(
         [

@@ -399,10 +399,13 @@ class _Search:
                 f'deviceclass.resource.k8s.io "{class_name}" not found'
             )
         requests = ((raw.get("capacity") or {}).get("requests")) or {}
-        capacity = {
-            str(key): amount(value, f"{where}: capacity.requests[{key}]")
-            for key, value in requests.items()
-        }
+        try:
+            capacity = {
+                str(key): amount(value, f"capacity.requests[{key}]")
+                for key, value in requests.items()
+            }
+        except ValueError as error:
+            raise AllocationError(f"{where}: {error}") from None
         mode = raw.get("allocationMode") or "ExactCount"
         request = _Request(
             name=name,
