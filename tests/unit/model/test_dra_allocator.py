@@ -13,10 +13,12 @@ import pytest
 from policy_scheduler.model.dra import (
     AllocatedState,
     AllocationError,
+    AllocationTimeout,
     Allocator,
     DeviceID,
     Unallocatable,
 )
+from policy_scheduler.model.dra.devices import SliceCache
 
 DRIVER = "gpu.example.com"
 NODE = "node-1"
@@ -131,6 +133,7 @@ class Case:
     classes: list[Obj] = field(default_factory=lambda: [device_class()])
     allocated: list[Obj] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
+    taint_rules: list[Obj] = field(default_factory=list)
 
 
 CASES = {
@@ -360,6 +363,12 @@ CASES = {
         "error:claim default/c, request req: could not retrieve device class tpu: "
         'deviceclass.resource.k8s.io "tpu" not found',
     ),
+    "a capacity request that is not a quantity": Case(
+        [GPU1],
+        [claim("c", request(capacity={"requests": {"memory": "lots"}}))],
+        "error:claim default/c, request req: capacity.requests[memory]: 'lots' is not a "
+        "quantity (expected e.g. 500m, 2, 1.5Gi, 1e3)",
+    ),
     # --- constraints ------------------------------------------------------------------------
     "match attribute: backtracks to two devices of one NUMA node": Case(
         [
@@ -563,6 +572,47 @@ CASES = {
         [claim("c", request(tolerations=[{"operator": "Exists", "effect": "NoSchedule"}]))],
         'claim default/c, request "req": no device',
     ),
+    "a DeviceTaintRule taints the devices it selects": Case(
+        [GPU1, slice_("other", device("gpu-1"), pool="pool-2")],
+        [claim("c", request(count=2))],
+        [
+            allocation(
+                result("req", "gpu-2"), result("req", "gpu-1", pool="pool-2"), node_selector=local()
+            )
+        ],
+        taint_rules=[
+            {
+                "metadata": {"name": "maintenance"},
+                "spec": {
+                    "deviceSelector": {"driver": DRIVER, "pool": "pool-1", "device": "gpu-1"},
+                    "taint": {"key": "maintenance", "effect": "NoSchedule"},
+                },
+            },
+            {
+                "metadata": {"name": "no-selector"},
+                "spec": {"taint": {"key": "x", "effect": "NoSchedule"}},
+            },
+        ],
+    ),
+    "a DeviceTaintRule for a whole driver, tolerated": Case(
+        [GPU1],
+        [claim("c", request(tolerations=[{"key": "upgrade", "operator": "Exists"}]))],
+        [
+            allocation(
+                result("req", "gpu-1", tolerations=[{"key": "upgrade", "operator": "Exists"}]),
+                node_selector=local(),
+            )
+        ],
+        taint_rules=[
+            {
+                "metadata": {"name": "upgrade"},
+                "spec": {
+                    "deviceSelector": {"driver": DRIVER},
+                    "taint": {"key": "upgrade", "effect": "NoExecute"},
+                },
+            }
+        ],
+    ),
     # --- partitionable devices --------------------------------------------------------------
     "partitions share a counter: two halves fit, not a third": Case(
         [
@@ -725,6 +775,7 @@ def test_allocate(case: Case) -> None:
         case.slices,
         NoSelectors(),
         new_share_id=lambda: "share",
+        taint_rules=case.taint_rules,
     )
     expect = case.expect
     if isinstance(expect, str) and expect.startswith("error:"):
@@ -840,3 +891,24 @@ def test_search_steps_as_kube(
     got = allocator.allocate(NODE, {}, claims)
     assert isinstance(got, list) == found
     assert allocator.allocate_one_calls == steps
+
+
+def test_a_search_past_its_time_is_an_error() -> None:
+    steps = iter(range(100))
+    allocator = Allocator(AllocatedState(), {"gpu": device_class()}, [many("s", 8)], NoSelectors())
+    with pytest.raises(AllocationTimeout) as raised:
+        allocator.allocate(
+            NODE, {}, [claim("c", request(count=9))], expired=lambda: next(steps) > 5
+        )
+    assert raised.value.message == "node node-1: timed out trying to allocate devices"
+
+
+def test_slices_are_parsed_once_until_they_change() -> None:
+    cache = SliceCache()
+    first = cache.model(GPU1)
+    assert cache.model(GPU1) is first
+    changed = slice_("slice-1", device("gpu-1"))
+    assert cache.model(changed) is not first
+    cache.retain([changed])
+    assert cache.model(changed) is cache.model(changed)
+    assert cache.model(GPU1) is not first  # forgotten: parsed again

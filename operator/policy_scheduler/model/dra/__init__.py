@@ -10,17 +10,21 @@ parsed), ``pools`` (the pools that serve a node), ``allocator`` (the search and 
 
 from policy_scheduler.model.dra.allocator import (
     AllocationError,
+    AllocationTimeout,
     Allocator,
     Selectors,
     Unallocatable,
 )
+from policy_scheduler.model.dra.devices import SliceCache
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
 
 __all__ = [
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "DeviceID",
     "Selectors",
+    "SliceCache",
     "Unallocatable",
 ]

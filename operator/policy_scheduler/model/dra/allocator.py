@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from policy_scheduler.model.dra.capacity import CapacityError, consumption, fits
 from policy_scheduler.model.dra.constraints import Constraint, constraints_of
-from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError
+from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError, Taint
 from policy_scheduler.model.dra.pools import Pool, PoolID, gather_pools
 from policy_scheduler.model.dra.quantities import Amount, amount
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
@@ -66,6 +66,11 @@ class Unallocatable:
 
     reason: str
     message: str = CANNOT_ALLOCATE
+
+
+class AllocationTimeout(AllocationError):  # noqa: N818 (kube's name for it)
+    """The search ran past its time (kube's DRASchedulerFilterTimeout): an error for the pod,
+    which is tried again after a backoff."""
 
 
 class _MaxSizeExceededError(Exception):
@@ -128,14 +133,48 @@ def _tolerates(tolerations: Iterable[Mapping[str, Any]], key: str, value: str, e
     return False
 
 
-def tainted(device: Device, tolerations: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether a NoSchedule or NoExecute taint of the device is not tolerated (other effects,
-    None among them, do not keep a device from being allocated)."""
+def tainted(taints: Iterable[Taint], tolerations: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether a NoSchedule or NoExecute taint is not tolerated (other effects, None among
+    them, do not keep a device from being allocated)."""
     return any(
         taint.effect in _BLOCKING_EFFECTS
         and not _tolerates(tolerations, taint.key, taint.value, taint.effect)
-        for taint in device.taints
+        for taint in taints
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _TaintRule:
+    """A DeviceTaintRule: its taint on the devices its selector names (each of driver, pool
+    and device name, when set, must be the device's)."""
+
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: Taint
+
+    @classmethod
+    def of(cls, raw: Mapping[str, Any]) -> _TaintRule | None:
+        spec = raw.get("spec") or {}
+        selector = spec.get("deviceSelector")
+        if selector is None:
+            return None  # selects no device
+        taint = spec.get("taint") or {}
+        return cls(
+            selector.get("driver"),
+            selector.get("pool"),
+            selector.get("device"),
+            Taint(
+                str(taint.get("key", "")), str(taint.get("value", "")), str(taint.get("effect", ""))
+            ),
+        )
+
+    def applies(self, device: DeviceID) -> bool:
+        return (
+            (self.driver is None or self.driver == device.driver)
+            and (self.pool is None or self.pool == device.pool)
+            and (self.device is None or self.device == device.device)
+        )
 
 
 class Allocator:
@@ -151,12 +190,14 @@ class Allocator:
         now: Callable[[], datetime] | None = None,
         new_share_id: Callable[[], str] | None = None,
         slice_cache: SliceCache | None = None,
+        taint_rules: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         """``now`` is accepted for the plugin's sake and not read: in v1.37 a taint keeps a
         device from being allocated whatever its ``timeAdded``. ``new_share_id`` names the
         shares of devices allocated more than once (random UUIDs, as kube's, by default).
         ``slice_cache`` keeps the slices parsed across allocators (the caller retains the
-        current slices in it)."""
+        current slices in it). ``taint_rules`` are the DeviceTaintRules: their taints count
+        as the devices' own (kube's slice tracker adds them to the slices it hands over)."""
         del now
         self.allocated = allocated
         self.classes = classes
@@ -179,6 +220,21 @@ class Allocator:
         self._shared = allocated.shared_devices()
         self._any_allocation = allocated.in_use()
         self._available_counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+        self._rules = [rule for rule in map(_TaintRule.of, taint_rules) if rule is not None]
+        self._taints: dict[int, tuple[Device, tuple[Taint, ...]]] = {}
+
+    def taints(self, device: Device) -> tuple[Taint, ...]:
+        """The device's taints and those of the taint rules that select it."""
+        if not self._rules:
+            return device.taints
+        known = self._taints.get(id(device))
+        if known is not None and known[0] is device:
+            return known[1]
+        taints = device.taints + tuple(
+            rule.taint for rule in self._rules if rule.applies(device.id)
+        )
+        self._taints[id(device)] = (device, taints)
+        return taints
 
     # --- slices and pools ---------------------------------------------------------------
 
@@ -229,12 +285,20 @@ class Allocator:
     # --- allocation -------------------------------------------------------------------------
 
     def allocate(
-        self, node_name: str, node_labels: Mapping[str, str], claims: Sequence[Mapping[str, Any]]
+        self,
+        node_name: str,
+        node_labels: Mapping[str, str],
+        claims: Sequence[Mapping[str, Any]],
+        *,
+        expired: Callable[[], bool] | None = None,
     ) -> list[dict[str, Any]] | Unallocatable:
         """kube's Allocate for one node: one ``status.allocation`` per claim (in ``claims``'
         order: devices.results, devices.config, nodeSelector), or why not. Raises
-        AllocationError for kube's fatal errors."""
-        return _Search(self, node_name, node_labels, claims).run()
+        AllocationError for kube's fatal errors, and AllocationTimeout once ``expired`` (asked
+        at every step of the search: kube's filter timeout) says time is up."""
+        search = _Search(self, node_name, node_labels, claims)
+        search.expired = expired
+        return search.run()
 
 
 class _Search:
@@ -251,6 +315,7 @@ class _Search:
         self.node_name = node_name
         self.node_labels = node_labels
         self.pools = allocator.pools(node_name, node_labels)
+        self.expired: Callable[[], bool] | None = None
         self.claims: list[_Claim] = []
         self.results: list[list[_Result]] = []
         self.selected: dict[tuple[int, int], int] = {}
@@ -334,10 +399,13 @@ class _Search:
                 f'deviceclass.resource.k8s.io "{class_name}" not found'
             )
         requests = ((raw.get("capacity") or {}).get("requests")) or {}
-        capacity = {
-            str(key): amount(value, f"{where}: capacity.requests[{key}]")
-            for key, value in requests.items()
-        }
+        try:
+            capacity = {
+                str(key): amount(value, f"capacity.requests[{key}]")
+                for key, value in requests.items()
+            }
+        except ValueError as error:
+            raise AllocationError(f"{where}: {error}") from None
         mode = raw.get("allocationMode") or "ExactCount"
         request = _Request(
             name=name,
@@ -462,6 +530,8 @@ class _Search:
         """kube's allocateOne: find device ``device_index`` of the (sub)request and everything
         after it; True once all claims are done."""
         self.a.allocate_one_calls += 1
+        if self.expired is not None and self.expired():
+            raise AllocationTimeout(f"node {self.node_name}: timed out trying to allocate devices")
         if claim_index >= len(self.claims):
             return True
         claim = self.claims[claim_index]
@@ -618,7 +688,7 @@ class _Search:
             for step in reversed(undo):
                 step()
 
-        if tainted(device, request.raw.get("tolerations") or ()):
+        if tainted(self.a.taints(device), request.raw.get("tolerations") or ()):
             rollback()
             return None
         for constraint in claim.constraints:
@@ -854,9 +924,12 @@ class _Search:
                     return f'claim {claim.label}, request "{name}": {text}{notes}'
         raws = [claim.raw for claim in self.claims]
         for claim_index, claim in enumerate(self.claims):
-            if _Search(self.a, self.node_name, self.node_labels, raws[: claim_index + 1]).solve():
-                continue
-            alone = _Search(self.a, self.node_name, self.node_labels, [claim.raw]).solve()
+            try:
+                if self._solvable(raws[: claim_index + 1]):
+                    continue
+                alone = self._solvable([claim.raw])
+            except AllocationTimeout:
+                return f"claim {claim.label}: no allocation found in time to say why{notes}"
             if not alone and claim.constraints:
                 unmet = ", ".join(f'{c.kind} "{c.attribute}"' for c in claim.constraints)
                 return (
@@ -868,6 +941,11 @@ class _Search:
                 )
             return f"claim {claim.label}: not enough devices left by the claims before it{notes}"
         return f"no allocation{notes}"
+
+    def _solvable(self, claims: Sequence[Mapping[str, Any]]) -> bool:
+        search = _Search(self.a, self.node_name, self.node_labels, claims)
+        search.expired = self.expired
+        return search.solve()
 
     def _shortfall(self, key: tuple[int, int, int], request: _Request) -> str:
         """Why the node's devices cannot serve the (sub)request alone, or "" if they can:
@@ -885,18 +963,20 @@ class _Search:
                 (d, s, p) for p in self.pools if p.usable for s in p.slices for d in s.devices
             ]
         class_name = request.class_name
+        of_class = _expressions((request.class_.get("spec") or {}).get("selectors"))
+        of_request = _expressions(request.raw.get("selectors"))
         checks: list[tuple[str, str, Callable[[Device, Slice, Pool], bool]]] = []
         if not every:
             checks += [
                 ("is on this node", "are on this node", lambda d, s, p: True),
                 (
-                    f'matches the selectors of class "{class_name}"',
-                    f'match the selectors of class "{class_name}"',
+                    f'matches the selectors of class "{class_name}"{of_class}',
+                    f'match the selectors of class "{class_name}"{of_class}',
                     lambda d, s, p: self._class_matches(request, d),
                 ),
                 (
-                    "matches the request's selectors",
-                    "match the request's selectors",
+                    f"matches the request's selectors{of_request}",
+                    f"match the request's selectors{of_request}",
                     lambda d, s, p: self._selectable(key, request, claim, s, d),
                 ),
             ]
@@ -905,7 +985,7 @@ class _Search:
             (
                 "is free of taints not tolerated",
                 "are free of taints not tolerated",
-                lambda d, s, p: not tainted(d, request.raw.get("tolerations") or ()),
+                lambda d, s, p: not tainted(self.a.taints(d), request.raw.get("tolerations") or ()),
             ),
             (
                 "has the capacity asked for",
@@ -957,6 +1037,12 @@ class _Search:
         return fitting
 
 
+def _expressions(selectors: Iterable[Mapping[str, Any]] | None) -> str:
+    """The CEL expressions of selectors, as a reason quotes them (all must match)."""
+    expressions = [str((s.get("cel") or {}).get("expression", "")) for s in selectors or ()]
+    return f" ({' && '.join(expressions)})" if expressions else ""
+
+
 def _count(needed: int, found: int, singular: str, plural: str, every: bool) -> str:
     if found == 0:
         return f"no device {singular}"
@@ -990,6 +1076,6 @@ def _cel_message(error: Exception, owner: str, index: int, device: DeviceID) -> 
     """kube's words for a selector that failed: a compile error names the selector, a runtime
     error the device too."""
     message = getattr(error, "message", str(error))
-    if getattr(error, "compile_error", False):
+    if getattr(error, "phase", "runtime") == "compile":
         return f"{owner}: selector #{index}: CEL compile error: {message}"
     return f"{owner}: selector #{index} on device {device}: CEL runtime error: {message}"

@@ -4,9 +4,10 @@ A request names the capacities it needs (``capacity.requests``); a device's ``re
 rounds a request up (to ``validRange.min`` plus a multiple of ``step``, or to the next of
 ``validValues``), fills an unnamed capacity with its ``default`` (or all of it), and refuses a
 value outside the policy. A device that allows multiple allocations is shared: what its shares
-consume adds up, and the sum may not exceed its capacity. Step arithmetic is done in
-thousandths when every bound of the range is a whole number of them (the fractional capacity
-range feature, on by default in v1.37), in units otherwise, as kube's.
+consume adds up, and the sum may not exceed its capacity. Step arithmetic is done in whole
+units (values rounded up), as kube-scheduler v1.37 does by default: its
+DRAFractionalCapacityRange, which computes in thousandths, is on only with
+``--min-compatibility-version`` 1.37.
 """
 
 from __future__ import annotations
@@ -25,19 +26,6 @@ class CapacityError(ValueError):
     """A capacity request no device could be checked against (kube aborts the allocation)."""
 
 
-def _milli(value: Amount) -> int | None:
-    """The value in thousandths if it is a whole number of them (``safeMilliValue``)."""
-    scaled = value.value * 1000
-    return int(scaled) if scaled.denominator == 1 else None
-
-
-def _use_milli(bounds: tuple[Amount | None, Amount | None, Amount | None]) -> bool:
-    if any(bound is not None and _milli(bound) is None for bound in bounds):
-        return False
-    step = bounds[2]
-    return step is None or (_milli(step) or 0) >= 1
-
-
 def _round_up_range(
     requested: Amount, bounds: tuple[Amount | None, Amount | None, Amount | None]
 ) -> Amount:
@@ -47,20 +35,6 @@ def _round_up_range(
         return low
     if step is None:
         return requested
-    if _use_milli(bounds):
-        wanted = _milli(requested)
-        if wanted is None:
-            raise CapacityError(
-                f"{_NOT_REPRESENTABLE}: request {requested} is not a representable milli value"
-            )
-        unit, base = step.milli(), low.milli()
-        steps = -(-(wanted - base) // unit)
-        if steps > (_INT64_MAX - base) // unit:
-            raise CapacityError(
-                f"{_NOT_REPRESENTABLE}: rounding request {requested} up to the next step "
-                "passes the milli-value range"
-            )
-        return Amount(Fraction(base + unit * steps, 1000), step.format)
     if requested.value > _INT64_MAX:
         raise CapacityError(f"{_NOT_REPRESENTABLE}: request {requested} exceeds MaxInt64")
     wanted, unit, base = requested.whole(), step.whole(), low.whole()
@@ -98,12 +72,6 @@ def _violates_policy(value: Amount, capacity: Capacity) -> bool:
             return True
         if step is None:
             return False
-        if _use_milli(capacity.valid_range):
-            wanted = _milli(value)
-            if wanted is None:
-                return True
-            base = low.milli() if low is not None else 0
-            return (wanted - base) % step.milli() != 0
         base = low.whole() if low is not None else 0
         return (value.whole() - base) % step.whole() != 0
     if capacity.valid_values:

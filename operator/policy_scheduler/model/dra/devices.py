@@ -152,7 +152,13 @@ class Slice:
         pool = spec.get("pool") or {}
         driver = str(spec.get("driver", ""))
         pool_name = str(pool.get("name", ""))
-        key = (str(meta.get("uid", "")), str(meta.get("resourceVersion", "")))
+        # What CEL results are cached by: the slice's uid and resourceVersion name its content;
+        # an object without them (a file, a test) is named by its place and generation.
+        key = (
+            (str(meta["uid"]), str(meta.get("resourceVersion", "")))
+            if meta.get("uid")
+            else (f"{driver}/{pool_name}/{name}", str(pool.get("generation", "")))
+        )
         counter_sets: dict[str, Mapping[str, Amount]] = {}
         names = []
         for index, counter_set in enumerate(spec.get("sharedCounters") or ()):

@@ -55,10 +55,6 @@ class Amount:
             return cls(value, DECIMAL_EXPONENT)
         return cls(value, DECIMAL_SI)
 
-    def milli(self) -> int:
-        """``Quantity.MilliValue()``: thousandths, rounded up."""
-        return math.ceil(self.value * 1000)
-
     def whole(self) -> int:
         """``Quantity.Value()``: units, rounded up."""
         return math.ceil(self.value)
