@@ -35,8 +35,8 @@ Left out, because kube-scheduler v1.37.2 does not run them with its default gate
 Quantities are written in their canonical form: one case's consumed 10^21 is "1000E" (Go's
 Quantity prints that value as "1"; the Go case compares values, not text).
 
-The Go cases' counts of ``allocateOne`` calls (``expectNumAllocateOneInvocations``) are kube's
-search statistics, not outcomes, and are not compared.
+Where a Go case counts the search's steps (``expectNumAllocateOneInvocations``, the value of the
+incubating variant), so does the case here: ``allocate_one_calls``.
 """
 
 from __future__ import annotations
@@ -563,6 +563,8 @@ class Case:
     node: Node = field(default_factory=lambda: node(NODE_1, REGION_1))
     expect: list[Obj] | None = None
     error: tuple[str, ...] = ()
+    allocate_one_calls: int | None = None
+    """How often kube's search calls allocateOne for the case, where kube's case says."""
 
 
 CASES: dict[str, Case] = {
@@ -2697,6 +2699,7 @@ CASES: dict[str, Case] = {
                 device_allocation_result(REQ_1_SUB_REQ_1, DRIVER_A, POOL_1, DEVICE_2),
             )
         ],
+        allocate_one_calls=8,
     ),
     "partitionable-devices-single-device": Case(
         claims=[claim_with_requests(CLAIM_0, None, request(REQ_0, CLASS_A, 1))],
@@ -4166,6 +4169,7 @@ CASES: dict[str, Case] = {
                 ],
             )
         ],
+        allocate_one_calls=75,
     ),
     "prioritized-list-max-allocation-allocation-mode-all": Case(
         claims=[
@@ -4195,6 +4199,7 @@ CASES: dict[str, Case] = {
                 device_allocation_result(REQ_1, DRIVER_B, POOL_2, "device-1"),
             )
         ],
+        allocate_one_calls=42,
     ),
     "device-binding-conditions": Case(
         claims=[claim_with_requests(CLAIM_0, None, request(REQ_0, CLASS_A, 1))],
@@ -6767,6 +6772,7 @@ CASES: dict[str, Case] = {
         ],
         node=node(NODE_1, REGION_1),
         expect=None,
+        allocate_one_calls=16,
     ),
     "check-combinations-within-single-request-single-pool-multiple-slices": Case(
         claims=[claim_with_requests(CLAIM_0, None, request(REQ_0, CLASS_A, 5))],
@@ -6791,6 +6797,7 @@ CASES: dict[str, Case] = {
         ],
         node=node(NODE_1, REGION_1),
         expect=None,
+        allocate_one_calls=16,
     ),
     "check-combinations-within-single-request-multiple-pools-multiple-slices": Case(
         claims=[claim_with_requests(CLAIM_0, None, request(REQ_0, CLASS_A, 5))],
@@ -6813,6 +6820,7 @@ CASES: dict[str, Case] = {
         ],
         node=node(NODE_1, REGION_1),
         expect=None,
+        allocate_one_calls=16,
     ),
     "check-combinations-within-single-request-many-pools": Case(
         claims=[claim_with_requests(CLAIM_0, None, request(REQ_0, CLASS_A, 5))],
@@ -6825,6 +6833,7 @@ CASES: dict[str, Case] = {
         ],
         node=node(NODE_1, REGION_1),
         expect=None,
+        allocate_one_calls=16,
     ),
     "check-combinations-with-backtracking": Case(
         claims=[
@@ -6856,6 +6865,7 @@ CASES: dict[str, Case] = {
                 device_allocation_result(REQ_2, DRIVER_A, POOL_1, DEVICE_1),
             )
         ],
+        allocate_one_calls=12,
     ),
     "check-combinations-with-backtracking-across-slices-and-pools": Case(
         claims=[
@@ -6903,6 +6913,7 @@ CASES: dict[str, Case] = {
                 device_allocation_result(REQ_2, DRIVER_A, POOL_1, DEVICE_1),
             )
         ],
+        allocate_one_calls=12,
     ),
     "check-combinations-with-prioritized-list": Case(
         claims=[
@@ -6944,6 +6955,7 @@ CASES: dict[str, Case] = {
                 device_allocation_result(REQ_2_SUB_REQ_1, DRIVER_A, POOL_1, DEVICE_1),
             )
         ],
+        allocate_one_calls=26,
     ),
     "lexicographical-sorting-pools": Case(
         claims=[claim_with_requests(CLAIM_0, None, request(REQ_0, CLASS_A, 2))],

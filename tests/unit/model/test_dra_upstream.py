@@ -2,7 +2,8 @@
 
 Each case builds an allocator from what the scheduler knows (the devices in use, the classes, all
 ResourceSlices) and allocates the case's claims on its node; the outcome must be kube's: the same
-``status.allocation`` per claim in the same order, kube's error text, or no allocation. As kube's
+``status.allocation`` per claim in the same order, kube's error text, or no allocation, and where
+kube's case counts them, as many steps of the search (``Allocator.allocate_one_calls``). As kube's
 test does, a result's shareID (random per allocation) stands as FIXED_SHARE_ID, and the inputs
 must come back unmodified. Absent, null and empty fields are the same to the API's clients and are
 compared as such.
@@ -97,4 +98,6 @@ def test_kube_allocator_case(case: Case) -> None:
             assert not isinstance(outcome, Unallocatable), outcome.reason
             got = _without_empty(_with_fixed_share_ids(outcome))
             assert got == _without_empty(case.expect or [])
+    if case.allocate_one_calls is not None:
+        assert allocator.allocate_one_calls == case.allocate_one_calls
     assert (classes, slices, claims) == inputs
