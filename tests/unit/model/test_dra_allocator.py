@@ -959,3 +959,22 @@ def test_slices_are_parsed_once_until_they_change() -> None:
     cache.retain([changed])
     assert cache.model(changed) is cache.model(changed)
     assert cache.model(GPU1) is not first  # forgotten: parsed again
+
+
+def test_allocated_state_kept_up_to_date() -> None:
+    first = allocation(
+        result("a", "gpu-1"), result("b", "nic", shareID="s1", consumedCapacity={"bw": "1G"})
+    )
+    second = allocation(result("c", "nic", shareID="s2", consumedCapacity={"bw": "2G"}))
+    state = AllocatedState.of([first])
+    snapshot = state.copy()
+    state.add(second)
+    nic = DeviceID(DRIVER, "pool-1", "nic")
+    assert state.consumed == {nic: {"bw": 3_000_000_000}}
+    state.discard(first)
+    assert state.devices == set()
+    assert state.shared == {(nic, "s2")}
+    assert state.consumed == {nic: {"bw": 2_000_000_000}}
+    state.discard(second)
+    assert state == AllocatedState()
+    assert snapshot == AllocatedState.of([first])
