@@ -932,6 +932,8 @@ class _Search:
                 alone = self._solvable([claim.raw])
             except AllocationTimeout:
                 return f"claim {claim.label}: no allocation found in time to say why{notes}"
+            except AllocationError as error:
+                return f"claim {claim.label}: {error.message}{notes}"
             if not alone and claim.constraints:
                 unmet = ", ".join(f'{c.kind} "{c.attribute}"' for c in claim.constraints)
                 return (
@@ -952,7 +954,14 @@ class _Search:
     def _shortfall(self, key: tuple[int, int, int], request: _Request) -> str:
         """Why the node's devices cannot serve the (sub)request alone, or "" if they can:
         devices are counted through each check in turn, and the first check that leaves
-        fewer than needed is named."""
+        fewer than needed is named. A selector that fails on a device the search did not
+        reach is a reason here, not kube's fatal error."""
+        try:
+            return self._count_through(key, request)
+        except AllocationError as error:
+            return f"a selector cannot be evaluated: {error.message}"
+
+    def _count_through(self, key: tuple[int, int, int], request: _Request) -> str:
         claim = self.claims[key[0]]
         every = bool(request.all_devices)
         if every:
@@ -967,10 +976,14 @@ class _Search:
         class_name = request.class_name
         of_class = _expressions((request.class_.get("spec") or {}).get("selectors"))
         of_request = _expressions(request.raw.get("selectors"))
-        checks: list[tuple[str, str, Callable[[Device, Slice, Pool], bool]]] = []
+        free = ("is free", "are free", lambda d, s, p: request.admin or d.id not in self.a._whole)
+        # In kube's order: whether a device is in use is known before its selectors are
+        # evaluated, and a node whose devices are all taken costs no CEL.
+        checks: list[tuple[str, str, Callable[[Device, Slice, Pool], bool]]] = [free]
         if not every:
-            checks += [
+            checks = [
                 ("is on this node", "are on this node", lambda d, s, p: True),
+                free,
                 (
                     f'matches the selectors of class "{class_name}"{of_class}',
                     f'match the selectors of class "{class_name}"{of_class}',
@@ -983,7 +996,6 @@ class _Search:
                 ),
             ]
         checks += [
-            ("is free", "are free", lambda d, s, p: request.admin or d.id not in self.a._whole),
             (
                 "is free of taints not tolerated",
                 "are free of taints not tolerated",
