@@ -978,3 +978,12 @@ def test_allocated_state_kept_up_to_date() -> None:
     state.discard(second)
     assert state == AllocatedState()
     assert snapshot == AllocatedState.of([first])
+
+
+def test_many_claims_of_many_devices() -> None:
+    claims = [claim(f"c{i}", request(count=32)) for i in range(80)]
+    slices = [slice_("s", *(device(f"gpu-{i:04}") for i in range(32 * 80)))]
+    allocator = Allocator(AllocatedState(), {"gpu": device_class()}, slices, DeviceSelectors())
+    got = allocator.allocate(NODE, {}, claims)
+    assert isinstance(got, list)
+    assert [len(a["devices"]["results"]) for a in got] == [32] * 80

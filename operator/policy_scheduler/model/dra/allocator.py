@@ -20,6 +20,7 @@ the node, :class:`Unallocatable` says which claim and request failed and why, in
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ MAX_DEVICES_PER_CLAIM = 32
 CANNOT_ALLOCATE = "cannot allocate all claims"
 INVALID_POOLS = "invalid resource pools were encountered"
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+_FRAMES_IN_USE = 1000  # a margin for the frames of the loop, the plugin and the diagnosis
 
 
 class Selectors(Protocol):
@@ -514,6 +516,12 @@ class _Search:
 
     def solve(self) -> bool:
         """Whether all claims can be allocated; the devices chosen are in ``results``."""
+        # The search recurses once per device and per request: a pod with many claims of
+        # many devices may need more frames than Python allows by default (Go's stack grows).
+        frames = sum(MAX_DEVICES_PER_CLAIM + 2 * len(claim.requests) + 2 for claim in self.claims)
+        limit = sys.getrecursionlimit()
+        if limit < frames + _FRAMES_IN_USE:
+            sys.setrecursionlimit(frames + _FRAMES_IN_USE)
         try:
             return self._one(0, 0, 0, 0)
         except _MaxSizeExceededError:
