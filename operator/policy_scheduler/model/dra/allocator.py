@@ -24,7 +24,6 @@ import sys
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -72,7 +71,7 @@ class Unallocatable:
     message: str = CANNOT_ALLOCATE
 
 
-class AllocationTimeout(AllocationError):  # noqa: N818 (kube's name for it)
+class AllocationTimeout(AllocationError):  # noqa: N818 (an AllocationError, named for its cause)
     """The search ran past its time (kube's DRASchedulerFilterTimeout): an error for the pod,
     which is tried again after a backoff."""
 
@@ -191,18 +190,15 @@ class Allocator:
         slices: Sequence[Mapping[str, Any]],
         selectors: Selectors,
         *,
-        now: Callable[[], datetime] | None = None,
         new_share_id: Callable[[], str] | None = None,
         slice_cache: SliceCache | None = None,
         taint_rules: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        """``now`` is accepted for the plugin's sake and not read: in v1.37 a taint keeps a
-        device from being allocated whatever its ``timeAdded``. ``new_share_id`` names the
+        """``new_share_id`` names the
         shares of devices allocated more than once (random UUIDs, as kube's, by default).
         ``slice_cache`` keeps the slices parsed across allocators (the caller retains the
         current slices in it). ``taint_rules`` are the DeviceTaintRules: their taints count
         as the devices' own (kube's slice tracker adds them to the slices it hands over)."""
-        del now
         self.allocated = allocated
         self.classes = classes
         self.selectors = selectors
