@@ -66,7 +66,8 @@ class ClusterDump:
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
     """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-    CSIStorageCapacities, VolumeAttachments and ResourceClaims, and the objects of every other
+    CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices and DeviceClasses,
+    and the objects of every other
     kind declared (:data:`~policy_scheduler.scheduling.kinds.STORES`) but the above, each with
     its kind."""
     disruption_budgets: tuple[Raw, ...] = ()

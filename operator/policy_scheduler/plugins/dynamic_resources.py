@@ -200,6 +200,8 @@ class _DynamicResourcesFilter(
     # then updates the claim, which also wakes the pod).
     wakes_on = (
         EventKind.RESOURCE_CLAIM_CHANGED
+        | EventKind.RESOURCE_SLICE_CHANGED
+        | EventKind.DEVICE_CLASS_CHANGED
         | EventKind.NODE_ADDED
         | EventKind.NODE_LABELS
         | EventKind.POD_DELETED
