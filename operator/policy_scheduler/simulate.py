@@ -264,6 +264,10 @@ class InMemory:
         self.patches.append((ref, patch))
         return patch
 
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        # Only a conflict makes a plugin read an object again, and no patch here conflicts.
+        raise LookupError(f"simulate keeps no API objects to read {ref}")
+
 
 class FrozenClock:
     """A clock that does not move: parked and backed-off pods stay where they are."""

@@ -393,6 +393,9 @@ class Writes:
         self.patches.append((ref, patch))
         return patch
 
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        raise AssertionError(f"{ref} read: the plugin does not read a claim back")
+
 
 def pre_bind(the_pod: PodView, claims: Sequence[Mapping[str, Any]], writes: Writes) -> str | None:
     cycle = Cycle(the_pod, WithClaims(claims=claims).snapshot(NODES))
