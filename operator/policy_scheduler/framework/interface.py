@@ -215,6 +215,23 @@ class Filter(ABC, Generic[State]):
         return self.filter(state, pod, node[0])
 
 
+class Explains(ABC, Generic[State]):
+    """A filter that says more than its reasons, for ``explain``, ``simulate`` and the
+    policy's decisions: in detail why it rejected a node, and what it chose on a node
+    (DynamicResources: the allocator's reason, and the devices allocated per claim). Asked
+    about the nodes it filtered in the cycle, with the state it filtered them with."""
+
+    @abstractmethod
+    def details(self, state: State) -> Mapping[str, str]:
+        """Why, in detail, the filter rejected each node it has more to say about, by node
+        name."""
+
+    @abstractmethod
+    def chosen(self, state: State, node: str) -> Mapping[str, tuple[str, ...]]:
+        """What the filter chose for the pod on ``node``, by object (DynamicResources: each
+        claim's devices); empty when nothing."""
+
+
 class Scorer(ABC, Generic[State]):
     """A priority: scores each feasible node 0..100 for the pod."""
 
