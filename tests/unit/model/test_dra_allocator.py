@@ -4,12 +4,12 @@ features, and the allocation results it writes."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from policy_scheduler.model.cel import DeviceSelectors
 from policy_scheduler.model.dra import (
     AllocatedState,
     AllocationError,
@@ -23,15 +23,6 @@ from policy_scheduler.model.dra.devices import SliceCache
 DRIVER = "gpu.example.com"
 NODE = "node-1"
 Obj = dict[str, Any]
-
-
-class NoSelectors:
-    """For cases without CEL selectors: the allocator must not evaluate any."""
-
-    def matches(
-        self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
-    ) -> bool:
-        raise AssertionError(f"unexpected selector {expression!r}")
 
 
 def device(name: str, **fields: Any) -> Obj:
@@ -120,6 +111,11 @@ def attr(**values: Any) -> Obj:
     }
 
 
+def cel(expression: str) -> Obj:
+    return {"cel": {"expression": expression}}
+
+
+BY_DRIVER = f'device.driver == "{DRIVER}"'
 GPU1 = slice_("slice-1", device("gpu-1"), device("gpu-2"))
 
 
@@ -368,6 +364,62 @@ CASES = {
         [claim("c", request(capacity={"requests": {"memory": "lots"}}))],
         "error:claim default/c, request req: capacity.requests[memory]: 'lots' is not a "
         "quantity (expected e.g. 500m, 2, 1.5Gi, 1e3)",
+    ),
+    # --- selectors ------------------------------------------------------------------------
+    "the class's selectors, then the request's": Case(
+        [
+            slice_(
+                "mixed",
+                device("small", **attr(memory={"int": 16})),
+                device("big", **attr(memory={"int": 80})),
+                device("nic", **attr(memory={"int": 80}), kind={}),
+            ),
+            slice_("other", device("big"), driver="other.example.com", pool="pool-2"),
+        ],
+        [claim("c", request(selectors=[cel(f'device.attributes["{DRIVER}"].memory >= 32')]))],
+        [allocation(result("req", "big"), node_selector=local())],
+        classes=[{"metadata": {"name": "gpu"}, "spec": {"selectors": [cel(BY_DRIVER)]}}],
+    ),
+    "no device matches a request's selector": Case(
+        [GPU1],
+        [claim("c", request(selectors=[cel('device.driver == "x"')]))],
+        'claim default/c, request "req": no device matches the request\'s selectors '
+        '(device.driver == "x")',
+    ),
+    "no device of the class": Case(
+        [GPU1],
+        [claim("c")],
+        'claim default/c, request "req": no device matches the selectors of class "gpu" '
+        '(device.driver == "other.example.com")',
+        classes=[
+            {
+                "metadata": {"name": "gpu"},
+                "spec": {"selectors": [cel('device.driver == "other.example.com"')]},
+            }
+        ],
+    ),
+    "a selector that fails at runtime": Case(
+        [GPU1],
+        [claim("c", request(selectors=[cel("device.attributes['x'].y")]))],
+        "error:claim default/c: selector #0 on device gpu.example.com/pool-1/gpu-1: "
+        "CEL runtime error: ",
+    ),
+    "a selector that does not compile": Case(
+        [GPU1],
+        [claim("c", request(selectors=[cel("device.driver ==")]))],
+        "error:claim default/c: selector #0: CEL compile error: ",
+    ),
+    "slices without uid keep their devices' selector results apart": Case(
+        [
+            {"metadata": {"name": "a"}, "spec": dict(GPU1["spec"], driver="other.example.com")},
+            {
+                "metadata": {"name": "b"},
+                "spec": dict(GPU1["spec"], pool={**GPU1["spec"]["pool"], "name": "pool-2"}),
+            },
+        ],
+        [claim("c")],
+        [allocation(result("req", "gpu-1", pool="pool-2"), node_selector=local())],
+        classes=[{"metadata": {"name": "gpu"}, "spec": {"selectors": [cel(BY_DRIVER)]}}],
     ),
     # --- constraints ------------------------------------------------------------------------
     "match attribute: backtracks to two devices of one NUMA node": Case(
@@ -773,7 +825,7 @@ def test_allocate(case: Case) -> None:
         AllocatedState.of(case.allocated),
         {c["metadata"]["name"]: c for c in case.classes},
         case.slices,
-        NoSelectors(),
+        DeviceSelectors(),
         new_share_id=lambda: "share",
         taint_rules=case.taint_rules,
     )
@@ -781,7 +833,7 @@ def test_allocate(case: Case) -> None:
     if isinstance(expect, str) and expect.startswith("error:"):
         with pytest.raises(AllocationError) as raised:
             allocator.allocate(NODE, case.labels, case.claims)
-        assert raised.value.message == expect.removeprefix("error:")
+        assert raised.value.message.startswith(expect.removeprefix("error:"))
         return
     got = allocator.allocate(NODE, case.labels, case.claims)
     if isinstance(expect, str):
@@ -817,7 +869,7 @@ def test_allocate_leaves_its_inputs_alone() -> None:
     slices = [GPU1]
     claims = [claim("c", request(count=2))]
     before = repr((slices, claims))
-    Allocator(AllocatedState(), {"gpu": device_class()}, slices, NoSelectors()).allocate(
+    Allocator(AllocatedState(), {"gpu": device_class()}, slices, DeviceSelectors()).allocate(
         NODE, {}, claims
     )
     assert repr((slices, claims)) == before
@@ -880,14 +932,7 @@ def test_search_steps_as_kube(
         "metadata": {"name": "gpu"},
         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]},
     }
-
-    class ByDriver:
-        def matches(
-            self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
-        ) -> bool:
-            return expression == f"device.driver == '{driver}'"
-
-    allocator = Allocator(AllocatedState(), {"gpu": gpu, "other": other}, slices, ByDriver())
+    allocator = Allocator(AllocatedState(), {"gpu": gpu, "other": other}, slices, DeviceSelectors())
     got = allocator.allocate(NODE, {}, claims)
     assert isinstance(got, list) == found
     assert allocator.allocate_one_calls == steps
@@ -895,7 +940,9 @@ def test_search_steps_as_kube(
 
 def test_a_search_past_its_time_is_an_error() -> None:
     steps = iter(range(100))
-    allocator = Allocator(AllocatedState(), {"gpu": device_class()}, [many("s", 8)], NoSelectors())
+    allocator = Allocator(
+        AllocatedState(), {"gpu": device_class()}, [many("s", 8)], DeviceSelectors()
+    )
     with pytest.raises(AllocationTimeout) as raised:
         allocator.allocate(
             NODE, {}, [claim("c", request(count=9))], expired=lambda: next(steps) > 5
@@ -912,3 +959,22 @@ def test_slices_are_parsed_once_until_they_change() -> None:
     cache.retain([changed])
     assert cache.model(changed) is cache.model(changed)
     assert cache.model(GPU1) is not first  # forgotten: parsed again
+
+
+def test_allocated_state_kept_up_to_date() -> None:
+    first = allocation(
+        result("a", "gpu-1"), result("b", "nic", shareID="s1", consumedCapacity={"bw": "1G"})
+    )
+    second = allocation(result("c", "nic", shareID="s2", consumedCapacity={"bw": "2G"}))
+    state = AllocatedState.of([first])
+    snapshot = state.copy()
+    state.add(second)
+    nic = DeviceID(DRIVER, "pool-1", "nic")
+    assert state.consumed == {nic: {"bw": 3_000_000_000}}
+    state.discard(first)
+    assert state.devices == set()
+    assert state.shared == {(nic, "s2")}
+    assert state.consumed == {nic: {"bw": 2_000_000_000}}
+    state.discard(second)
+    assert state == AllocatedState()
+    assert snapshot == AllocatedState.of([first])

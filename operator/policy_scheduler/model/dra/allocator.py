@@ -27,6 +27,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import Any, Protocol
 
+from policy_scheduler.model.cel import CelError
 from policy_scheduler.model.dra.capacity import CapacityError, consumption, fits
 from policy_scheduler.model.dra.constraints import Constraint, constraints_of
 from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError, Taint
@@ -43,7 +44,8 @@ _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
 
 
 class Selectors(Protocol):
-    """Device selectors (``policy_scheduler.model.cel.DeviceSelectors``)."""
+    """Device selectors (``policy_scheduler.model.cel.DeviceSelectors``); ``matches`` raises
+    CelError for an expression that fails."""
 
     def matches(
         self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
@@ -491,7 +493,7 @@ class _Search:
                 matched = self.a.selectors.matches(
                     expression, device.id.driver, device.raw, device.cel_key
                 )
-            except Exception as error:
+            except CelError as error:
                 raise AllocationError(_cel_message(error, owner, index, device.id)) from None
             if not matched:
                 return False
@@ -1072,10 +1074,9 @@ def _merge(requirements: Iterable[Mapping[str, Any]], into: list[Mapping[str, An
             into.append(requirement)
 
 
-def _cel_message(error: Exception, owner: str, index: int, device: DeviceID) -> str:
+def _cel_message(error: CelError, owner: str, index: int, device: DeviceID) -> str:
     """kube's words for a selector that failed: a compile error names the selector, a runtime
     error the device too."""
-    message = getattr(error, "message", str(error))
-    if getattr(error, "phase", "runtime") == "compile":
-        return f"{owner}: selector #{index}: CEL compile error: {message}"
-    return f"{owner}: selector #{index} on device {device}: CEL runtime error: {message}"
+    if error.phase == "compile":
+        return f"{owner}: selector #{index}: CEL compile error: {error.message}"
+    return f"{owner}: selector #{index} on device {device}: CEL runtime error: {error.message}"

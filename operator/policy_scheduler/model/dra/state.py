@@ -8,7 +8,7 @@ admin access may use a device that is in use.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -46,23 +46,44 @@ class AllocatedState:
         results with adminAccess are not counted, as kube's are not."""
         state = cls()
         for allocation in allocations:
-            results = (allocation.get("devices") or {}).get("results") or ()
-            for index, result in enumerate(results):
-                if result.get("adminAccess"):
-                    continue
-                device = DeviceID(result["driver"], result["pool"], result["device"])
-                share = result.get("shareID")
-                if share is None:
-                    state.devices.add(device)
-                    continue
-                state.shared.add((device, share))
-                consumed = result.get("consumedCapacity")
-                if consumed is not None:
-                    total = state.consumed.setdefault(device, {})
-                    for name, raw in consumed.items():
-                        value = amount(raw, f"results[{index}].consumedCapacity[{name}]").value
-                        total[name] = total.get(name, Fraction(0)) + value
+            state.add(allocation)
         return state
+
+    def add(self, allocation: Mapping[str, Any]) -> None:
+        """Count the devices of one more ``status.allocation``."""
+        for device, share, consumed in _counted(allocation):
+            if share is None:
+                self.devices.add(device)
+                continue
+            self.shared.add((device, share))
+            if consumed is not None:
+                total = self.consumed.setdefault(device, {})
+                for name, value in consumed.items():
+                    total[name] = total.get(name, Fraction(0)) + value
+
+    def discard(self, allocation: Mapping[str, Any]) -> None:
+        """Stop counting the devices of an allocation counted before (a claim deallocated or
+        deleted); a device's consumed capacity goes when nothing of it is left."""
+        for device, share, consumed in _counted(allocation):
+            if share is None:
+                self.devices.discard(device)
+                continue
+            self.shared.discard((device, share))
+            total = self.consumed.get(device)
+            if consumed is None or total is None:
+                continue
+            for name, value in consumed.items():
+                total[name] = total.get(name, Fraction(0)) - value
+            if not any(total.values()):
+                del self.consumed[device]
+
+    def copy(self) -> AllocatedState:
+        """A copy to add a cycle's in-flight allocations to."""
+        return AllocatedState(
+            set(self.devices),
+            set(self.shared),
+            {device: dict(consumed) for device, consumed in self.consumed.items()},
+        )
 
     def in_use(self) -> set[DeviceID]:
         """Every device with an allocation of any kind (kube's ``IsDeviceAllocated``): whole,
@@ -72,3 +93,22 @@ class AllocatedState:
     def shared_devices(self) -> set[DeviceID]:
         """The devices with at least one share or consumed capacity."""
         return {device for device, _ in self.shared} | self.consumed.keys()
+
+
+def _counted(
+    allocation: Mapping[str, Any],
+) -> Iterator[tuple[DeviceID, str | None, dict[str, Fraction] | None]]:
+    """(device, shareID, consumed capacity) of each result that counts (not admin access)."""
+    results = (allocation.get("devices") or {}).get("results") or ()
+    for index, result in enumerate(results):
+        if result.get("adminAccess"):
+            continue
+        device = DeviceID(result["driver"], result["pool"], result["device"])
+        raw = result.get("consumedCapacity")
+        consumed = None
+        if raw is not None:
+            consumed = {
+                name: amount(value, f"results[{index}].consumedCapacity[{name}]").value
+                for name, value in raw.items()
+            }
+        yield device, result.get("shareID"), consumed
