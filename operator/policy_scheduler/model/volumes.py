@@ -33,6 +33,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, TypeVar
 
+from policy_scheduler.model.cel import DeviceSelectors
+from policy_scheduler.model.dra import SliceCache
 from policy_scheduler.model.objects import ObjectError, Raw, _mapping, _sequence
 from policy_scheduler.model.quantity import QuantityError, to_int
 from policy_scheduler.model.selectors import LabelSelector, NodeSelector, SelectorError
@@ -648,6 +650,10 @@ class Volumes:
         self._slices: tuple[Raw, ...] | None = None
         self._classes: dict[str, Raw] | None = None
         self._allocations: tuple[Raw, ...] | None = None
+        self.selectors = DeviceSelectors()
+        """The device selectors' results, which outlive a pod's cycle (kube's CEL cache)."""
+        self.slice_cache = SliceCache()
+        """The slices as the allocator parsed them, until they change."""
 
     def __repr__(self) -> str:
         return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"
@@ -798,6 +804,7 @@ class Volumes:
         if self._slices is None:
             views = sorted(self._all(RESOURCE_SLICE), key=lambda v: v.key)
             self._slices = tuple(v.raw for v in views)
+            self.slice_cache.retain(self._slices)
         return self._slices
 
     def device_class(self, name: str) -> DeviceClassView | None:
