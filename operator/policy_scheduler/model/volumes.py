@@ -22,9 +22,10 @@ object shadows the informer's until the informer brings a newer version of it (a
 
 **Allocations in flight** are kube-scheduler's in-flight claims: DynamicResources' Reserve
 records the devices it chose for a claim (:meth:`Volumes.allocate`) before PreBind writes them, so
-that the next cycles count those devices as taken (:meth:`Volumes.allocations`) and wait for the
+that the next cycles count those devices as taken and wait for the
 claim rather than allocate it twice; PreBind assumes the claim as written and drops the record,
-Unreserve drops it (:meth:`Volumes.release`).
+Unreserve drops it (:meth:`Volumes.release`). The devices of all of them are counted as they
+change (:meth:`Volumes.allocated`).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from policy_scheduler.model.cel import DeviceSelectors
-from policy_scheduler.model.dra import SliceCache
+from policy_scheduler.model.dra import AllocatedState, SliceCache
 from policy_scheduler.model.objects import ObjectError, Raw, _mapping, _sequence
 from policy_scheduler.model.quantity import QuantityError, to_int
 from policy_scheduler.model.selectors import LabelSelector, NodeSelector, SelectorError
@@ -643,13 +644,16 @@ class Volumes:
         self._capacities: dict[str, set[str]] = {}
         # The VolumeAttachments' keys by node: NodeVolumeLimits reads those of one node.
         self._attachments: dict[str, set[str]] = {}
-        # claim uid -> the allocation Reserve chose, not written yet
+        # claim key -> the allocation Reserve chose, not written yet
         self._in_flight: dict[str, Raw] = {}
+        # The devices of every claim's allocation (in flight, else as the claim reads now),
+        # kept up to date claim by claim, as kube's allocated-devices tracker: each pod with
+        # claims to allocate starts from a copy instead of counting every claim again.
+        self._allocated = AllocatedState()
         # What every pod with a claim to allocate reads, made again only after a change of its
-        # kind: the slices, the classes, and the allocations (written, assumed, in flight).
+        # kind: the slices and the classes.
         self._slices: tuple[Raw, ...] | None = None
         self._classes: dict[str, Raw] | None = None
-        self._allocations: tuple[Raw, ...] | None = None
         self.selectors = DeviceSelectors()
         """The device selectors' results, which outlive a pod's cycle (kube's CEL cache)."""
         self.slice_cache = SliceCache()
@@ -706,8 +710,9 @@ class Volumes:
             self._slices = None
         elif kind == DEVICE_CLASS:
             self._classes = None
-        elif kind == RESOURCE_CLAIM:
-            self._allocations = None
+        elif kind == RESOURCE_CLAIM and key not in self._in_flight:
+            counted = before.allocation if isinstance(before, ResourceClaimView) else None
+            self._recount(counted, self._counted(key))
         if kind not in (PV, CSI_STORAGE_CAPACITY, VOLUME_ATTACHMENT):
             return
         after = self._get(kind, key)
@@ -817,30 +822,41 @@ class Volumes:
             self._classes = {v.key: v.raw for v in self._all(DEVICE_CLASS)}
         return self._classes
 
-    def allocations(self) -> Sequence[Raw]:
-        """The ``status.allocation`` of every ResourceClaim (assumed ones as assumed), and the
-        allocations in flight: the devices no other claim may be given."""
-        if self._allocations is None:
-            written = (
-                v.allocation for v in self._all(RESOURCE_CLAIM) if isinstance(v, ResourceClaimView)
-            )
-            in_flight = self._in_flight.values()
-            self._allocations = (*(a for a in written if a is not None), *in_flight)
-        return self._allocations
+    def allocated(self) -> AllocatedState:
+        """The devices of every ResourceClaim's allocation (assumed ones as assumed) and of the
+        allocations in flight, which no other claim may be given: a copy, the caller's."""
+        return self._allocated.copy()
+
+    def _counted(self, key: str) -> Raw | None:
+        """The allocation counted for the claim ``key``: in flight, else the claim's."""
+        if key in self._in_flight:
+            return self._in_flight[key]
+        view = self._get(RESOURCE_CLAIM, key)
+        return view.allocation if isinstance(view, ResourceClaimView) else None
+
+    def _recount(self, before: Raw | None, after: Raw | None) -> None:
+        if before == after:
+            return
+        if before is not None:
+            self._allocated.discard(before)
+        if after is not None:
+            self._allocated.add(after)
 
     def allocate(self, claim: ResourceClaimView, allocation: Raw) -> None:
         """Record ``allocation`` for ``claim`` as in flight (Reserve chose it, PreBind has not
         written it yet)."""
-        self._in_flight[claim.uid] = allocation
-        self._allocations = None
+        before = self._counted(claim.key)
+        self._in_flight[claim.key] = allocation
+        self._recount(before, allocation)
 
     def in_flight(self, claim: ResourceClaimView) -> Raw | None:
         """The allocation in flight for ``claim``, if any."""
-        return self._in_flight.get(claim.uid)
+        return self._in_flight.get(claim.key)
 
     def release(self, claim: ResourceClaimView) -> bool:
         """Drop the allocation in flight for ``claim``: whether there was one."""
-        if self._in_flight.pop(claim.uid, None) is None:
+        before = self._in_flight.pop(claim.key, None)
+        if before is None:
             return False
-        self._allocations = None
+        self._recount(before, self._counted(claim.key))
         return True

@@ -28,7 +28,7 @@ then, claim by claim in the pod's order:
 
 With claims to allocate, it builds the pod's :class:`~policy_scheduler.model.dra.Allocator`
 from the devices in use (every claim's ``status.allocation`` and this scheduler's allocations in
-flight, :meth:`~policy_scheduler.model.volumes.Volumes.allocations`; results with adminAccess do
+flight, :meth:`~policy_scheduler.model.volumes.Volumes.allocated`; results with adminAccess do
 not count, as kube's), the ResourceSlices, the DeviceClasses, and the cluster state's
 :class:`~policy_scheduler.model.cel.DeviceSelectors`, whose selector results outlive the pod.
 
@@ -107,7 +107,7 @@ from policy_scheduler.framework.interface import (
     filter_each,
 )
 from policy_scheduler.framework.types import Cycle
-from policy_scheduler.model.dra import AllocatedState, AllocationError, Allocator, Unallocatable
+from policy_scheduler.model.dra import AllocationError, Allocator, Unallocatable
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
@@ -265,7 +265,7 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
     allocator = None
     if to_allocate:
         allocator = Allocator(
-            AllocatedState.of(volumes.allocations()),
+            volumes.allocated(),
             volumes.device_classes(),
             volumes.resource_slices(),
             volumes.selectors,

@@ -743,25 +743,41 @@ def test_the_device_store_gives_slices_by_name_and_classes_by_name() -> None:
     assert sorted(store.device_classes()) == ["gpu", "nic"]
 
 
-def test_allocations_count_written_assumed_and_in_flight_ones() -> None:
+def in_use(store: Volumes) -> set[str]:
+    """The devices the store counts as allocated, by name."""
+    return {device.device for device in store.allocated().devices}
+
+
+def test_allocated_devices_count_written_assumed_and_in_flight_allocations() -> None:
     store = Volumes()
-    written = RC_RAW["status"]["allocation"]
     unallocated = named(RC_RAW, "new")
     unallocated["status"] = {}
-    store.set(volumes.RESOURCE_CLAIM, RC_RAW)
+    store.set(volumes.RESOURCE_CLAIM, RC_RAW)  # device 0
     claim = store.set(volumes.RESOURCE_CLAIM, unallocated)
     assert isinstance(claim, ResourceClaimView)
-    assert store.allocations() == (written,)
-    chosen: Raw = {"devices": {"results": [{"request": "g", "device": "1"}]}}
+    assert in_use(store) == {"0"}
+    result = {"request": "g", "driver": "d", "pool": "p", "device": "1"}
+    chosen: Raw = {"devices": {"results": [result]}}
     store.allocate(claim, chosen)
     assert store.in_flight(claim) == chosen
-    assert store.allocations() == (written, chosen)
+    assert in_use(store) == {"0", "1"}
+    # The informer brings the claim as PreBind wrote it while it is in flight: counted once.
+    store.set(volumes.RESOURCE_CLAIM, {**unallocated, "status": {"allocation": chosen}})
     assert store.release(claim) and not store.release(claim)
     assert store.in_flight(claim) is None
-    assert store.allocations() == (written,)
+    assert in_use(store) == {"0", "1"}
+    store.set(volumes.RESOURCE_CLAIM, unallocated)  # deallocated
+    assert in_use(store) == {"0"}
     # PreBind's write, assumed until the informer brings it.
     store.assume(ResourceClaimView({**unallocated, "status": {"allocation": chosen}}))
-    assert sorted(map(repr, store.allocations())) == sorted(map(repr, (written, chosen)))
+    assert in_use(store) == {"0", "1"}
     store.restore(volumes.RESOURCE_CLAIM, claim.key)
     store.delete(volumes.RESOURCE_CLAIM, RC_RAW)
-    assert store.allocations() == ()
+    assert in_use(store) == set()
+    # What it gave is the caller's: changing it changes nothing here.
+    store.allocated().devices.clear()
+    store.allocate(claim, chosen)
+    assert in_use(store) == {"1"}
+    # An in-flight allocation of a claim deleted meanwhile stays counted until released.
+    store.delete(volumes.RESOURCE_CLAIM, unallocated)
+    assert in_use(store) == {"1"} and store.release(claim) and in_use(store) == set()

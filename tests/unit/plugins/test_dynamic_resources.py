@@ -568,14 +568,14 @@ def test_reserve_puts_the_allocation_in_flight_and_another_pod_waits_for_it() ->
     assert cycle.reserve() is None
     found = cycle.volumes.resource_claim(NS, "gpu-claim")
     assert found is not None and cycle.volumes.in_flight(found) == GPU_0
-    assert GPU_0 in cycle.volumes.allocations()
+    assert {d.device for d in cycle.volumes.allocated().devices} == {"gpu-0"}
     other = PodView({**pod(uses("gpu-claim")).raw, "metadata": {"name": "q", "namespace": NS}})
     state = PLUGIN.pre_filter(Cycle(other, Snapshot(NODES, volumes=cycle.volumes)))
     assert state is not SKIP and PLUGIN.pre_filter_result(state) == rejected(
         "resource claim ns/gpu-claim is in the process of being allocated"
     )
     cycle.unreserve(FakeApi(cycle.volumes))
-    assert cycle.volumes.in_flight(found) is None and cycle.volumes.allocations() == ()
+    assert cycle.volumes.in_flight(found) is None and not cycle.volumes.allocated().devices
 
 
 def test_reserve_without_the_nodes_allocation_is_an_error() -> None:
@@ -613,7 +613,7 @@ def test_pre_bind_writes_the_finalizer_then_the_allocation_and_reservation() -> 
     found = cycle.volumes.resource_claim(NS, "gpu-claim")
     assert found is not None and found.allocation == GPU_0 and POD_UID in found.reserved_for
     assert found.resource_version == "3" and cycle.volumes.in_flight(found) is None
-    assert cycle.volumes.allocations() == (GPU_0,)
+    assert {d.device for d in cycle.volumes.allocated().devices} == {"gpu-0"}
 
 
 def test_a_conflict_reads_the_claim_again_and_writes_again() -> None:
