@@ -969,3 +969,42 @@ def test_the_score_prefers_the_earlier_subrequest() -> None:
     )
     assert raw == [7, 8]
     assert normalized == [87, 100]
+
+
+def test_a_class_selector_picks_the_devices() -> None:
+    """The class's CEL selector, evaluated by model.cel: only b's second GPU is an a100."""
+    a100 = device_class()
+    a100["spec"]["selectors"] = [
+        {"cel": {"expression": "device.attributes['gpu.example.com'].model == 'a100'"}}
+    ]
+    on_a, on_b = resource_slice("a", "gpu-0"), resource_slice("b", "gpu-0", "gpu-1")
+    for device, model in zip(
+        [*on_a["spec"]["devices"], *on_b["spec"]["devices"]], ["t4", "t4", "a100"], strict=True
+    ):
+        device["attributes"] = {"model": {"string": model}}
+    around = WithDevices(
+        claims=[claim(allocated=None, requests=[gpus(1)])], classes=[a100], slices=[on_a, on_b]
+    )
+    the_pod = pod(uses("gpu-claim"))
+    volumes = around.volumes()
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=volumes)))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert [tuple(PLUGIN.filter(state, the_pod, n)) for n in THREE] == [
+        NO_DEVICE,
+        FITS,
+        NO_DEVICE,
+    ]
+    assert state.allocations["b"][0]["devices"]["results"] == [result("b", "gpu-1")]
+    assert "model == 'a100'" in state.unallocatable["a"]
+
+
+def test_a_selector_that_does_not_compile_is_an_error_status() -> None:
+    broken = device_class()
+    broken["spec"]["selectors"] = [{"cel": {"expression": "device.driver =="}}]
+    around = WithDevices(claims=[claim(allocated=None, requests=[gpus(1)])], classes=[broken])
+    the_pod = pod(uses("gpu-claim"))
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=around.volumes())))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    with pytest.raises(StatusError) as error:
+        PLUGIN.filter(state, the_pod, THREE[0])
+    assert str(error.value).startswith('running "DynamicResources" filter plugin: ')
