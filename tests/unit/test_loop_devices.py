@@ -114,11 +114,11 @@ def test_a_pod_without_devices_waits_and_a_slice_brings_them() -> None:
         pytest.param(
             storage(volumes.DEVICE_CLASS, {**GPU_CLASS, "spec": {"selectors": []}}),
             id="a class changed",
-        ),  # fmt: skip
+        ),
         pytest.param(
             storage(volumes.RESOURCE_CLAIM, {**gpu_claim("one"), "spec": {}}),
             id="its claim changed",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_a_class_or_claim_event_moves_the_parked_pod(event: Any) -> None:

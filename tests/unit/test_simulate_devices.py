@@ -101,8 +101,8 @@ def test_simulate_allocates_devices_from_the_dump(tmp_path: Path) -> None:
         gpu_pod("b", "one"),
     ]
     memory = InMemory()
-    decisions = simulate(POLICY, load_cluster(write_list(tmp_path / "c.yaml", objects)), 1,
-                         memory=memory)  # fmt: skip
+    cluster = load_cluster(write_list(tmp_path / "c.yaml", objects))
+    decisions = simulate(POLICY, cluster, 1, memory=memory)
     by_pod = {d.pod: d for d in decisions}
     two, one = by_pod["ns/a"], by_pod["ns/b"]
     assert two.node == "n2"
