@@ -85,7 +85,8 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     CSI_NODE: (("drivers",), ()),
     CSI_DRIVER: (("storageCapacity", "preventPodSchedulingIfMissing"), ()),
-    RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor")),
+    # The devices' statuses hold the binding conditions PreBind waits for.
+    RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor", "devices")),
     # All the allocator reads: the pool, the nodes it serves, the devices and their counters.
     RESOURCE_SLICE: (
         (

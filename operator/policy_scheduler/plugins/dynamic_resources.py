@@ -33,12 +33,15 @@ not count, as kube's), the ResourceSlices, the DeviceClasses, and the cluster st
 :class:`~policy_scheduler.model.cel.DeviceSelectors`, whose selector results outlive the pod.
 
 **Filter**, per node: the ``status.allocation.nodeSelector`` of every allocated claim must match
-the node ("resourceclaim not available on the node", the claim remembered for PostFilter); then
-the allocator must allocate every unallocated claim on the node in one pass, all or nothing
-("cannot allocate all claims"; the allocator's own reason, which request failed and why, is
-kept per node for ``explain`` and the decisions). The node's allocations are kept in the cycle's
-state for Score and Reserve. A fatal allocator error (a CEL error, a broken pool) is kube's error
-status: the attempt fails, the pod is tried again after its backoff.
+the node, and an allocated claim whose devices' binding failed (a ``bindingFailureConditions``
+condition True) or timed out (binding conditions not all True :data:`BINDING_TIMEOUT_SECONDS`
+after its ``allocationTimestamp``) fits no node ("resourceclaim not available on the node", the
+claim remembered for PostFilter); then the allocator must allocate every unallocated claim on
+the node in one pass, all or nothing ("cannot allocate all claims"; the allocator's own reason,
+which request failed and why, is kept per node for ``explain`` and the decisions). The node's
+allocations are kept in the cycle's state for Score and Reserve. A fatal allocator error (a CEL
+error, a broken pool, a search past :data:`FILTER_TIMEOUT_SECONDS`) is kube's error status: the
+attempt fails, the pod is tried again after its backoff.
 
 **Score** (v1.37's DynamicResources is also a score plugin, weight 2 in its default profile):
 for each request with ``firstAvailable`` subrequests, the subrequest at index ``i`` that the
@@ -56,10 +59,15 @@ the ``reservedFor`` of an allocated claim reserved for it, as kube's does.
 **PreBind**, for each claim not yet reserved for the pod, as kube's bindClaim: for a claim it
 allocated, the finalizer ``resource.kubernetes.io/delete-protection`` (a patch of the claim, with
 its ``resourceVersion``), then one write of the ``status`` subresource setting ``allocation`` and
-appending the pod to ``reservedFor`` (for an allocated claim, the reservation alone); on a 409
-the claim is read again and the write tried again (kube's DefaultRetry: 5 tries), failing with
-kube's words when the claim was deleted or allocated elsewhere meanwhile. The written claim is
-assumed until the informer brings it, and the allocation is no longer in flight.
+appending the pod to ``reservedFor`` (for an allocated claim, the reservation alone), the
+allocation stamped with its ``allocationTimestamp`` when it has none; on a 409 the claim is read
+again and the write tried again (kube's DefaultRetry: 5 tries), failing with kube's words when
+the claim was deleted, allocated or deallocated elsewhere meanwhile. The written claim is
+assumed until the informer brings it, and the allocation is no longer in flight. Then, when a
+device of the claims has ``bindingConditions``, it waits (at once, then every
+:data:`BINDING_POLL_SECONDS`, for at most :data:`BINDING_TIMEOUT_SECONDS`) until the claims'
+``status.devices`` say every one of them True, and fails the bind in kube's words when a
+``bindingFailureConditions`` condition is True or the time is up.
 
 **PostFilter**, when no node fits, does what kube-scheduler v1.37's does: an allocated claim
 that some node's Filter found not available there, reserved for no pod or for this one alone, is
@@ -68,17 +76,20 @@ ResourceClaim completed"; otherwise nothing, and it says nothing — except "not
 filter before this one rejected the pod in its pre-filter (kube's PreFilters stop there, so this
 plugin's state is missing, an error that ends the post-filters: no preemption is tried).
 
-Not done, and what the pod is told: binding conditions (``bindingConditions`` of a device are
-not waited for, the pod binds at once); DRA-backed extended resources (a container's request of
-a DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such
-resource on the node); the Filter timeout.
+Not done, and what the pod is told: DRA-backed extended resources (a container's request of a
+DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such resource
+on the node); DeviceTaintRules (not watched: their taints keep no device from a pod); kube's
+``BindingConditionsPending`` event while PreBind waits (the plugins have no event port).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import numpy as np
@@ -125,6 +136,11 @@ FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 UPDATE_TRIES: Final = 5
 """kube's retry.DefaultRetry: how many times a claim's write is tried when it conflicts."""
 CONFLICT: Final = 409
+BINDING_TIMEOUT_SECONDS: Final = 600.0
+"""kube's DynamicResourcesArgs.bindingTimeout default: how long PreBind waits for the devices'
+binding conditions, from the allocation's ``allocationTimestamp``."""
+BINDING_POLL_SECONDS: Final = 5.0
+"""How often PreBind looks at the binding conditions again, as kube's."""
 FILTER_TIMEOUT_SECONDS: Final = 10.0
 """kube's DynamicResourcesArgs.filterTimeout default (DRASchedulerFilterTimeout, on in v1.37):
 the longest one node's allocation may search."""
@@ -167,6 +183,8 @@ class ClaimState:
     rejection: str = ""
     selectors: tuple[tuple[int, NodeSelector], ...] = ()
     """Each allocated claim's node selector, with the claim's index in :attr:`claims`."""
+    unbindable: tuple[int, ...] = ()
+    """The allocated claims whose devices' binding failed or timed out: on no node."""
     to_allocate: tuple[ResourceClaimView, ...] = ()
     allocator: Allocator | None = None
     volumes: Volumes | None = None
@@ -241,12 +259,14 @@ def _missing_class(claim: ResourceClaimView, volumes: Volumes) -> str:
     return ""
 
 
-def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
-    """What PreFilter concludes of the pod's claims (see the module's docstring)."""
+def claim_state(pod: PodView, volumes: Volumes, now: datetime | None = None) -> ClaimState:
+    """What PreFilter concludes of the pod's claims (see the module's docstring); ``now`` for
+    the binding timeout of allocated claims (None: the current time)."""
     claims = _lookup(pod, volumes)
     if isinstance(claims, str):
         return ClaimState(rejection=claims)
     selectors: list[tuple[int, NodeSelector]] = []
+    unbindable: list[int] = []
     to_allocate: list[ResourceClaimView] = []
     for index, claim in enumerate(claims):
         if claim.allocation is not None:
@@ -255,6 +275,9 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
                 return ClaimState(claims, IN_USE)
             if claim.allocated_nodes is not None:
                 selectors.append((index, claim.allocated_nodes))
+            ready, failure = binding_readiness(claim)
+            if failure or (not ready and timed_out(claim, now or _now())):
+                unbindable.append(index)
             continue
         if volumes.in_flight(claim) is not None:
             return ClaimState(claims, being_allocated(claim))
@@ -274,6 +297,7 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
     return ClaimState(
         claims,
         selectors=tuple(selectors),
+        unbindable=tuple(unbindable),
         to_allocate=tuple(to_allocate),
         allocator=allocator,
         volumes=volumes,
@@ -293,6 +317,75 @@ def allocate(state: ClaimState, node: NodeInfo) -> list[dict[str, Any]] | Unallo
         )
     except AllocationError as error:
         raise StatusError(f'running "{NAME}" filter plugin: {error.message}') from None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _timestamp(at: datetime) -> str:
+    """A time as the API writes a ``metav1.Time``: RFC 3339, in seconds, UTC."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _waits(result: Mapping[str, Any]) -> bool:
+    return bool(result.get("bindingConditions"))
+
+
+def _results(claim: ResourceClaimView) -> list[Raw]:
+    allocation = claim.allocation or {}
+    return [_mapping(r) for r in _sequence(_mapping(allocation.get("devices")).get("results"))]
+
+
+def _true(conditions: Sequence[Any], kind: object) -> Raw | None:
+    """The condition of type ``kind`` among ``conditions`` if its status is True."""
+    for condition in map(_mapping, conditions):
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return condition
+    return None
+
+
+def binding_readiness(claim: ResourceClaimView) -> tuple[bool, str]:
+    """kube's isClaimReadyForBinding: whether every binding condition of the claim's devices
+    is True in ``status.devices``, and kube's words when a binding failure condition is."""
+    if claim.allocation is None:
+        return False, ""
+    statuses = [_mapping(d) for d in _sequence(claim.status.get("devices"))]
+    for result in filter(_waits, _results(claim)):
+        where = (result.get("driver"), result.get("pool"), result.get("device"))
+        status = next(
+            (d for d in statuses if (d.get("driver"), d.get("pool"), d.get("device")) == where),
+            None,
+        )
+        if status is None:
+            return False, ""
+        conditions = _sequence(status.get("conditions"))
+        for kind in _sequence(result.get("bindingFailureConditions")):
+            failed = _true(conditions, kind)
+            if failed is not None:
+                message = json.dumps(str(failed.get("message") or ""), ensure_ascii=False)
+                return False, (
+                    f"device binding failed: claim={claim.name}, "
+                    f"reason={failed.get('reason') or ''}, message={message}"
+                )
+        if any(_true(conditions, kind) is None for kind in _sequence(result["bindingConditions"])):
+            return False, ""
+    return True, ""
+
+
+def timed_out(
+    claim: ResourceClaimView, now: datetime, timeout: float = BINDING_TIMEOUT_SECONDS
+) -> bool:
+    """kube's isClaimTimeout: a device of the claim waits for binding conditions, and its
+    ``allocationTimestamp`` is more than ``timeout`` seconds before ``now``."""
+    stamp = (claim.allocation or {}).get("allocationTimestamp")
+    if not stamp or not any(map(_waits, _results(claim))):
+        return False
+    try:
+        allocated = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (now - allocated).total_seconds() > timeout
 
 
 def _consumer(pod: PodView) -> dict[str, str]:
@@ -338,11 +431,25 @@ class _DynamicResourcesFilter(
         | EventKind.POD_DELETED
     )
 
+    def __init__(
+        self,
+        binding_timeout: float = BINDING_TIMEOUT_SECONDS,
+        poll_interval: float = BINDING_POLL_SECONDS,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = _now,
+    ) -> None:
+        self.binding_timeout = binding_timeout
+        self.poll_interval = poll_interval
+        self._sleep = sleep
+        self._clock = clock
+        self._now = now
+
     def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
         # As kube-scheduler's PreFilter: a pod without claims has nothing for this plugin.
         if not cycle.pod.resource_claims:
             return SKIP
-        return claim_state(cycle.pod, cycle.snapshot.volumes)
+        return claim_state(cycle.pod, cycle.snapshot.volumes, self._now())
 
     def pre_filter_result(self, state: ClaimState) -> PreFilterResult:
         return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
@@ -371,6 +478,7 @@ class _DynamicResourcesFilter(
         # selector, and then that claim is not remembered as unavailable.
         name, labels = node.name, node.node.labels
         unavailable = [i for i, s in state.selectors if not s.matches(name, labels)]
+        unavailable += state.unbindable
         found: list[dict[str, Any]] | None = None
         if state.allocator is not None:
             allocated = allocate(state, node)
@@ -399,7 +507,7 @@ class _DynamicResourcesFilter(
     def filter_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Rejections:
         # Most pods' claims are allocated for any node (a rejected pod has neither selectors
         # nor an allocator: no node is asked about it).
-        if not state.selectors and state.allocator is None:
+        if not state.selectors and state.allocator is None and not state.unbindable:
             return {}
         return filter_each(self, state, pod, nodes)
 
@@ -486,7 +594,8 @@ class _DynamicResourcesFilter(
             if pod.uid in claim.reserved_for:
                 continue
             try:
-                written = await _bind_claim(claim, state.reserved.get(claim.uid), pod, objects)
+                allocation = state.reserved.get(claim.uid)
+                written = await _bind_claim(claim, allocation, pod, objects, self._now())
             except Exception as error:  # an API error fails the bind, as kube's
                 return f'running PreBind plugin "{NAME}": {error}'
             claims[index] = written
@@ -496,18 +605,49 @@ class _DynamicResourcesFilter(
         if state.volumes is not None:
             for claim in claims:
                 state.volumes.release(claim)
-        return None
+        if state.volumes is None or not any(map(_waits, (r for c in claims for r in _results(c)))):
+            return None
+        failure = await self._wait_for_binding(state.volumes, claims)
+        return f'running PreBind plugin "{NAME}": {failure}' if failure else None
+
+    async def _wait_for_binding(self, volumes: Volumes, claims: Sequence[ResourceClaimView]) -> str:
+        """kube's wait for the devices' binding conditions (isPodReadyForBinding, at once and
+        then every :data:`BINDING_POLL_SECONDS`, for at most the binding timeout), on the
+        claims as the informers bring them: why the pod may not be bound, or "" once it may."""
+        deadline = self._clock() + self.binding_timeout
+        while True:
+            for claim in claims:
+                now = volumes.resource_claim(claim.namespace, claim.name)
+                if now is None:
+                    return f'resourceclaim "{claim.name}" not found'
+                ready, failure = binding_readiness(now)
+                if failure:
+                    return failure
+                if not ready:
+                    if timed_out(now, self._now(), self.binding_timeout):
+                        return f"device binding timeout: claim={claim.name}"
+                    break
+            else:
+                return ""
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                return "device binding timeout: context deadline exceeded"
+            await self._sleep(min(self.poll_interval, remaining))
 
 
 async def _bind_claim(
-    claim: ResourceClaimView, allocation: Raw | None, pod: PodView, objects: ObjectWriter
+    claim: ResourceClaimView,
+    allocation: Raw | None,
+    pod: PodView,
+    objects: ObjectWriter,
+    now: datetime,
 ) -> ResourceClaimView:
     """kube's bindClaim: the claim as written, or an error in kube's words. A conflict reads
     the claim again and tries again, :data:`UPDATE_TRIES` times in all."""
     current = claim
     for _ in range(UPDATE_TRIES - 1):
         try:
-            return await _write_claim(current, allocation, pod, objects)
+            return await _write_claim(current, allocation, pod, objects, now)
         except _WriteError as error:
             if error.status != CONFLICT:
                 raise
@@ -516,11 +656,15 @@ async def _bind_claim(
         except Exception as error:
             message = f"get updated claim {claim.key} after conflict: {error}"
             raise ClaimChangedError(message) from None
-    return await _write_claim(current, allocation, pod, objects)
+    return await _write_claim(current, allocation, pod, objects, now)
 
 
 async def _write_claim(
-    claim: ResourceClaimView, allocation: Raw | None, pod: PodView, objects: ObjectWriter
+    claim: ResourceClaimView,
+    allocation: Raw | None,
+    pod: PodView,
+    objects: ObjectWriter,
+    now: datetime,
 ) -> ResourceClaimView:
     """One try of kube's bindClaim on the claim as last read: its finalizer, then its status."""
     if claim.deleting:
@@ -547,6 +691,13 @@ async def _write_claim(
     if allocation is not None:
         status["allocation"] = allocation
         added = "allocation and reservation"
+    # With binding conditions (on in v1.37) every allocation gets its time, kube's start of
+    # the binding timeout.
+    allocated = allocation if allocation is not None else claim.allocation
+    if allocated is None:
+        raise ClaimChangedError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+    if not allocated.get("allocationTimestamp"):
+        status["allocation"] = {**allocated, "allocationTimestamp": _timestamp(now)}
     version = str(metadata.get("resourceVersion", ""))
     patch = {"metadata": {"resourceVersion": version}, "status": status}
     what = f"add {added} to claim {claim.key}"

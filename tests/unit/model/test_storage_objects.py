@@ -213,14 +213,10 @@ SLIM_CASES = {
         VA_RAW,
         {"metadata": VA_RAW["metadata"], "spec": VA_RAW["spec"], "status": {}},
     ),
-    "a resource claim keeps its requests, allocation and consumers, not device statuses": (
+    "a resource claim keeps its requests, allocation, consumers and device statuses": (
         volumes.RESOURCE_CLAIM,
         RC_RAW,
-        {
-            "metadata": RC_RAW["metadata"],
-            "spec": RC_RAW["spec"],
-            "status": {k: RC_RAW["status"][k] for k in ("allocation", "reservedFor")},
-        },
+        {"metadata": RC_RAW["metadata"], "spec": RC_RAW["spec"], "status": RC_RAW["status"]},
     ),
     "a resource slice keeps its driver, pool, node, devices and counters": (
         volumes.RESOURCE_SLICE,

@@ -7,6 +7,7 @@ import asyncio
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -44,7 +45,10 @@ from policy_scheduler.plugins.dynamic_resources import RESERVED_FOR_MAX_SIZE
 NS = "ns"
 POD_UID = "pod-uid"
 NOT_AVAILABLE = ("resourceclaim not available on the node",)
-PLUGIN = dynamic_resources.new_filter({}, "spec.predicates[0].args")
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+STAMP = "2026-01-02T03:04:05Z"
+# The plugin new_filter makes, with the time stopped at NOW.
+PLUGIN = dynamic_resources._DynamicResourcesFilter(now=lambda: NOW)
 
 
 def pod(*claims: Mapping[str, Any], statuses: Sequence[Mapping[str, Any]] = ()) -> PodView:
@@ -558,7 +562,11 @@ def test_pre_bind_reserves_each_claim_not_reserved_for_the_pod() -> None:
     assert patch == {
         # The version makes a reservation written meanwhile a conflict, not a loss.
         "metadata": {"resourceVersion": "1"},
-        "status": {"reservedFor": [consumer("other"), THE_POD]},
+        "status": {
+            "reservedFor": [consumer("other"), THE_POD],
+            # An allocation without its time gets it, as kube's PreBind gives it.
+            "allocation": {"devices": {"results": []}, "allocationTimestamp": STAMP},
+        },
     }
 
 
@@ -605,13 +613,17 @@ def test_pre_bind_writes_the_finalizer_then_the_allocation_and_reservation() -> 
             STATUS,
             {
                 "metadata": {"resourceVersion": "2"},
-                "status": {"reservedFor": [THE_POD], "allocation": GPU_0},
+                "status": {
+                    "reservedFor": [THE_POD],
+                    "allocation": {**GPU_0, "allocationTimestamp": STAMP},
+                },
             },
         ),
     ]
     # The claim as written is assumed, and its allocation no longer in flight.
     found = cycle.volumes.resource_claim(NS, "gpu-claim")
-    assert found is not None and found.allocation == GPU_0 and POD_UID in found.reserved_for
+    assert found is not None and found.allocation == {**GPU_0, "allocationTimestamp": STAMP}
+    assert POD_UID in found.reserved_for
     assert found.resource_version == "3" and cycle.volumes.in_flight(found) is None
     assert {d.device for d in cycle.volumes.allocated().devices} == {"gpu-0"}
 
@@ -1008,3 +1020,138 @@ def test_a_selector_that_does_not_compile_is_an_error_status() -> None:
     with pytest.raises(StatusError) as error:
         PLUGIN.filter(state, the_pod, THREE[0])
     assert str(error.value).startswith('running "DynamicResources" filter plugin: ')
+
+
+# --- binding conditions (on in v1.37) ---------------------------------------------------------
+
+WAITING: Mapping[str, Any] = {
+    "devices": {
+        "results": [
+            {
+                **GPU_0["devices"]["results"][0],
+                "bindingConditions": ["Attached"],
+                "bindingFailureConditions": ["AttachFailed"],
+            }
+        ]
+    },
+    "nodeSelector": on_node("a"),
+}
+
+
+def device_status(*conditions: tuple[str, str]) -> dict[str, Any]:
+    """The status of gpu-0 on a, with these (type, status) conditions."""
+    return {
+        "driver": "d",
+        "pool": "a",
+        "device": "gpu-0",
+        "conditions": [
+            {"type": kind, "status": status, "reason": "Driver", "message": f"{kind} says so"}
+            for kind, status in conditions
+        ],
+    }
+
+
+class Driver:
+    """The driver at work while PreBind waits: at each of PreBind's sleeps, the informer
+    brings the claim with the next of ``statuses`` (none left: nothing changes); the clock
+    moves by each sleep."""
+
+    def __init__(self, cycle: Bound, *statuses: Sequence[Mapping[str, Any]]) -> None:
+        self.cycle, self.statuses, self.at, self.slept = cycle, list(statuses), 0.0, 0
+
+    async def sleep(self, seconds: float) -> None:
+        self.at += seconds
+        self.slept += 1
+        if self.statuses:
+            found = self.cycle.volumes.resource_claim(NS, "gpu-claim")
+            assert found is not None
+            raw = copy.deepcopy(dict(found.raw))
+            raw["status"]["devices"] = list(self.statuses.pop(0))
+            raw["metadata"]["resourceVersion"] = str(int(raw["metadata"]["resourceVersion"]) + 1)
+            self.cycle.volumes.set(RESOURCE_CLAIM, raw)
+
+    def pre_bind(self) -> str | None:
+        plugin = dynamic_resources._DynamicResourcesFilter(
+            binding_timeout=60, sleep=self.sleep, clock=lambda: self.at, now=lambda: NOW
+        )
+        api = FakeApi(self.cycle.volumes)
+        return asyncio.run(plugin.pre_bind(self.cycle.state, self.cycle.pod, "a", api))
+
+
+def waiting_cycle() -> Bound:
+    cycle = Bound.start(pod(uses("gpu-claim")), [UNALLOCATED])
+    cycle.chose(WAITING)
+    assert cycle.reserve() is None
+    return cycle
+
+
+@pytest.mark.parametrize(
+    ("statuses", "outcome", "slept"),
+    [
+        pytest.param(
+            [[device_status(("Attached", "False"))], [device_status(("Attached", "True"))]],
+            None,
+            2,
+            id="bound once the device's binding condition is true",
+        ),
+        pytest.param(
+            [[device_status(("AttachFailed", "True"))]],
+            'running PreBind plugin "DynamicResources": device binding failed: '
+            'claim=gpu-claim, reason=Driver, message="AttachFailed says so"',
+            1,
+            id="a binding failure condition fails the bind in kube's words",
+        ),
+        pytest.param(
+            [],
+            'running PreBind plugin "DynamicResources": device binding timeout: '
+            "context deadline exceeded",
+            12,
+            id="no condition within the binding timeout",
+        ),
+    ],
+)
+def test_pre_bind_waits_for_the_devices_binding_conditions(
+    statuses: list[Sequence[Mapping[str, Any]]], outcome: str | None, slept: int
+) -> None:
+    driver = Driver(waiting_cycle(), *statuses)
+    assert driver.pre_bind() == outcome
+    assert driver.slept == slept
+
+
+@pytest.mark.parametrize(
+    ("status", "allocated_at", "expected"),
+    [
+        pytest.param([], NOW, [FITS, FITS], id="waiting, within the timeout"),
+        pytest.param(
+            [],
+            NOW - timedelta(seconds=601),
+            [NOT_AVAILABLE, NOT_AVAILABLE],
+            id="waiting past the binding timeout: on no node",
+        ),
+        pytest.param(
+            [device_status(("AttachFailed", "True"))],
+            NOW,
+            [NOT_AVAILABLE, NOT_AVAILABLE],
+            id="its binding failed: on no node",
+        ),
+        pytest.param(
+            [device_status(("Attached", "True"))],
+            NOW - timedelta(seconds=601),
+            [FITS, FITS],
+            id="bound: the timeout no longer matters",
+        ),
+    ],
+)
+def test_an_allocated_claim_whose_binding_failed_fits_no_node(
+    status: Sequence[Mapping[str, Any]], allocated_at: datetime, expected: list[tuple[str, ...]]
+) -> None:
+    """kube's Filter: such a claim is unavailable (and PostFilter may deallocate it)."""
+    allocation = {
+        **WAITING,
+        "allocationTimestamp": allocated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    del allocation["nodeSelector"]
+    waiting = claim()
+    waiting["status"]["allocation"] = allocation
+    waiting["status"]["devices"] = list(status)
+    assert verdicts(pod(uses("gpu-claim")), waiting) == expected
