@@ -29,7 +29,8 @@ then, claim by claim in the pod's order:
 With claims to allocate, it builds the pod's :class:`~policy_scheduler.model.dra.Allocator`
 from the devices in use (every claim's ``status.allocation`` and this scheduler's allocations in
 flight, :meth:`~policy_scheduler.model.volumes.Volumes.allocated`; results with adminAccess do
-not count, as kube's), the ResourceSlices, the DeviceClasses, and the cluster state's
+not count, as kube's), the ResourceSlices with the DeviceTaintRules' taints, the DeviceClasses,
+and the cluster state's
 :class:`~policy_scheduler.model.cel.DeviceSelectors`, whose selector results outlive the pod.
 
 **Filter**, per node: the ``status.allocation.nodeSelector`` of every allocated claim must match
@@ -78,8 +79,8 @@ plugin's state is missing, an error that ends the post-filters: no preemption is
 
 Not done, and what the pod is told: DRA-backed extended resources (a container's request of a
 DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such resource
-on the node); DeviceTaintRules (not watched: their taints keep no device from a pod); kube's
-``BindingConditionsPending`` event while PreBind waits (the plugins have no event port).
+on the node); kube's ``BindingConditionsPending`` event while PreBind waits (the plugins have
+no event port).
 """
 
 from __future__ import annotations
@@ -293,6 +294,7 @@ def claim_state(pod: PodView, volumes: Volumes, now: datetime | None = None) -> 
             volumes.resource_slices(),
             volumes.selectors,
             slice_cache=volumes.slice_cache,
+            taint_rules=volumes.device_taint_rules(),
         )
     return ClaimState(
         claims,

@@ -381,6 +381,13 @@ BAD_OBJECT_CASES = {
         ).validate(),
         "resourceslice node-1-gpu: spec.devices[0].name: required",
     ),
+    "a DeviceTaintRule without a taint effect": (
+        lambda: volumes.view_of(
+            volumes.DEVICE_TAINT_RULE,
+            {"metadata": {"name": "r"}, "spec": {"taint": {"key": "k"}}},
+        ).validate(),
+        "devicetaintrule r: spec.taint.effect: required",
+    ),
     "a DeviceClass selector without an expression": (
         lambda: DeviceClassView({**CLASS_RAW, "spec": {"selectors": [{"cel": {}}]}}).validate(),
         "deviceclass gpu: spec.selectors[0].cel.expression: required",

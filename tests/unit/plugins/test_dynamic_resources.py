@@ -34,6 +34,7 @@ from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import (
     DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
     Volumes,
@@ -1155,3 +1156,21 @@ def test_an_allocated_claim_whose_binding_failed_fits_no_node(
     waiting["status"]["allocation"] = allocation
     waiting["status"]["devices"] = list(status)
     assert verdicts(pod(uses("gpu-claim")), waiting) == expected
+
+
+def test_a_device_taint_rule_keeps_its_devices_from_pods() -> None:
+    """kube v1.37 (DRADeviceTaintRules, GA): a rule's NoSchedule taint on b's gpu-0 counts as
+    the device's own; the pod does not tolerate it."""
+    rule = {
+        "metadata": {"name": "maintenance", "uid": "uid-maintenance"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "b", "device": "gpu-0"},
+            "taint": {"key": "maintenance", "effect": "NoSchedule"},
+        },
+    }
+    the_pod = pod(uses("gpu-claim"))
+    volumes = WithDevices(claims=[claim(allocated=None, requests=[gpus(2)])]).volumes()
+    volumes.set(DEVICE_TAINT_RULE, rule)
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=volumes)))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert [tuple(PLUGIN.filter(state, the_pod, n)) for n in THREE] == [NO_DEVICE] * 3
