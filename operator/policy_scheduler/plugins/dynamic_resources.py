@@ -743,10 +743,14 @@ def new_filter(args: Args, path: str) -> Filter[ClaimState]:
 
 
 def subrequest_score(state: ClaimState, allocations: Sequence[Mapping[str, Any]]) -> int:
-    """kube's computeScore: for each request with ``firstAvailable`` subrequests of the claims
-    allocated in the cycle, ``8 - i`` for the subrequest at index ``i`` the allocation chose."""
+    """kube's computeScore: for each request with ``firstAvailable`` subrequests of the pod's
+    claims, ``8 - i`` for the subrequest at index ``i`` chosen, by the node's ``allocations``
+    (of :attr:`ClaimState.to_allocate`, in order) or, for a claim allocated before the cycle,
+    by its own allocation."""
+    chosen_for = dict(zip((c.uid for c in state.to_allocate), allocations, strict=True))
     score = 0
-    for claim, allocation in zip(state.to_allocate, allocations, strict=True):
+    for claim in state.claims:
+        allocation = chosen_for.get(claim.uid, claim.allocation) or {}
         results = _sequence(_mapping(allocation.get("devices")).get("results"))
         chosen = {str(_mapping(r).get("request", "")) for r in results}
         for request in claim.requests:
@@ -771,8 +775,9 @@ class _DynamicResourcesScorer(Scorer[ClaimState]):
         if not cycle.pod.resource_claims:
             return ClaimState()
         state = claim_state(cycle.pod, cycle.snapshot.volumes)
-        # Without firstAvailable requests every node scores 0: nothing to allocate again.
-        return state if _prioritized(state.to_allocate) else ClaimState()
+        # Without claims to allocate, or firstAvailable requests, every node scores 0: nothing
+        # to allocate again.
+        return state if state.allocator is not None and _prioritized(state.claims) else ClaimState()
 
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:

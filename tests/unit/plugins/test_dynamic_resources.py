@@ -1174,3 +1174,22 @@ def test_a_device_taint_rule_keeps_its_devices_from_pods() -> None:
     state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=volumes)))
     assert isinstance(state, dynamic_resources.ClaimState)
     assert [tuple(PLUGIN.filter(state, the_pod, n)) for n in THREE] == [NO_DEVICE] * 3
+
+
+def test_a_claim_allocated_before_the_cycle_adds_its_subrequest_to_every_node() -> None:
+    """kube's computeScore reads the allocated claims' results too, on the nodes where it
+    allocated the others: b 8 + 7, a 7 + 7."""
+    prioritized = first_available("gpu", "gpu-class", "gpu-class")
+    prioritized["firstAvailable"][0]["count"] = 2
+    earlier = claim("earlier", requests=[first_available("gpu", "gpu-class", "gpu-class")])
+    elsewhere = {"request": "gpu/s1", "driver": "other.example.com", "pool": "p", "device": "d"}
+    earlier["status"]["allocation"]["devices"]["results"] = [elsewhere]
+    claims = [claim(allocated=None, requests=[prioritized]), earlier]
+    raw, normalized = raw_and_normalized(
+        SCORER,
+        pod(uses("gpu-claim"), uses("earlier", "other")),
+        NODES,
+        around=WithDevices(claims=claims),
+    )
+    assert raw == [14, 15]
+    assert normalized == [93, 100]
