@@ -40,7 +40,24 @@ class _DomainMap(celtypes.MapType):
             return celtypes.MapType()
 
 
+def _semver(name: str, text: str) -> Any:
+    try:
+        return parse_semver(text)
+    except SemverError as e:
+        raise CelError(f"attribute {name}: parse semantic version: {e}") from None
+
+
 def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
+    # List values (ints, bools, strings, versions) come first, as in kube's getAttributeValue,
+    # which converts them whether or not the DRAListTypeAttributes gate is on.
+    if "ints" in attribute:
+        return celtypes.ListType(celtypes.IntType(v) for v in attribute["ints"])
+    if "bools" in attribute:
+        return celtypes.ListType(celtypes.BoolType(v) for v in attribute["bools"])
+    if "strings" in attribute:
+        return celtypes.ListType(celtypes.StringType(v) for v in attribute["strings"])
+    if "versions" in attribute:
+        return celtypes.ListType(_semver(name, v) for v in attribute["versions"])
     if "int" in attribute:
         return celtypes.IntType(attribute["int"])
     if "bool" in attribute:
@@ -48,10 +65,7 @@ def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
     if "string" in attribute:
         return celtypes.StringType(attribute["string"])
     if "version" in attribute:
-        try:
-            return parse_semver(attribute["version"])
-        except SemverError as e:
-            raise CelError(f"attribute {name}: parse semantic version: {e}") from None
+        return _semver(name, attribute["version"])
     raise CelError(f"attribute {name}: unsupported attribute value")
 
 
