@@ -51,6 +51,12 @@ that the best node gets 100; a node for which nothing was allocated in the cycle
 priority allocates again per node (its state is not the filter's), which gives the filter's
 result: the allocator is deterministic, and its selectors' results are cached.
 
+Beyond kube-scheduler, which takes the first node's devices it finds, the priority's
+``placement`` arg ranks the nodes by the share (0..100) of the devices that serve the node in
+use once the pod has its own there: ``Pack`` scores that share (the pod goes where devices are
+already taken, leaving whole nodes free for large claims), ``Spread`` what is left. It replaces
+kube's subrequest score, and shows in the plugin's column of the score breakdown.
+
 **Reserve** records the chosen node's allocations as in flight
 (:meth:`~policy_scheduler.model.volumes.Volumes.allocate`), so that the next cycles, which do
 not wait for the bind, count those devices as taken, and a pod sharing the claim waits for it;
@@ -95,11 +101,12 @@ from typing import Any, Final
 
 import numpy as np
 
-from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, no_args, unknown_fields
 from policy_scheduler.framework.events import ClusterEvent, EventKind
 from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
+    MAX_NODE_SCORE,
     SKIP,
     Explains,
     Filter,
@@ -119,7 +126,7 @@ from policy_scheduler.framework.interface import (
     filter_each,
 )
 from policy_scheduler.framework.types import Cycle
-from policy_scheduler.model.dra import AllocationError, Allocator, Unallocatable
+from policy_scheduler.model.dra import AllocationError, Allocator, DeviceID, Unallocatable
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
@@ -195,6 +202,8 @@ class ClaimState:
     unavailable: set[int] = field(default_factory=set)
     reserved: dict[str, Raw] = field(default_factory=dict)
     """Claim uid -> the allocation Reserve put in flight for it."""
+    in_use: set[DeviceID] = field(default_factory=set)
+    """The devices in use before the cycle, for a priority's placement."""
 
 
 def _claim_names(pod: PodView) -> list[str] | str:
@@ -764,26 +773,66 @@ def _prioritized(claims: Sequence[ResourceClaimView]) -> bool:
     return any(r.get("firstAvailable") for claim in claims for r in claim.requests)
 
 
+PACK: Final = "Pack"
+SPREAD: Final = "Spread"
+PLACEMENTS: Final = (PACK, SPREAD)
+
+
+def _taken(allocations: Sequence[Mapping[str, Any]]) -> set[DeviceID]:
+    return {
+        DeviceID(str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+        for a in allocations
+        for r in map(_mapping, _sequence(_mapping(a.get("devices")).get("results")))
+    }
+
+
+def placement_score(
+    state: ClaimState, node: NodeInfo, allocations: Sequence[Mapping[str, Any]], placement: str
+) -> int:
+    """The share (0..100) of the devices that serve ``node`` in use once the pod's
+    ``allocations`` there are made: :data:`PACK` scores it, :data:`SPREAD` what is left."""
+    assert state.allocator is not None
+    pools = state.allocator.pools(node.name, node.node.labels)
+    devices = {d.id for pool in pools for s in pool.slices for d in s.devices}
+    if not devices:
+        return 0
+    used = len(devices & (state.in_use | _taken(allocations)))
+    share = used * MAX_NODE_SCORE // len(devices)
+    return share if placement == PACK else MAX_NODE_SCORE - share
+
+
 class _DynamicResourcesScorer(Scorer[ClaimState]):
-    """v1.37's score of the subrequests chosen (see the module's docstring). Unlike a SKIP,
-    which kube-scheduler's DynamicResources never returns for Score, the nodes of a pod with
-    nothing to score are scored, and shown with 0."""
+    """v1.37's score of the subrequests chosen (see the module's docstring), or, with a
+    ``placement`` (beyond kube-scheduler), the share of the node's devices in use once the pod
+    has its own. Unlike a SKIP, which kube-scheduler's DynamicResources never returns for
+    Score, the nodes of a pod with nothing to score are scored, and shown with 0."""
 
     name = NAME
+
+    def __init__(self, placement: str = "") -> None:
+        self.placement = placement
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:
             return ClaimState()
         state = claim_state(cycle.pod, cycle.snapshot.volumes)
-        # Without claims to allocate, or firstAvailable requests, every node scores 0: nothing
-        # to allocate again.
-        return state if state.allocator is not None and _prioritized(state.claims) else ClaimState()
+        if state.allocator is None:
+            return ClaimState()
+        if self.placement:
+            state.in_use = state.allocator.allocated.in_use()
+            return state
+        # Without firstAvailable requests every node scores 0: nothing to allocate again.
+        return state if _prioritized(state.claims) else ClaimState()
 
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:
             return 0
         found = allocate(state, node)
-        return 0 if isinstance(found, Unallocatable) else subrequest_score(state, found)
+        if isinstance(found, Unallocatable):
+            return 0
+        if self.placement:
+            return placement_score(state, node, found, self.placement)
+        return subrequest_score(state, found)
 
     def score_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Scores:
         if state.allocator is None:
@@ -791,9 +840,21 @@ class _DynamicResourcesScorer(Scorer[ClaimState]):
         return super().score_nodes(state, pod, nodes)
 
     def normalize(self, state: ClaimState, scores: Scores) -> None:
-        normalize_to_max(scores)
+        # A placement's shares are scores already.
+        if not self.placement:
+            normalize_to_max(scores)
 
 
 def new_scorer(args: Args, path: str) -> Scorer[ClaimState]:
-    no_args(NAME, args, path)
-    return _DynamicResourcesScorer()
+    """No args: kube-scheduler's score. ``placement`` (not kube's): ``Pack`` prefers the nodes
+    whose devices are most in use once the pod has its own (the fewest nodes used), ``Spread``
+    the least."""
+    errors = unknown_fields(args, ("placement",), path)
+    placement = args.get("placement", "")
+    if placement != "" and placement not in PLACEMENTS:
+        errors.append(
+            FieldError(f"{path}.placement", f"must be one of {list(PLACEMENTS)}, got {placement!r}")
+        )
+    if errors:
+        raise ArgsError(errors)
+    return _DynamicResourcesScorer(str(placement))

@@ -446,11 +446,25 @@ def test_score_is_0_where_kube_allocated_nothing_in_the_cycle(
     assert raw == normalized == [0, 0]
 
 
-def test_the_scorer_takes_no_args() -> None:
-    with pytest.raises(
-        ArgsError, match=r"spec.priorities\[0\].args: DynamicResources takes no args"
-    ):
-        dynamic_resources.new_scorer({"x": 1}, "spec.priorities[0].args")
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            {"x": 1},
+            r"spec.priorities\[0\].args.x: unknown field; expected one of \['placement'\]",
+            id="unknown field",
+        ),
+        pytest.param(
+            {"placement": "Fewest"},
+            r"spec.priorities\[0\].args.placement: must be one of \['Pack', 'Spread'\], "
+            r"got 'Fewest'",
+            id="unknown placement",
+        ),
+    ],
+)
+def test_the_scorers_args_are_checked(args: Mapping[str, Any], message: str) -> None:
+    with pytest.raises(ArgsError, match=message):
+        dynamic_resources.new_scorer(args, "spec.priorities[0].args")
 
 
 class RefusedError(Exception):
@@ -1193,3 +1207,33 @@ def test_a_claim_allocated_before_the_cycle_adds_its_subrequest_to_every_node() 
     )
     assert raw == [14, 15]
     assert normalized == [93, 100]
+
+
+@pytest.mark.parametrize(
+    ("placement", "raw"),
+    [
+        pytest.param("Pack", [100, 50], id="Pack: a's only GPU, all of a in use"),
+        pytest.param("Spread", [0, 50], id="Spread: half of b left"),
+    ],
+)
+def test_a_placement_scores_the_share_of_the_nodes_devices_in_use(
+    placement: str, raw: list[int]
+) -> None:
+    """Beyond kube-scheduler: one GPU of a (1 GPU) or b (2 GPUs)."""
+    scorer = dynamic_resources.new_scorer({"placement": placement}, "spec.priorities[0].args")
+    claims = [claim(allocated=None, requests=[gpus(1)])]
+    scores, normalized = raw_and_normalized(
+        scorer, pod(uses("gpu-claim")), NODES, around=WithDevices(claims=claims)
+    )
+    assert scores == normalized == raw
+
+
+def test_a_placement_counts_the_devices_in_use_before() -> None:
+    held = claim("held", reserved_for=["other"])
+    held["status"]["allocation"] = {"devices": {"results": [result("b", "gpu-0")]}}
+    scorer = dynamic_resources.new_scorer({"placement": "Pack"}, "spec.priorities[0].args")
+    claims = [claim(allocated=None, requests=[gpus(1)]), held]
+    scores, _ = raw_and_normalized(
+        scorer, pod(uses("gpu-claim")), NODES, around=WithDevices(claims=claims)
+    )
+    assert scores == [100, 100]
