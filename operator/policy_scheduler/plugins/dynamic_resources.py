@@ -815,14 +815,17 @@ class _DynamicResourcesScorer(Scorer[ClaimState]):
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:
             return ClaimState()
+        claims = _lookup(cycle.pod, cycle.snapshot.volumes)
+        # Without firstAvailable requests kube's score is 0 on every node: nothing to allocate
+        # again (nor a claim to look at again, when one is missing).
+        if isinstance(claims, str) or not (self.placement or _prioritized(claims)):
+            return ClaimState()
         state = claim_state(cycle.pod, cycle.snapshot.volumes)
         if state.allocator is None:
             return ClaimState()
         if self.placement:
             state.in_use = state.allocator.allocated.in_use()
-            return state
-        # Without firstAvailable requests every node scores 0: nothing to allocate again.
-        return state if _prioritized(state.claims) else ClaimState()
+        return state
 
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:
