@@ -155,8 +155,10 @@ def _compiled(
 ) -> _Rule:
     """A rule of the CRD compiled; a rule that does not compile fails loading the schema."""
     try:
-        program = compile_expression(rule)
-        expression = compile_expression(message_expression) if message_expression else None
+        program = compile_expression(rule, ("self",))
+        expression = (
+            compile_expression(message_expression, ("self",)) if message_expression else None
+        )
     except CelError as e:
         raise ValueError(f"CEL rule {rule!r} of the CRD: {e.message}") from None
     # `message` or else the rule itself, as the API server words a failed rule.

@@ -25,8 +25,8 @@ from policy_scheduler.model.cel.program import (
 )
 from policy_scheduler.model.quantity import QuantityError, parse_quantity
 
-# Results kept before the oldest half is dropped: a device's key changes with its slice's
-# resourceVersion, so results of superseded slices would otherwise pile up.
+# Results (and device variables) kept before the oldest half is dropped: a device's key changes
+# with its slice's resourceVersion, so entries of superseded slices would otherwise pile up.
 _MAX_RESULTS = 1 << 18
 
 
@@ -112,6 +112,8 @@ class DeviceSelectors:
         self.cost_limit = cost_limit
         self._programs: dict[str, Program | CelError] = {}
         self._results: dict[tuple[str, Hashable], bool | CelError] = {}
+        # A device's `device` variable, shared by the expressions evaluated on it.
+        self._devices: dict[Hashable, celtypes.MapType | CelError] = {}
         self.evaluations = 0
         """How many times an expression was evaluated (not answered from the cache)."""
 
@@ -139,20 +141,36 @@ class DeviceSelectors:
         cache_key = (expression, key)
         result = self._results.get(cache_key)
         if result is None:
-            result = self._evaluate(expression, driver, device)
-            if len(self._results) >= _MAX_RESULTS:
-                for old in list(self._results)[: _MAX_RESULTS // 2]:
-                    del self._results[old]
-            self._results[cache_key] = result
+            result = self._evaluate(expression, driver, device, key)
+            _bounded(self._results)[cache_key] = result
         if isinstance(result, CelError):
-            raise result
+            # A new exception each time: raising the cached one would grow its traceback.
+            raise CelError(result.message, result.phase)
         return result
 
-    def _evaluate(self, expression: str, driver: str, device: Mapping[str, Any]) -> bool | CelError:
+    def _evaluate(
+        self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
+    ) -> bool | CelError:
         try:
             program = self.compile(expression)
+            variable = self._devices.get(key)
+            if variable is None:
+                try:
+                    variable = device_variable(driver, device)
+                except CelError as e:
+                    variable = e
+                _bounded(self._devices)[key] = variable
+            if isinstance(variable, CelError):
+                return variable
             self.evaluations += 1
-            variable = device_variable(driver, device)
             return as_bool(program.evaluate({"device": variable}, self.cost_limit))
         except CelError as e:
             return e
+
+
+def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
+    """`cache`, its oldest half dropped when it is full."""
+    if len(cache) >= _MAX_RESULTS:
+        for old in list(cache)[: _MAX_RESULTS // 2]:
+            del cache[old]
+    return cache
