@@ -51,9 +51,9 @@ that the best node gets 100; a node for which nothing was allocated in the cycle
 priority allocates again per node (its state is not the filter's), which gives the filter's
 result: the allocator is deterministic, and its selectors' results are cached.
 
-Beyond kube-scheduler, which takes the first node's devices it finds, the priority's
-``placement`` arg ranks the nodes by the share (0..100) of the devices that serve the node in
-use once the pod has its own there: ``Pack`` scores that share (the pod goes where devices are
+Beyond kube-scheduler, which ranks nodes by the ``firstAvailable`` alternatives alone, the
+priority's ``placement`` arg ranks them by the share (0..100) of the devices that serve the node
+in use once the pod has its own there: ``Pack`` scores that share (the pod goes where devices are
 already taken, leaving whole nodes free for large claims), ``Spread`` what is left. It replaces
 kube's subrequest score, and shows in the plugin's column of the score breakdown.
 
