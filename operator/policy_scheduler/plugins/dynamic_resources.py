@@ -48,8 +48,8 @@ attempt fails, the pod is tried again after its backoff.
 for each request with ``firstAvailable`` subrequests, the subrequest at index ``i`` that the
 node's allocation chose adds ``8 - i`` (FirstAvailableDeviceRequestMaxSize - i), normalized so
 that the best node gets 100; a node for which nothing was allocated in the cycle scores 0. The
-priority allocates again per node (its state is not the filter's), which gives the filter's
-result: the allocator is deterministic, and its selectors' results are cached.
+priority reads the allocations the filter kept in the cycle (``Cycle.shared``); a policy that
+scores with it without filtering with it has them allocated per node.
 
 Beyond kube-scheduler, which ranks nodes by the ``firstAvailable`` alternatives alone, the
 priority's ``placement`` arg ranks them by the share (0..100) of the devices that serve the node
@@ -460,7 +460,10 @@ class _DynamicResourcesFilter(
         # As kube-scheduler's PreFilter: a pod without claims has nothing for this plugin.
         if not cycle.pod.resource_claims:
             return SKIP
-        return claim_state(cycle.pod, cycle.snapshot.volumes, self._now())
+        state = claim_state(cycle.pod, cycle.snapshot.volumes, self._now())
+        # For the priority, which scores the allocations Filter keeps in it.
+        cycle.shared[NAME] = state
+        return state
 
     def pre_filter_result(self, state: ClaimState) -> PreFilterResult:
         return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
@@ -815,12 +818,20 @@ class _DynamicResourcesScorer(Scorer[ClaimState]):
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:
             return ClaimState()
-        claims = _lookup(cycle.pod, cycle.snapshot.volumes)
+        filtered = cycle.shared.get(NAME)
+        if isinstance(filtered, ClaimState):
+            claims: tuple[ResourceClaimView, ...] | str = filtered.claims
+        else:
+            claims = _lookup(cycle.pod, cycle.snapshot.volumes)
         # Without firstAvailable requests kube's score is 0 on every node: nothing to allocate
-        # again (nor a claim to look at again, when one is missing).
+        # (nor a claim to look at again, when one is missing).
         if isinstance(claims, str) or not (self.placement or _prioritized(claims)):
             return ClaimState()
-        state = claim_state(cycle.pod, cycle.snapshot.volumes)
+        state = (
+            filtered
+            if isinstance(filtered, ClaimState)
+            else claim_state(cycle.pod, cycle.snapshot.volumes)
+        )
         if state.allocator is None:
             return ClaimState()
         if self.placement:
@@ -830,7 +841,9 @@ class _DynamicResourcesScorer(Scorer[ClaimState]):
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:
             return 0
-        found = allocate(state, node)
+        # What the filter allocated on the node; allocated here when the policy scores with
+        # this plugin without filtering with it.
+        found = state.allocations.get(node.name) or allocate(state, node)
         if isinstance(found, Unallocatable):
             return 0
         if self.placement:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 from plugin_harness import Around, Change, filter_nodes, make_node, raw_and_normalized, wakes
 
@@ -1237,3 +1238,23 @@ def test_a_placement_counts_the_devices_in_use_before() -> None:
         scorer, pod(uses("gpu-claim")), NODES, around=WithDevices(claims=claims)
     )
     assert scores == [100, 100]
+
+
+def test_the_priority_scores_what_the_filter_allocated_in_the_cycle() -> None:
+    """As kube's Score reads Filter's nodeAllocations: no second allocation."""
+    prioritized = first_available("gpu", "gpu-class", "gpu-class")
+    prioritized["firstAvailable"][0]["count"] = 2
+    the_pod = pod(uses("gpu-claim"))
+    snapshot = Snapshot(
+        NODES, volumes=WithDevices(claims=[claim(allocated=None, requests=[prioritized])]).volumes()
+    )
+    cycle = Cycle(the_pod, snapshot)
+    state = PLUGIN.pre_filter(cycle)
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert [PLUGIN.filter(state, the_pod, node) for node in NODES] == [FITS, FITS]
+    assert SCORER.pre_score(cycle, snapshot.table.block(np.arange(2))) is state
+    # a's one GPU is subrequest s1 (7), b's two are s0 (8): the filter's allocations.
+    assert [SCORER.score(state, the_pod, node) for node in NODES] == [7, 8]
+    # Were the filter's allocation on a the first subrequest, that is what is scored.
+    state.allocations["a"] = [{"devices": {"results": [{"request": "gpu/s0"}]}}]
+    assert SCORER.score(state, the_pod, NODES[0]) == 8
