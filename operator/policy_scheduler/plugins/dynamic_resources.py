@@ -117,6 +117,7 @@ from policy_scheduler.framework.interface import (
     PostFilterResult,
     PreBind,
     PreFilterResult,
+    Reads,
     Rejections,
     Reserve,
     Scorer,
@@ -131,7 +132,14 @@ from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.selectors import NodeSelector
-from policy_scheduler.model.volumes import ResourceClaimView, Volumes
+from policy_scheduler.model.volumes import (
+    DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    ResourceClaimView,
+    Volumes,
+)
 from policy_scheduler.plugins.helper import normalize_to_max
 
 NAME = "DynamicResources"
@@ -804,13 +812,15 @@ def placement_score(
     return share if placement == PACK else MAX_NODE_SCORE - share
 
 
-class _DynamicResourcesScorer(Scorer[ClaimState]):
+class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
     """v1.37's score of the subrequests chosen (see the module's docstring), or, with a
     ``placement`` (beyond kube-scheduler), the share of the node's devices in use once the pod
     has its own. Unlike a SKIP, which kube-scheduler's DynamicResources never returns for
     Score, the nodes of a pod with nothing to score are scored, and shown with 0."""
 
     name = NAME
+    # What its filter wakes on: a policy may score with it alone.
+    reads = frozenset({RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS, DEVICE_TAINT_RULE})
 
     def __init__(self, placement: str = "") -> None:
         self.placement = placement
