@@ -90,6 +90,8 @@ TRUE = {
     ' && ["a", "b"].join("-") == "a-b" && "aaa".replace("a", "b", 2) == "bba"',
     # cel-go's optional types: the syntax and the functions
     "optional-field": '{"a": 1}.?a.orValue(0) == 1 && {"a": 1}.?b.orValue(0) == 0',
+    "optional-chain": '{"a": {"b": 1}}.?a.b.orValue(0) == 1 && {"a": {"b": 1}}.?c.b.orValue(0) == 0'
+    ' && !{"a": {}}.?a.b.hasValue()',
     "optional-index": '{"a": 1}[?"a"].hasValue() && ![1, 2][?5].hasValue()',
     "optional-functions": "optional.of(1).value() == 1 && optional.none().orValue(2) == 2"
     ' && !optional.ofNonZeroValue("").hasValue()'
@@ -155,7 +157,22 @@ ERRORS = {
         ("runtime", "undeclared reference to 'x' (in container '')"),
     ),
     # compile_test.go
-    "syntax-error": ("?!", ("compile", "compilation failed: ERROR: <input>:1:1: Syntax error: ?!")),
+    "syntax-error": (
+        "?!",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:1: Syntax error: mismatched input '?'\n"
+            " | ?!\n | ^",
+        ),
+    ),
+    "syntax-error-at-end": (
+        "device.driver == ",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:15: Syntax error: mismatched input '<EOF>'\n"
+            " | device.driver == \n | ..............^",
+        ),
+    ),
     "undeclared-function": (
         f'device.attributes["{DRIVER}"].attr.includes("fish")',
         (

@@ -2,10 +2,11 @@
 
 celpy parses an expression into a tree and interprets it; this module adds what a Kubernetes CEL
 environment has and celpy has not: the Kubernetes libraries (`library.py`), cel-go's `cel.bind`
-macro, a runtime cost limit, a check at compile time that every function called exists, and
-errors in cel-go's words. docs/architecture.md says why celpy, with the measurements, and what
-differs from cel-go (no static type checking, no optional syntax, a cost that counts celpy's
-operations rather than cel-go's).
+macro and optional syntax (`x.?f`, `x[?k]`), namespaced functions (`strings.quote`), a runtime
+cost limit, a check at compile time that every name read and every function called is declared,
+and errors in cel-go's words. docs/architecture.md says why celpy, with the measurements, and what
+differs from cel-go (no static type checking, a cost that counts celpy's operations rather than
+cel-go's).
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 import lark
+import lark.exceptions
 from celpy import Environment, celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
 
-from policy_scheduler.model.cel.library import FUNCTIONS, OPT_SELECT
+from policy_scheduler.model.cel.library import FUNCTIONS, OPT_SELECT, OptionalValue, opt_field
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """kube's limit on a selector's length (resourceapi.CELSelectorExpressionMaxLength)."""
@@ -38,7 +40,7 @@ _TYPE_NAMES = frozenset(
 _NAMESPACES = ("strings", "optional")
 
 # Called by name but not functions: celpy's macros, and `cel.bind`, which this module adds.
-_MACROS = frozenset({"has", "dyn", "map", "filter", "all", "exists", "exists_one", "bind"})
+_MACROS = _BINDING_MACROS | {"has", "dyn"}
 # celpy's own extras that CEL does not have; kube's lists library gives `min` its meaning.
 _NOT_CEL = frozenset({"reduce"})
 _KNOWN = frozenset(base_functions) | frozenset(FUNCTIONS) | _MACROS
@@ -110,6 +112,20 @@ class _KubeEvaluator(Evaluator):
             if isinstance(target, celtypes.MapType):
                 return celtypes.BoolType(str(node.children[1]) in target)
         return super().macro_has_eval(exprlist)
+
+    def member_dot(self, tree: lark.Tree[Any]) -> Any:
+        # A field of an optional is an optional (cel-go's `x.?a.b`); a field of a map is its
+        # entry; anything else is celpy's business.
+        member = self.visit(tree.children[0])
+        name = celtypes.StringType(str(tree.children[1]))
+        if isinstance(member, OptionalValue):
+            return opt_field(member, name)
+        if isinstance(member, celtypes.MapType):
+            try:
+                return member[name]
+            except KeyError:
+                return CELEvalError(f"no such member in mapping: {str(name)!r}", KeyError, None)
+        return super().member_dot(tree)
 
     def literal(self, tree: lark.Tree[Any]) -> Any:
         # celpy converts a literal's text again at every evaluation (a string's escapes
@@ -282,11 +298,7 @@ def compile_expression(expression: str, variables: Collection[str] = ("device",)
     try:
         ast = _ENVIRONMENT.compile(_optional_syntax(expression))
     except CELParseError as e:
-        line, column = getattr(e, "line", None) or 1, getattr(e, "column", None) or 1
-        first = str(e.args[0]).splitlines()[0] if e.args else "invalid expression"
-        raise CelError(
-            f"compilation failed: ERROR: <input>:{line}:{column}: Syntax error: {first}", "compile"
-        ) from None
+        raise CelError(_syntax_error(expression, e), "compile") from None
     for call in (*ast.find_data("member_dot_arg"), *ast.find_data("ident_arg")):
         token = call.children[1] if call.data == "member_dot_arg" else call.children[0]
         name = str(token)
@@ -307,6 +319,24 @@ def _undeclared_error(token: Any) -> CelError:
         f"compilation failed: ERROR: <input>:{line}:{column}: "
         f"undeclared reference to '{token}' (in container '')",
         "compile",
+    )
+
+
+def _syntax_error(expression: str, error: CELParseError) -> str:
+    """A parse error as cel-go words one: where, what, and the line with a caret under it."""
+    line, column = getattr(error, "line", None) or 1, getattr(error, "column", None) or 1
+    cause = error.__context__
+    if isinstance(cause, lark.exceptions.UnexpectedCharacters):
+        what = f"token recognition error at: '{cause.char}'"
+    elif isinstance(cause, lark.exceptions.UnexpectedToken):
+        token = cause.token
+        what = f"mismatched input '{token if token.type != '$END' else '<EOF>'}'"
+    else:
+        what = "invalid expression"
+    source = expression.splitlines()[line - 1] if expression.splitlines() else ""
+    return (
+        f"compilation failed: ERROR: <input>:{line}:{column}: Syntax error: {what}\n"
+        f" | {source}\n | {'.' * (column - 1)}^"
     )
 
 
