@@ -512,6 +512,18 @@ class ResourceClaimView(StorageObject):
 
     def validate(self) -> None:
         what = f"resourceclaim {self.key}"
+        allocation = self.status.get("allocation")
+        if allocation is not None:
+            _check(isinstance(allocation, Mapping), what, "status.allocation", "must be an object")
+            field = "status.allocation.devices.results"
+            results = _mapping(_mapping(allocation).get("devices")).get("results", [])
+            _check(isinstance(results, Sequence) and not isinstance(results, str), what, field,
+                   "must be a list")  # fmt: skip
+            for i, result in enumerate(map(_mapping, _sequence(results))):
+                for name in ("driver", "pool", "device"):
+                    value = result.get(name)
+                    _check(isinstance(value, str) and bool(value), what, f"{field}[{i}].{name}",
+                           "required")  # fmt: skip
         devices = self.spec.get("devices")
         if devices is None:
             return

@@ -398,6 +398,17 @@ BAD_OBJECT_CASES = {
         ).validate(),
         "resourceclaim ns/gpu: spec.devices.requests[0].name: required",
     ),
+    "a ResourceClaim's allocated device without a pool": (
+        lambda: ResourceClaimView(
+            {
+                **RC_RAW,
+                "status": {
+                    "allocation": {"devices": {"results": [{"driver": "d", "device": "0"}]}}
+                },
+            }
+        ).validate(),
+        "resourceclaim ns/gpu: status.allocation.devices.results[0].pool: required",
+    ),
     "a ResourceClaim's subrequest without a name": (
         lambda: ResourceClaimView(
             {**RC_RAW, "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{}]}]}}}
