@@ -170,3 +170,19 @@ def test_a_claim_allocated_where_no_node_is_deallocated() -> None:
             "deallocation of ResourceClaim completed",
         )
     ]
+
+
+def test_deleting_an_allocated_claim_moves_the_pod_that_waits_for_its_device() -> None:
+    held = gpu_claim(
+        "held",
+        {"devices": {"results": [{"request": "g", "driver": "gpu.example.com", "pool": "n1",
+                                  "device": "gpu-0"}]}},
+    )  # fmt: skip
+    steps = parked(storage(volumes.RESOURCE_SLICE, gpu_slice("n1", "gpu-0")))
+    steps[3:3] = [storage(volumes.RESOURCE_CLAIM, held)]  # before pod a: its GPU is taken
+    run = run_steps([*steps, settle(), later(20)])
+    assert run.where("a") is Where.UNSCHEDULABLE
+    run = run_steps(
+        [*steps, settle(), later(20), storage(volumes.RESOURCE_CLAIM, held, deleted=True), settle()]
+    )
+    assert run.memory.binds == [("ns/a", "n1")]

@@ -479,8 +479,12 @@ class _DynamicResourcesFilter(
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
         """kube's hint for claims: a claim's change matters to the pods of its namespace that
         use it, or that wait for a template's claim (a claim made from a template is not named
-        in the pod until its status says so); a claim deallocated frees devices for any pod."""
+        in the pod until its status says so); a claim deallocated, or deleted allocated, frees
+        devices for any pod."""
         claim, before = event.storage, event.old_storage
+        if event.kind == EventKind.RESOURCE_CLAIM_CHANGED and claim is None:
+            # Deleted: only an allocated claim's deletion frees devices.
+            return not isinstance(before, ResourceClaimView) or before.allocation is not None
         if event.kind != EventKind.RESOURCE_CLAIM_CHANGED or not isinstance(
             claim, ResourceClaimView
         ):

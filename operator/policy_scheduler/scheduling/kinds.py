@@ -225,10 +225,12 @@ KINDS: tuple[Kind, ...] = (
         NO_EVENTS,
         EventKind.VOLUME_ATTACHMENT_DELETED,
     ),
+    # kube registers a claim's deletion too: an allocated claim's devices are free again.
     _storage_kind(
         volumes.RESOURCE_CLAIM,
         "resource.k8s.io",
         "resourceclaims",
+        EventKind.RESOURCE_CLAIM_CHANGED,
         EventKind.RESOURCE_CLAIM_CHANGED,
     ),
     # The devices the allocator hands out, and the classes claims ask for: kube registers

@@ -842,6 +842,22 @@ def test_a_claim_deallocated_elsewhere_wakes_any_pod() -> None:
     assert not PLUGIN.queueing_hint(pod(uses("gpu-claim")), unchanged)
 
 
+@pytest.mark.parametrize(
+    ("gone", "woken"),
+    [
+        pytest.param(claim("other", reserved_for=()), True, id="allocated: its devices are free"),
+        pytest.param(claim("other", allocated=None), False, id="not allocated: nothing freed"),
+    ],
+)
+def test_a_deleted_claim_wakes_pods_when_it_was_allocated(
+    gone: Mapping[str, Any], woken: bool
+) -> None:
+    event = ClusterEvent(
+        EventKind.RESOURCE_CLAIM_CHANGED, old_storage=Volumes().set(RESOURCE_CLAIM, gone)
+    )
+    assert PLUGIN.queueing_hint(pod(uses("gpu-claim")), event) is woken
+
+
 # --- allocation, with kube's allocator (model.dra; devices without selectors) ----------------
 
 
