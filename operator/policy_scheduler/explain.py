@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from policy_scheduler.framework.interface import StatusError
 from policy_scheduler.kube.client import ApiError, Kube, pod_path
 from policy_scheduler.kube.credentials import CredentialsError, load
 from policy_scheduler.kube.kinds import collection
@@ -42,7 +43,9 @@ from policy_scheduler.simulate import ClusterDump, snapshot_of
 
 
 class ExplainError(Exception):
-    """The cluster could not be read (no such pod, no access, a bad kubeconfig); one line."""
+    """The cluster could not be read (no such pod, no access, a bad kubeconfig), or a plugin
+    cannot decide the pod (its error status: a device selector that does not compile); one
+    line."""
 
 
 class NotServedError(Exception):
@@ -155,12 +158,17 @@ class Report:
         if feasible:
             columns = {name: f"{name} (x{w})" for name, w in _weights(policy).items()}
             lines += _score_table(feasible, columns)
+            best = set(self.best)
+            lines += [
+                f"devices on {v.node}: claim {claim}: {', '.join(devices)}"
+                for v in verdicts
+                if v.node in best
+                for claim, devices in v.chosen.items()
+            ]
         rejected = [v for v in verdicts if v.candidate is None]
         if rejected:
             lines.append("rejected nodes:")
-            lines += _columns(
-                [[v.node, f"{v.rejected_by}: {', '.join(v.reasons)}"] for v in rejected]
-            )
+            lines += _columns([[v.node, _rejection(v)] for v in rejected])
         if self.explanation.skipped:
             lines.append(f"skipped for this pod: {', '.join(self.explanation.skipped)}")
         lines += self._verdict()
@@ -280,20 +288,33 @@ def _ordered(verdicts: tuple[NodeVerdict, ...]) -> list[NodeVerdict]:
     )
 
 
+def _rejection(verdict: NodeVerdict) -> str:
+    """Which filter rejected the node and why, in detail where it says more."""
+    why = f"{verdict.rejected_by}: {', '.join(verdict.reasons)}"
+    return f"{why} ({verdict.detail})" if verdict.detail else why
+
+
 def _node_dict(verdict: NodeVerdict) -> dict[str, Any]:
+    """A node's verdict as JSON; ``detail`` and ``devices`` only where a filter gave them."""
     if verdict.candidate is None:
-        return {
+        rejected: dict[str, Any] = {
             "node": verdict.node,
             "feasible": False,
             "filter": verdict.rejected_by,
             "reasons": list(verdict.reasons),
         }
-    return {
+        if verdict.detail:
+            rejected["detail"] = verdict.detail
+        return rejected
+    feasible: dict[str, Any] = {
         "node": verdict.node,
         "feasible": True,
         "score": verdict.candidate.score,
         "scores": dict(verdict.candidate.scores),
     }
+    if verdict.chosen:
+        feasible["devices"] = {claim: list(d) for claim, d in verdict.chosen.items()}
+    return feasible
 
 
 def _recorded_candidates(record: Mapping[str, Any]) -> list[Candidate]:
@@ -395,10 +416,14 @@ def report_of(
     pod = PodView(raw_pod)
     policy, status = _serving_policy(policies, pod.scheduler_name)
     bound_to = pod.node_name or None
+    try:
+        explanation = explain(policy.pipeline, as_pending(pod), snapshot_without(pod, cluster))
+    except StatusError as error:  # a plugin's error status: what the scheduler says too
+        raise ExplainError(f"pod {pod.key} cannot be decided: {error}") from None
     return Report(
         pod,
         policy,
-        explain(policy.pipeline, as_pending(pod), snapshot_without(pod, cluster)),
+        explanation,
         bound_to,
         _unschedulable_message(raw_pod),
         None if bound_to is None else recorded_decision(status, pod),

@@ -172,7 +172,15 @@ def test_the_kinds_a_policy_needs_are_those_its_plugins_read_or_wake_on() -> Non
         volumes.CSI_DRIVER,
         volumes.VOLUME_ATTACHMENT,
     }
-    assert needed(plugins("DynamicResources")) == {volumes.RESOURCE_CLAIM}
+    devices = {
+        volumes.RESOURCE_CLAIM,
+        volumes.RESOURCE_SLICE,
+        volumes.DEVICE_CLASS,
+        volumes.DEVICE_TAINT_RULE,
+    }
+    assert needed(plugins("DynamicResources")) == devices
+    # Its priority allocates too, when the policy does not filter with it.
+    assert needed(plugins(priorities=("DynamicResources",))) == devices
 
 
 def test_a_filter_that_wakes_on_a_deletion_needs_its_kind() -> None:

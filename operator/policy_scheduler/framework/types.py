@@ -10,6 +10,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import Any
 
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import PodView
@@ -17,11 +18,15 @@ from policy_scheduler.model.objects import PodView
 
 @dataclass(slots=True)
 class Cycle:
-    """One pod's scheduling cycle: the pod, the snapshot it is decided on, the random source."""
+    """One pod's scheduling cycle: the pod, the snapshot it is decided on, the random source, and
+    what a plugin's parts share within the cycle (``shared``, by plugin name: a filter's state
+    that the scorer of the same name reads, as kube-scheduler's Score reads its PreFilter's and
+    Filter's state from the CycleState)."""
 
     pod: PodView
     snapshot: Snapshot
     rng: random.Random = field(default_factory=random.Random)
+    shared: dict[str, Any] = field(default_factory=dict)
 
 
 def _nothing_counted(pods: Iterable[tuple[str, PodView]]) -> AbstractContextManager[object]:
