@@ -264,6 +264,17 @@ class InMemory:
         self.patches.append((ref, patch))
         return patch
 
+    async def create(self, ref: ObjectRef, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        # Named as the API server would, from its generateName; kept with the patches.
+        metadata = dict(body.get("metadata") or {})
+        metadata.setdefault("name", f"{metadata.get('generateName', '')}simulated")
+        created = {**body, "metadata": metadata}
+        self.patches.append((ref, created))
+        return created
+
+    async def delete(self, ref: ObjectRef) -> None:
+        self.patches.append((ref, {}))
+
     async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
         # Only a conflict makes a plugin read an object again, and no patch here conflicts.
         raise LookupError(f"simulate keeps no API objects to read {ref}")

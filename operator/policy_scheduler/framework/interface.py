@@ -431,6 +431,15 @@ class ObjectWriter(Protocol):
         """The object as the server has it now (to write it again after a conflict)."""
         ...
 
+    async def create(self, ref: ObjectRef, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Create ``body`` in the collection ``ref`` names (its ``name`` empty: the body may
+        have a ``generateName``); the object as the server returns it."""
+        ...
+
+    async def delete(self, ref: ObjectRef) -> None:
+        """Delete the object; one already gone is no error."""
+        ...
+
 
 class PreBind(ABC, Generic[State]):
     """API writes the bind depends on (a volume's claim, say), made in the binding cycle."""

@@ -185,13 +185,24 @@ class KubeObjects:
     async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
         return await self._kube.request("GET", self._path(ref))
 
+    async def create(self, ref: ObjectRef, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        return await self._kube.request("POST", self._path(ref), body)
+
+    async def delete(self, ref: ObjectRef) -> None:
+        try:
+            await self._kube.request("DELETE", self._path(ref))
+        except ApiError as error:
+            if error.status != 404:
+                raise
+
     @staticmethod
     def _path(ref: ObjectRef) -> str:
         group_version = ref.api_version.split("/")
         prefix = ("api", *group_version) if len(group_version) == 1 else ("apis", *group_version)
         scope = ("namespaces", ref.namespace) if ref.namespace else ()
+        name = (ref.name,) if ref.name else ()
         part = (ref.subresource,) if ref.subresource else ()
-        return path(*prefix, *scope, ref.resource, ref.name, *part)
+        return path(*prefix, *scope, ref.resource, *name, *part)
 
 
 def _answerless(error: ApiError) -> bool:

@@ -111,9 +111,11 @@ _TOP_LEVEL: Mapping[str, tuple[str, ...]] = {
 def slim(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """What :class:`Volumes` (and an informer, to resume and relist) keeps of an object of
     ``kind``: its identity, labels and annotations, and the spec and status fields the plugins
-    read (a StorageClass and a CSIStorageCapacity keep the top-level ones)."""
+    read (a StorageClass and a CSIStorageCapacity keep the top-level ones; a DeviceClass its
+    creationTimestamp, which decides between classes mapping one extended resource)."""
     metadata = _mapping(raw.get("metadata"))
-    kept: dict[str, Any] = {"metadata": {k: metadata[k] for k in _KEPT_METADATA if k in metadata}}
+    names = (*_KEPT_METADATA, "creationTimestamp") if kind == DEVICE_CLASS else _KEPT_METADATA
+    kept: dict[str, Any] = {"metadata": {k: metadata[k] for k in names if k in metadata}}
     if kind in _TOP_LEVEL:
         kept.update({k: raw[k] for k in _TOP_LEVEL[kind] if k in raw})
         return kept
@@ -837,6 +839,12 @@ class Volumes:
     def resource_claim(self, namespace: str, name: str) -> ResourceClaimView | None:
         view = self._get(RESOURCE_CLAIM, f"{namespace}/{name}")
         return view if isinstance(view, ResourceClaimView) else None
+
+    def resource_claims(self, namespace: str) -> list[ResourceClaimView]:
+        """The ResourceClaims of ``namespace`` (assumed ones as assumed), by name."""
+        prefix = f"{namespace}/"
+        found = (v for v in self._all(RESOURCE_CLAIM) if v.key.startswith(prefix))
+        return sorted((v for v in found if isinstance(v, ResourceClaimView)), key=lambda v: v.key)
 
     def resource_slices(self) -> Sequence[Raw]:
         """Every ResourceSlice, by name (the allocator orders pools itself)."""

@@ -83,10 +83,24 @@ ResourceClaim completed"; otherwise nothing, and it says nothing — except "not
 filter before this one rejected the pod in its pre-filter (kube's PreFilters stop there, so this
 plugin's state is missing, an error that ends the post-filters: no preemption is tried).
 
-Not done, and what the pod is told: DRA-backed extended resources (a container's request of a
-DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such resource
-on the node); kube's ``BindingConditionsPending`` event while PreBind waits (the plugins have
-no event port).
+**Extended resources backed by a DeviceClass** (kube's DRAExtendedResource,
+:mod:`~policy_scheduler.plugins.dra_extended`): a pod requesting an extended resource that a
+DeviceClass maps gets, in PreFilter, a claim in memory (``<extended-resources>``, to be made
+for the pod), or the one an earlier attempt made. Filter, per node, fails with ``cannot
+schedule extended resource claim`` when that earlier claim exists (kube deletes it in
+PostFilter; here it waits for the pod's next attempt after Unreserve deleted it), with ``cannot
+fit resource`` when the node neither lists a requested extended resource nor has it mapped;
+the resources the node's allocatable lacks become the claim's requests for the node, allocated
+with the pod's other claims in one pass. Reserve puts that allocation in flight (under the pod's
+uid); PreBind creates the claim (``generateName: <pod>-extended-resources-``, the
+``resource.kubernetes.io/extended-resource-claim: "true"`` annotation, the pod as its
+controlling owner), writes its finalizer, allocation and reservation as for any claim, then
+merge-patches the pod's ``status.extendedResourceClaimStatus`` (the claim's name and which
+container's resource each request serves); Unreserve deletes a claim it created.
+
+Not done, and what the pod is told: kube's ``BindingConditionsPending`` event while PreBind
+waits (the plugins have no event port); PostFilter's deletion of a claim for extended resources
+left by an earlier attempt (``deletion of ResourceClaim completed``).
 """
 
 from __future__ import annotations
@@ -139,6 +153,18 @@ from policy_scheduler.model.volumes import (
     RESOURCE_SLICE,
     ResourceClaimView,
     Volumes,
+)
+from policy_scheduler.plugins.dra_extended import (
+    IN_MEMORY_NAME,
+    STALE_CLAIM,
+    NodeClaim,
+    claim_body,
+    class_mapping,
+    existing_claim,
+    in_memory_claim,
+    is_dra_extended_name,
+    mapped_requests,
+    node_claim,
 )
 from policy_scheduler.plugins.helper import normalize_to_max
 
@@ -212,6 +238,8 @@ class ClaimState:
     """Claim uid -> the allocation Reserve put in flight for it."""
     in_use: set[DeviceID] = field(default_factory=set)
     """The devices in use before the cycle, for a priority's placement."""
+    extended: ExtendedClaim | None = None
+    """The pod's claim for extended resources backed by DeviceClasses, if it has one."""
 
 
 def _claim_names(pod: PodView) -> list[str] | str:
@@ -303,16 +331,7 @@ def claim_state(pod: PodView, volumes: Volumes, now: datetime | None = None) -> 
         if missing:
             return ClaimState(claims, missing)
         to_allocate.append(claim)
-    allocator = None
-    if to_allocate:
-        allocator = Allocator(
-            volumes.allocated(),
-            volumes.device_classes(),
-            volumes.resource_slices(),
-            volumes.selectors,
-            slice_cache=volumes.slice_cache,
-            taint_rules=volumes.device_taint_rules(),
-        )
+    allocator = _allocator(volumes) if to_allocate else None
     return ClaimState(
         claims,
         selectors=tuple(selectors),
@@ -323,13 +342,26 @@ def claim_state(pod: PodView, volumes: Volumes, now: datetime | None = None) -> 
     )
 
 
-def allocate(state: ClaimState, node: NodeInfo) -> list[dict[str, Any]] | Unallocatable:
-    """The allocator's answer for the pod's claims to allocate on ``node``, given at most
-    :data:`FILTER_TIMEOUT_SECONDS`; an AllocationError (a timeout among them) is kube's error
-    status, which ends the attempt."""
+def _allocator(volumes: Volumes) -> Allocator:
+    return Allocator(
+        volumes.allocated(),
+        volumes.device_classes(),
+        volumes.resource_slices(),
+        volumes.selectors,
+        slice_cache=volumes.slice_cache,
+        taint_rules=volumes.device_taint_rules(),
+    )
+
+
+def allocate(
+    state: ClaimState, node: NodeInfo, extra: Sequence[Raw] = ()
+) -> list[dict[str, Any]] | Unallocatable:
+    """The allocator's answer for the pod's claims to allocate on ``node`` (and the ``extra``
+    claims after them), given at most :data:`FILTER_TIMEOUT_SECONDS`; an AllocationError (a
+    timeout among them) is kube's error status, which ends the attempt."""
     assert state.allocator is not None
     deadline = time.monotonic() + FILTER_TIMEOUT_SECONDS
-    claims = [c.raw for c in state.to_allocate]
+    claims = [*(c.raw for c in state.to_allocate), *extra]
     try:
         return state.allocator.allocate(
             node.name, node.node.labels, claims, expired=lambda: time.monotonic() > deadline
@@ -465,10 +497,17 @@ class _DynamicResourcesFilter(
         self._now = now
 
     def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
-        # As kube-scheduler's PreFilter: a pod without claims has nothing for this plugin.
-        if not cycle.pod.resource_claims:
+        # As kube-scheduler's PreFilter: a pod without claims, nor extended resources that a
+        # DeviceClass maps, has nothing for this plugin.
+        extended = extended_claim(cycle.pod, cycle.snapshot.volumes)
+        if not cycle.pod.resource_claims and extended is None:
             return SKIP
         state = claim_state(cycle.pod, cycle.snapshot.volumes, self._now())
+        if extended is not None and not state.rejection:
+            state.extended = extended
+            if state.allocator is None:
+                state.allocator = _allocator(cycle.snapshot.volumes)
+                state.volumes = cycle.snapshot.volumes
         # For the priority, which scores the allocations Filter keeps in it.
         cycle.shared[NAME] = state
         return state
@@ -503,11 +542,18 @@ class _DynamicResourcesFilter(
         # In kube's order: the allocator's failure is told before an allocated claim's node
         # selector, and then that claim is not remembered as unavailable.
         name, labels = node.name, node.node.labels
+        extended = filter_extended(state, pod, node)
+        if isinstance(extended, str):
+            return (extended,)
+        if extended is None and not state.claims:
+            return FITS
         unavailable = [i for i, s in state.selectors if not s.matches(name, labels)]
         unavailable += state.unbindable
         found: list[dict[str, Any]] | None = None
-        if state.allocator is not None:
-            allocated = allocate(state, node)
+        if state.to_allocate or extended is not None:
+            assert state.allocator is not None
+            extra = [] if extended is None else [extended_raw(state, extended)]
+            allocated = allocate(state, node, extra)
             if isinstance(allocated, Unallocatable):
                 state.unallocatable[name] = allocated.reason
                 return (allocated.message,)
@@ -516,7 +562,11 @@ class _DynamicResourcesFilter(
             state.unavailable.update(unavailable)
             return NOT_AVAILABLE
         if found is not None:
-            state.allocations[name] = found
+            if extended is not None:
+                assert state.extended is not None
+                state.extended.nodes[name] = (extended, found.pop())
+            if state.to_allocate:
+                state.allocations[name] = found
         return FITS
 
     def details(self, state: ClaimState) -> Mapping[str, str]:
@@ -526,19 +576,31 @@ class _DynamicResourcesFilter(
     def chosen(self, state: ClaimState, node: str) -> Mapping[str, tuple[str, ...]]:
         """The devices allocated on ``node`` in the cycle, by claim."""
         allocations = state.allocations.get(node)
-        if allocations is None:
-            return {}
-        return {c.name: _devices(a) for c, a in zip(state.to_allocate, allocations, strict=True)}
+        chosen: dict[str, tuple[str, ...]] = {}
+        if allocations is not None:
+            chosen = {
+                c.name: _devices(a) for c, a in zip(state.to_allocate, allocations, strict=True)
+            }
+        if state.extended is not None and node in state.extended.nodes:
+            chosen[IN_MEMORY_NAME] = _devices(state.extended.nodes[node][1])
+        return chosen
 
     def filter_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Rejections:
         # Most pods' claims are allocated for any node (a rejected pod has neither selectors
         # nor an allocator: no node is asked about it).
-        if not state.selectors and state.allocator is None and not state.unbindable:
+        if (
+            not state.selectors
+            and state.allocator is None
+            and not state.unbindable
+            and state.extended is None
+        ):
             return {}
         return filter_each(self, state, pod, nodes)
 
     def reserve(self, state: ClaimState | None, pod: PodView, node: str) -> str | None:
         """Put the node's allocations in flight (see the module's docstring)."""
+        if state is not None and state.volumes is not None:
+            reserve_extended(state, state.volumes, pod, node)
         if state is None or not state.to_allocate or state.volumes is None:
             return None
         allocations = state.allocations.get(node)
@@ -555,6 +617,7 @@ class _DynamicResourcesFilter(
         reservations are taken back by :meth:`unreserve_writes`."""
         if state is None or state.volumes is None:
             return
+        unreserve_extended(state, state.volumes)
         for claim in state.claims:
             if state.volumes.release(claim):
                 state.volumes.restore(claim.kind, claim.key)
@@ -565,9 +628,10 @@ class _DynamicResourcesFilter(
     ) -> None:
         """kube's Unreserve takes the pod out of the ``reservedFor`` of each allocated claim
         reserved for it (as PreBind wrote it, or as it was read), the claim's version as a
-        precondition."""
+        precondition; and deletes the claim for extended resources PreBind created."""
         if state is None:
             return
+        await delete_extended(state, objects)
         for claim in state.claims:
             if claim.allocation is None or pod.uid not in claim.reserved_for:
                 continue
@@ -606,7 +670,7 @@ class _DynamicResourcesFilter(
 
     def pre_flight(self, state: ClaimState | None, pod: PodView, node: str) -> bool:
         """kube's PreBindPreFlight: work to do for any pod with claims, reserved or not."""
-        return state is not None and bool(state.claims)
+        return state is not None and (bool(state.claims) or state.extended is not None)
 
     async def pre_bind(
         self, state: ClaimState | None, pod: PodView, node: str, objects: ObjectWriter
@@ -631,6 +695,12 @@ class _DynamicResourcesFilter(
         if state.volumes is not None:
             for claim in claims:
                 state.volumes.release(claim)
+        try:
+            written_extended = await bind_extended(state, pod, node, objects, self._now())
+        except Exception as error:  # an API error fails the bind, as kube's
+            return f'running PreBind plugin "{NAME}": {error}'
+        if written_extended is not None:
+            claims.append(written_extended)
         if state.volumes is None or not any(map(_waits, (r for c in claims for r in _results(c)))):
             return None
         failure = await self._wait_for_binding(state.volumes, claims)
@@ -759,6 +829,140 @@ class _WriteError(Exception):
     def __init__(self, message: str, status: object) -> None:
         super().__init__(message)
         self.status = status
+
+
+@dataclass(slots=True)
+class ExtendedClaim:
+    """The pod's claim for extended resources backed by DeviceClasses: ``claim`` is the one
+    made up in memory (:data:`~policy_scheduler.plugins.dra_extended.IN_MEMORY_NAME`), the one
+    an earlier attempt left, or, after PreBind, the one it created; ``nodes`` what Filter
+    allocated for it on each node; ``reserved`` Reserve's choice."""
+
+    claim: ResourceClaimView
+    requests: dict[str, int]
+    mapping: dict[str, str]
+    nodes: dict[str, tuple[NodeClaim, Raw]] = field(default_factory=dict)
+    reserved: tuple[NodeClaim, Raw] | None = None
+    created: bool = False
+
+
+def extended_claim(pod: PodView, volumes: Volumes) -> ExtendedClaim | None:
+    """kube's preFilterExtendedResources: the pod's claim for the extended resources it
+    requests that a DeviceClass maps; None when it requests none."""
+    if not any(a and is_dra_extended_name(n) for n, a in pod.requests.items()):
+        return None
+    mapping = class_mapping(volumes.device_classes())
+    wanted = mapped_requests(pod, mapping)
+    if not wanted:
+        return None
+    claim = existing_claim(pod, volumes) or in_memory_claim(pod)
+    return ExtendedClaim(claim, wanted, mapping)
+
+
+def filter_extended(state: ClaimState, pod: PodView, node: NodeInfo) -> NodeClaim | str | None:
+    """kube's filterExtendedResources: what to allocate on ``node`` for the pod's extended
+    resources (None: nothing, the node's device plugins serve them all), or why the node does
+    not fit."""
+    extended = state.extended
+    if extended is None:
+        return None
+    if extended.claim.requests:
+        return STALE_CLAIM
+    found = node_claim(extended.requests, extended.mapping, pod, node.node.allocatable)
+    if isinstance(found, str):
+        return found
+    return found if found.requests and extended.claim.allocation is None else None
+
+
+def extended_raw(state: ClaimState, node_claim_: NodeClaim) -> Raw:
+    """The claim the allocator gets for the node: the pod's, with the node's requests."""
+    assert state.extended is not None
+    raw = state.extended.claim.raw
+    return {**raw, "spec": {"devices": {"requests": list(node_claim_.requests)}}}
+
+
+def _flight(claim: ResourceClaimView) -> ResourceClaimView:
+    """The claim under which its allocation is in flight: every pod's in-memory claim has the
+    same name, so its uid (the pod's) tells them apart."""
+    metadata = _mapping(claim.raw.get("metadata"))
+    name = f"{metadata.get('name', '')}/{metadata.get('uid', '')}"
+    return ResourceClaimView({**claim.raw, "metadata": {**metadata, "name": name}})
+
+
+def reserve_extended(state: ClaimState, volumes: Volumes, pod: PodView, node: str) -> None:
+    """Reserve: the node's allocation for the extended resources in flight."""
+    extended = state.extended
+    if extended is None or node not in extended.nodes:
+        return
+    extended.reserved = extended.nodes[node]
+    volumes.allocate(_flight(extended.claim), extended.reserved[1])
+
+
+def unreserve_extended(state: ClaimState, volumes: Volumes) -> None:
+    """Unreserve: the allocation for the extended resources no longer in flight, and a claim
+    PreBind created and assumed no longer assumed."""
+    extended = state.extended
+    if extended is None:
+        return
+    volumes.release(_flight(extended.claim))
+    if extended.created:
+        volumes.restore(extended.claim.kind, extended.claim.key)
+
+
+async def delete_extended(state: ClaimState, objects: ObjectWriter) -> None:
+    """Unreserve: a claim PreBind created is deleted, its finalizer removed first (kube's
+    deleteClaim)."""
+    extended = state.extended
+    if extended is None or not extended.created:
+        return
+    claim = extended.claim
+    kept = [f for f in claim.finalizers if f != FINALIZER]
+    if len(kept) != len(claim.finalizers):
+        await objects.patch(_ref(claim), {"metadata": {"finalizers": kept}})
+    await objects.delete(_ref(claim))
+    extended.created = False
+
+
+async def bind_extended(
+    state: ClaimState, pod: PodView, node: str, objects: ObjectWriter, now: datetime
+) -> ResourceClaimView | None:
+    """PreBind for the extended resources: create the claim, allocate and reserve it as any
+    claim, then tell the pod which request serves which container's resource."""
+    extended = state.extended
+    if extended is None or extended.reserved is None:
+        return None
+    planned, allocation = extended.reserved
+    flight = _flight(extended.claim)
+    body = claim_body(extended.claim, planned)
+    collection = ObjectRef(API_VERSION, "resourceclaims", "", pod.namespace)
+    try:
+        created = ResourceClaimView(await objects.create(collection, body))
+    except Exception as error:
+        raise ClaimChangedError(
+            f"create claim for extended resources {pod.namespace}/: {error}"
+        ) from None
+    extended.claim, extended.created = created, True
+    written = await _bind_claim(created, allocation, pod, objects, now)
+    extended.claim = written
+    if state.volumes is not None:
+        # In this order: the devices are counted once, so the flight's release would free them.
+        state.volumes.release(flight)
+        state.volumes.assume(written)
+    status = {
+        "extendedResourceClaimStatus": {
+            "requestMappings": [dict(m) for m in planned.mappings],
+            "resourceClaimName": written.name,
+        }
+    }
+    try:
+        await objects.patch(
+            ObjectRef("v1", "pods", pod.name, pod.namespace, "status"), {"status": status}
+        )
+    except Exception as error:
+        raise ClaimChangedError(
+            f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {error}"
+        ) from None
+    return written
 
 
 def new_filter(args: Args, path: str) -> Filter[ClaimState]:

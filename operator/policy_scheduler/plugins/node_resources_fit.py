@@ -7,7 +7,12 @@ A node fails with one reason per shortfall, all of them reported:
 - "Too many pods" when the node already runs ``allocatable.pods`` pods;
 - "Insufficient <resource>" when the pod's request exceeds ``allocatable - requested`` for cpu,
   memory, ephemeral-storage or an extended/scalar resource (``vendor/name``, ``hugepages-*``);
-  a resource the node lacks has allocatable 0.
+  a resource the node lacks has allocatable 0. An extended resource that a DeviceClass maps
+  (its ``extendedResourceName`` or ``deviceclass.resource.kubernetes.io/<class>``) is not
+  checked on a node whose allocatable has none of it: DynamicResources allocates devices for it
+  there (:mod:`~policy_scheduler.plugins.dra_extended`), as kube's shouldDelegateResourceToDRA.
+  The DeviceClasses are those DynamicResources has watched: a policy without it knows none, and
+  leaves nothing to devices it could not allocate.
 
 Requests are the pod's effective requests (init containers, sidecars, overhead and pod-level
 resources included); a resource the pod requests 0 of is never checked, so an overcommitted
@@ -20,7 +25,9 @@ do not read the pod-level requests, as kube-scheduler v1.37.2's do not: see
 Queueing hint: a pod this filter rejected waits for a node added that could hold it when empty,
 a node whose allocatable grew (of a resource it requests, or of pods) to that size, or an assigned
 pod deleted (or scaled down) on such a node. kube-scheduler's hint is the same for nodes, and
-takes any deletion for one that may help.
+takes any deletion for one that may help. A node's update is not held back by a resource the
+pod requests that the node lacks when a DeviceClass may serve it. Not done: kube's also wakes
+the pod for a DeviceClass added or changed that maps a resource it requests.
 
 Args (optional, as kube's NodeResourcesFitArgs): ``ignoredResources: [name]`` and
 ``ignoredResourceGroups: [group]`` (the part before ``/``) name extended resources to skip.
@@ -44,6 +51,7 @@ from policy_scheduler.model.nodetable import NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from policy_scheduler.model.selectors import label_key_problem
+from policy_scheduler.plugins.dra_extended import class_mapping, is_dra_extended_name
 from policy_scheduler.plugins.helper import group_failures
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
 
@@ -51,8 +59,9 @@ NAME = "NodeResourcesFit"
 
 TOO_MANY_PODS = "Too many pods"
 
-_Check = tuple[str, int, str]
-"""(resource, amount the pod requests, reason when the node lacks it)."""
+_Check = tuple[str, int, str, bool]
+"""(resource, amount the pod requests, reason when the node lacks it, whether a DeviceClass
+maps it: then a node with none of it in its allocatable leaves it to DynamicResources)."""
 
 _Number = Any
 """One node's number (an int), or a block's array of them: the rule reads both alike."""
@@ -84,14 +93,18 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         )
 
     def pre_filter(self, cycle: Cycle) -> tuple[_Check, ...]:
-        return self._checks(cycle.pod)
+        requests = cycle.pod.requests
+        mapped: frozenset[str] = frozenset()
+        if any(a and is_dra_extended_name(n) for n, a in requests.items()):
+            mapped = frozenset(class_mapping(cycle.snapshot.volumes.device_classes()))
+        return self._checks(cycle.pod, mapped)
 
-    def _checks(self, pod: PodView) -> tuple[_Check, ...]:
+    def _checks(self, pod: PodView, mapped: frozenset[str] = frozenset()) -> tuple[_Check, ...]:
         requests = pod.requests
         names = [CPU, MEMORY, EPHEMERAL_STORAGE]
         names += (n for n in requests if is_scalar_resource(n) and not self._skipped(n))
         return tuple(
-            (name, requests[name], f"Insufficient {name}")
+            (name, requests[name], f"Insufficient {name}", name in mapped)
             for name in names
             if requests.get(name, 0) > 0
         )
@@ -104,16 +117,24 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         node, old = event.node, event.old_node
         if node is None:
             return True
-        checks = self._checks(pod)
         allocatable = node.allocatable
+        # Without the classes at hand, a resource the node lacks that a class may map is
+        # taken as served by devices: waking the pod for nothing costs one attempt.
+        checks = [
+            c
+            for c in self._checks(pod)
+            if allocatable.get(c[0], 0) or not is_dra_extended_name(c[0])
+        ]
         if node.allowed_pods <= 0 or any(
-            amount > allocatable.get(name, 0) for name, amount, _ in checks
+            amount > allocatable.get(name, 0) for name, amount, _, _ in checks
         ):
             return False
         return (
             old is None
             or old.allowed_pods < node.allowed_pods
-            or any(old.allocatable.get(name, 0) < allocatable.get(name, 0) for name, _, _ in checks)
+            or any(
+                old.allocatable.get(name, 0) < allocatable.get(name, 0) for name, _, _, _ in checks
+            )
         )
 
     def unresolvable(
@@ -122,7 +143,7 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         # kube-scheduler marks a resource unresolvable when the pod requests more of it than
         # the node has at all (no eviction makes that room); "Too many pods" may be lifted.
         unresolvable = np.zeros(len(nodes), np.bool_)
-        for name, amount, reason in self._checks(pod):
+        for name, amount, reason, _ in self._checks(pod):
             if reason in reasons:
                 unresolvable |= amount > nodes.allocatable(name)
         return unresolvable
@@ -156,11 +177,14 @@ def _failing(
 ) -> list[Any]:
     """Whether the nodes fail each check, in the order of :func:`_reasons`: the rule for one
     node's integers and for a block's arrays alike. The pod fits when requested + amount <=
-    allocatable (the amount is at most the room left)."""
-    return [
-        pods >= allocatable(PODS),
-        *(add(requested(name), amount) > allocatable(name) for name, amount, _ in state),
-    ]
+    allocatable (the amount is at most the room left); a resource a DeviceClass maps is not
+    checked where the node's allocatable has none."""
+    failing = [pods >= allocatable(PODS)]
+    for name, amount, _, mapped in state:
+        has = allocatable(name)
+        fails = add(requested(name), amount) > has
+        failing.append(fails & (has > 0) if mapped else fails)
+    return failing
 
 
 def _failing_on(
@@ -180,7 +204,7 @@ def _failing_on(
 
 
 def _reasons(state: tuple[_Check, ...]) -> list[str]:
-    return [TOO_MANY_PODS, *(reason for _, _, reason in state)]
+    return [TOO_MANY_PODS, *(reason for _, _, reason, _ in state)]
 
 
 def _names(raw: object, where: str, group: bool, errors: list[FieldError]) -> frozenset[str]:

@@ -493,7 +493,9 @@ class FakeApi:
         if self.fail is not None:
             raise self.fail
         self.patches.append((ref, copy.deepcopy(dict(patch))))
-        raw = self.objects[f"{ref.namespace}/{ref.name}"]
+        raw = self.objects.setdefault(
+            f"{ref.namespace}/{ref.name}", {"metadata": {"resourceVersion": "1"}}
+        )
         version = patch.get("metadata", {}).get("resourceVersion")
         if version is not None and version != raw["metadata"]["resourceVersion"]:
             raise RefusedError(409, "the object has been modified")
@@ -503,6 +505,22 @@ class FakeApi:
 
     async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
         return copy.deepcopy(self.objects[f"{ref.namespace}/{ref.name}"])
+
+    async def create(self, ref: ObjectRef, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Named from its generateName, as the API server does (the count as the suffix)."""
+        if self.fail is not None:
+            raise self.fail
+        self.patches.append((ref, copy.deepcopy(dict(body))))
+        raw = copy.deepcopy(dict(body))
+        name = f"{raw['metadata']['generateName']}{len(self.objects)}"
+        raw["metadata"].update(name=name, uid=f"uid-{name}", resourceVersion="1")
+        raw.setdefault("status", {})
+        self.objects[f"{ref.namespace}/{name}"] = raw
+        return copy.deepcopy(raw)
+
+    async def delete(self, ref: ObjectRef) -> None:
+        self.patches.append((ref, {}))
+        self.objects.pop(f"{ref.namespace}/{ref.name}", None)
 
     def changed(self, key: str, **status: Any) -> None:
         """Someone else wrote the claim: another version, with this status."""

@@ -646,6 +646,12 @@ class FakeApi:
         kind, key = self.located(ref)
         return self.volumes._objects[kind][key].raw
 
+    async def create(self, ref: ObjectRef, body: Mapping[str, Any]) -> Mapping[str, Any]:
+        raise AssertionError(f"VolumeBinding creates nothing: {ref}")
+
+    async def delete(self, ref: ObjectRef) -> None:
+        raise AssertionError(f"VolumeBinding deletes nothing: {ref}")
+
     @staticmethod
     def located(ref: ObjectRef) -> tuple[str, str]:
         kind = PV if ref.resource == "persistentvolumes" else PVC

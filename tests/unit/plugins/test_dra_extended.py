@@ -1,0 +1,330 @@
+"""Extended resources backed by a DeviceClass: NodeResourcesFit leaves them to DynamicResources
+on a node that does not list them, which allocates devices for them through a claim it makes for
+the pod, with kube-scheduler v1.37's request names, messages and writes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from plugin_harness import filter_nodes, make_node
+from test_dynamic_resources import (
+    NS,
+    PLUGIN,
+    POD_UID,
+    FakeApi,
+    WithClaims,
+    WithDevices,
+    resource_slice,
+)
+
+from policy_scheduler.framework.interface import FITS, SKIP, ObjectRef, PreBind, Reserve
+from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.plugins import dra_extended, dynamic_resources, node_resources_fit
+from policy_scheduler.plugins.dra_extended import CLAIM_ANNOTATION, NodeClaim
+
+GPU = "example.com/gpu"
+IMPLICIT = "deviceclass.resource.kubernetes.io/gpu-class"
+
+
+def mapped_class(
+    name: str = "gpu-class", resource: str | None = GPU, created: str = "2026-01-01T00:00:00Z"
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"selectors": []}
+    if resource is not None:
+        spec["extendedResourceName"] = resource
+    metadata = {"name": name, "uid": f"uid-{name}", "creationTimestamp": created}
+    return {"metadata": metadata, "spec": spec}
+
+
+def container(name: str, **requests: int) -> dict[str, Any]:
+    """A container requesting these resources (``_`` stands for ``/``)."""
+    found: dict[str, Any] = {"name": name, "resources": {"requests": {}}}
+    for resource, amount in requests.items():
+        found["resources"]["requests"][resource.replace("_", "/")] = str(amount)
+    return found
+
+
+def gpu_pod(*containers: dict[str, Any], inits: Sequence[dict[str, Any]] = ()) -> PodView:
+    spec = {"containers": list(containers), "initContainers": list(inits)}
+    return PodView({"metadata": {"name": "p", "namespace": NS, "uid": POD_UID}, "spec": spec})
+
+
+def exact(name: str, count: int, class_name: str = "gpu-class") -> dict[str, Any]:
+    return {
+        "name": name,
+        "exactly": {"deviceClassName": class_name, "allocationMode": "ExactCount", "count": count},
+    }
+
+
+def serves(container_: str, request: str, resource: str = GPU) -> dict[str, str]:
+    return {"containerName": container_, "resourceName": resource, "requestName": request}
+
+
+G = "example.com_gpu"  # a keyword for container(): example.com/gpu
+
+
+@pytest.mark.parametrize(
+    ("classes", "expected"),
+    [
+        pytest.param(
+            [mapped_class(resource=None)], {IMPLICIT: "gpu-class"}, id="implicit name only"
+        ),
+        pytest.param(
+            [mapped_class()], {IMPLICIT: "gpu-class", GPU: "gpu-class"}, id="explicit and implicit"
+        ),
+        pytest.param(
+            [mapped_class("old"), mapped_class("new", created="2026-02-01T00:00:00Z")],
+            {GPU: "new"},
+            id="two classes, one name: the newest",
+        ),
+        pytest.param(
+            [mapped_class("b"), mapped_class("a")], {GPU: "a"}, id="created together: smaller name"
+        ),
+    ],
+)
+def test_class_mapping(classes: list[dict[str, Any]], expected: Mapping[str, str]) -> None:
+    mapping = dra_extended.class_mapping({c["metadata"]["name"]: c for c in classes})
+    assert {k: v for k, v in mapping.items() if k in expected} == expected
+
+
+MAPPING = {GPU: "gpu-class", IMPLICIT: "gpu-class"}
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "allocatable", "expected"),
+    [
+        pytest.param(
+            gpu_pod(container("c", cpu=1, **{G: 2})),
+            {},
+            NodeClaim(
+                (exact("container-0-request-1", 2),), (serves("c", "container-0-request-1"),)
+            ),
+            id="one container: its index, the resource's among its sorted requests",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 1}), container("d", **{G: 1})),
+            {},
+            NodeClaim(
+                (exact("container-0-request-0", 1), exact("container-1-request-0", 1)),
+                (serves("c", "container-0-request-0"), serves("d", "container-1-request-0")),
+            ),
+            id="two containers: a request each",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 1}), inits=[container("i", **{G: 2})]),
+            {},
+            NodeClaim(
+                (exact("container-0-request-0", 1), exact("container-1-request-0", 1)),
+                (
+                    serves("c", "container-1-request-0"),
+                    serves("i", "container-1-request-0"),
+                    serves("i", "container-0-request-0"),
+                ),
+            ),
+            id="an init container reuses the later containers' devices, asks for the rest",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 1})),
+            {GPU: "4"},
+            NodeClaim((), ()),
+            id="the node's device plugin serves it: nothing to allocate",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 1, "example.com_fpga": 1})),
+            {},
+            dra_extended.CANNOT_FIT,
+            id="another resource neither on the node nor mapped",
+        ),
+    ],
+)
+def test_node_claim(the_pod: PodView, allocatable: Mapping[str, str], expected: object) -> None:
+    requests = dra_extended.mapped_requests(the_pod, MAPPING)
+    assert dra_extended.node_claim(requests, MAPPING, the_pod, allocatable) == expected
+
+
+def gpu_node(name: str, gpus: int | None = None) -> NodeInfo:
+    allocatable = {"cpu": "4", "memory": "4Gi", "pods": "10"}
+    if gpus is not None:
+        allocatable[GPU] = str(gpus)
+    return make_node(name, status={"allocatable": allocatable})
+
+
+@pytest.mark.parametrize(
+    ("classes", "expected"),
+    [
+        pytest.param(
+            [mapped_class()], [FITS, ("Insufficient example.com/gpu",)], id="mapped: left to DRA"
+        ),
+        pytest.param(
+            [mapped_class(resource=None)],
+            [("Insufficient example.com/gpu",), ("Insufficient example.com/gpu",)],
+            id="not mapped: the node lacks it",
+        ),
+    ],
+)
+def test_node_resources_fit_delegates_a_mapped_resource_the_node_lacks(
+    classes: list[dict[str, Any]], expected: list[tuple[str, ...]]
+) -> None:
+    fit = node_resources_fit.new_filter({}, "args")
+    the_pod = gpu_pod(container("c", **{G: 2}))
+    nodes = [gpu_node("none"), gpu_node("one", 1)]
+    assert filter_nodes(fit, the_pod, nodes, around=WithClaims(classes=classes)) == expected
+
+
+NODES = [gpu_node("a"), gpu_node("b"), gpu_node("c"), gpu_node("plugin", 1)]
+NO_DEVICE = ("cannot allocate all claims",)
+
+
+def filtered(
+    the_pod: PodView, claims: Sequence[Mapping[str, Any]] = ()
+) -> tuple[object, list[tuple[str, ...]]]:
+    """The pre-filter's state and each node's verdict: one GPU on a, two on b, none on c, and
+    a device plugin's on ``plugin``."""
+    volumes = WithDevices(claims=claims, classes=(mapped_class(),)).volumes()
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(NODES, volumes=volumes)))
+    if not isinstance(state, dynamic_resources.ClaimState):
+        return state, []
+    return state, [tuple(PLUGIN.filter(state, the_pod, node)) for node in NODES]
+
+
+def left_claim(requests: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """A claim an earlier attempt made for the pod."""
+    metadata = {
+        "name": "p-extended-resources-x",
+        "namespace": NS,
+        "uid": "uid-left",
+        "resourceVersion": "1",
+        "annotations": {CLAIM_ANNOTATION: "true"},
+        "ownerReferences": [
+            {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": POD_UID, "controller": True}
+        ],
+    }
+    return {"metadata": metadata, "spec": {"devices": {"requests": list(requests)}}, "status": {}}
+
+
+STALE = ("cannot schedule extended resource claim",)
+
+
+@pytest.mark.parametrize(
+    ("the_pod", "claims", "expected"),
+    [
+        pytest.param(
+            gpu_pod(container("c", **{G: 1})),
+            [],
+            [FITS, FITS, NO_DEVICE, FITS],
+            id="one GPU: a device or the device plugin's",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 2})),
+            [],
+            [NO_DEVICE, FITS, NO_DEVICE, FITS],
+            id="two GPUs: b's devices; the plugin's node is NodeResourcesFit's to judge",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 1, "example.com_fpga": 1})),
+            [],
+            [("cannot fit resource",)] * 4,
+            id="with a resource neither listed nor mapped",
+        ),
+        pytest.param(
+            gpu_pod(container("c", **{G: 1})),
+            [left_claim([exact("container-0-request-0", 1)])],
+            [STALE] * 4,
+            id="a claim left by an earlier attempt",
+        ),
+    ],
+)
+def test_filter(
+    the_pod: PodView, claims: Sequence[Mapping[str, Any]], expected: list[tuple[str, ...]]
+) -> None:
+    assert filtered(the_pod, claims)[1] == expected
+
+
+def test_a_pod_without_mapped_resources_is_skipped() -> None:
+    assert filtered(gpu_pod(container("c", cpu=1, example_org_fpga=1)))[0] is SKIP
+
+
+CLAIMS = ObjectRef("resource.k8s.io/v1", "resourceclaims", "", NS)
+MADE = "p-extended-resources-0"
+
+
+def test_reserve_pre_bind_and_unreserve() -> None:
+    the_pod = gpu_pod(container("c", **{G: 1}))
+    state, _ = filtered(the_pod)
+    assert isinstance(state, dynamic_resources.ClaimState) and state.volumes is not None
+    assert isinstance(PLUGIN, Reserve) and isinstance(PLUGIN, PreBind)
+    assert PLUGIN.reserve(state, the_pod, "b") is None
+    assert {d.device for d in state.volumes.allocated().devices} == {"gpu-0"}
+    api = FakeApi(state.volumes)
+    assert asyncio.run(PLUGIN.pre_bind(state, the_pod, "b", api)) is None
+    (create, body), finalizer, status, pod_status = api.patches
+    assert create == CLAIMS
+    assert body == {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "namespace": NS,
+            "generateName": "p-extended-resources-",
+            "ownerReferences": [
+                {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": POD_UID, "controller": True}
+            ],
+            "annotations": {CLAIM_ANNOTATION: "true"},
+        },
+        "spec": {"devices": {"requests": [exact("container-0-request-0", 1)]}},
+    }
+    assert finalizer[1]["metadata"]["finalizers"] == [dynamic_resources.FINALIZER]
+    assert status[0].name == MADE and status[0].subresource == "status"
+    results = status[1]["status"]["allocation"]["devices"]["results"]
+    assert [(r["request"], r["pool"], r["device"]) for r in results] == [
+        ("container-0-request-0", "b", "gpu-0")
+    ]
+    assert pod_status == (
+        ObjectRef("v1", "pods", "p", NS, "status"),
+        {
+            "status": {
+                "extendedResourceClaimStatus": {
+                    "requestMappings": [serves("c", "container-0-request-0")],
+                    "resourceClaimName": MADE,
+                }
+            }
+        },
+    )
+    # The written claim is assumed: its device stays taken, no longer in flight.
+    assert {d.device for d in state.volumes.allocated().devices} == {"gpu-0"}
+    PLUGIN.unreserve(state, the_pod, "b")
+    asyncio.run(PLUGIN.unreserve_writes(state, the_pod, "b", api))
+    assert f"{NS}/{MADE}" not in api.objects
+    assert api.patches[-1] == (ObjectRef("resource.k8s.io/v1", "resourceclaims", MADE, NS), {})
+    assert not state.volumes.allocated().devices
+
+
+def test_unreserve_before_pre_bind_frees_the_devices_in_flight() -> None:
+    the_pod = gpu_pod(container("c", **{G: 2}))
+    state, _ = filtered(the_pod)
+    assert isinstance(state, dynamic_resources.ClaimState) and state.volumes is not None
+    assert isinstance(PLUGIN, Reserve)
+    assert PLUGIN.reserve(state, the_pod, "b") is None
+    assert len(state.volumes.allocated().devices) == 2
+    PLUGIN.unreserve(state, the_pod, "b")
+    api = FakeApi(state.volumes)
+    asyncio.run(PLUGIN.unreserve_writes(state, the_pod, "b", api))
+    assert not state.volumes.allocated().devices and not api.patches
+
+
+def test_the_devices_chosen_are_told() -> None:
+    state, _ = filtered(gpu_pod(container("c", **{G: 1})))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert PLUGIN.chosen(state, "b") == {
+        "<extended-resources>": ("container-0-request-0: gpu.example.com/b/gpu-0",)
+    }
+
+
+def test_slices_are_the_harness_ones() -> None:
+    # The devices these tests count on: a has one GPU, b two.
+    assert [len(s["spec"]["devices"]) for s in WithDevices.slices] == [1, 2]
+    assert resource_slice("a", "gpu-0") == WithDevices.slices[0]
