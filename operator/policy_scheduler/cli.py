@@ -531,10 +531,10 @@ def simulate_cluster(args: argparse.Namespace) -> int:
 
 def table(decision: Decision, weights: dict[str, int]) -> list[str]:
     """One decision for people: the placement, then one row per priority (with its weight) and
-    one column per candidate reported, the chosen node first, then why the other nodes did not
-    fit."""
+    one column per candidate reported, the chosen node first, then the devices allocated on it
+    and why the other nodes did not fit (in detail, where a filter says more)."""
     if decision.node is None:
-        return [f"{decision.pod}: unschedulable: {decision.message}"]
+        return [f"{decision.pod}: unschedulable: {decision.message}", *_details(decision)]
     rows = [["PRIORITY", "WEIGHT", *(c.node for c in decision.candidates)]]
     rows += [
         [name, str(weight), *(str(c.scores.get(name, "")) for c in decision.candidates)]
@@ -548,9 +548,16 @@ def table(decision: Decision, weights: dict[str, int]) -> list[str]:
         + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
+    for claim, devices in decision.chosen.items():
+        lines.append(f"  claim {claim}: {', '.join(devices)}")
     if decision.reasons:
         lines.append(f"  did not fit: {reason_counts(decision.reasons)}")
-    return lines
+    return lines + _details(decision)
+
+
+def _details(decision: Decision) -> list[str]:
+    """Why in detail nodes did not fit, counted (the allocator's reasons)."""
+    return [f"  {count} x {detail}" for detail, count in sorted(decision.details.items())]
 
 
 def explain_command(args: argparse.Namespace) -> int:

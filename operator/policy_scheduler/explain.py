@@ -155,12 +155,17 @@ class Report:
         if feasible:
             columns = {name: f"{name} (x{w})" for name, w in _weights(policy).items()}
             lines += _score_table(feasible, columns)
+            best = set(self.best)
+            lines += [
+                f"devices on {v.node}: claim {claim}: {', '.join(devices)}"
+                for v in verdicts
+                if v.node in best
+                for claim, devices in v.chosen.items()
+            ]
         rejected = [v for v in verdicts if v.candidate is None]
         if rejected:
             lines.append("rejected nodes:")
-            lines += _columns(
-                [[v.node, f"{v.rejected_by}: {', '.join(v.reasons)}"] for v in rejected]
-            )
+            lines += _columns([[v.node, _rejection(v)] for v in rejected])
         if self.explanation.skipped:
             lines.append(f"skipped for this pod: {', '.join(self.explanation.skipped)}")
         lines += self._verdict()
@@ -280,20 +285,33 @@ def _ordered(verdicts: tuple[NodeVerdict, ...]) -> list[NodeVerdict]:
     )
 
 
+def _rejection(verdict: NodeVerdict) -> str:
+    """Which filter rejected the node and why, in detail where it says more."""
+    why = f"{verdict.rejected_by}: {', '.join(verdict.reasons)}"
+    return f"{why} ({verdict.detail})" if verdict.detail else why
+
+
 def _node_dict(verdict: NodeVerdict) -> dict[str, Any]:
+    """A node's verdict as JSON; ``detail`` and ``devices`` only where a filter gave them."""
     if verdict.candidate is None:
-        return {
+        rejected: dict[str, Any] = {
             "node": verdict.node,
             "feasible": False,
             "filter": verdict.rejected_by,
             "reasons": list(verdict.reasons),
         }
-    return {
+        if verdict.detail:
+            rejected["detail"] = verdict.detail
+        return rejected
+    feasible: dict[str, Any] = {
         "node": verdict.node,
         "feasible": True,
         "score": verdict.candidate.score,
         "scores": dict(verdict.candidate.scores),
     }
+    if verdict.chosen:
+        feasible["devices"] = {claim: list(d) for claim, d in verdict.chosen.items()}
+    return feasible
 
 
 def _recorded_candidates(record: Mapping[str, Any]) -> list[Candidate]:

@@ -66,7 +66,8 @@ class ClusterDump:
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
     """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-    CSIStorageCapacities, VolumeAttachments and ResourceClaims, and the objects of every other
+    CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices and DeviceClasses,
+    and the objects of every other
     kind declared (:data:`~policy_scheduler.scheduling.kinds.STORES`) but the above, each with
     its kind."""
     disruption_budgets: tuple[Raw, ...] = ()
@@ -262,6 +263,10 @@ class InMemory:
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
         self.patches.append((ref, patch))
         return patch
+
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        # Only a conflict makes a plugin read an object again, and no patch here conflicts.
+        raise LookupError(f"simulate keeps no API objects to read {ref}")
 
 
 class FrozenClock:

@@ -230,7 +230,7 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 # and device kinds, then what preemption and priorities read.
 LAST_KINDS = (
     "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, "
-    "CSIStorageCapacity, VolumeAttachment, ResourceClaim, "
+    "CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass, "
     "PodDisruptionBudget or PriorityClass"
 )
 SIMULATE_ERROR_CASES = [

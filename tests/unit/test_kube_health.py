@@ -95,7 +95,8 @@ def test_ready_once_every_watch_is_current_and_it_can_take_part_in_the_election(
     ready, report = scheduling.readiness()
     assert not ready
     assert report["reasons"][0].startswith(
-        "watches not current: csidrivers, csinodes, csistoragecapacities, namespaces, nodes"
+        "watches not current: csidrivers, csinodes, csistoragecapacities, deviceclasses, "
+        "namespaces, nodes"
     )
     for informer in scheduling._informers.values():
         informer.synced.set()

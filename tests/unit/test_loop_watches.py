@@ -172,7 +172,11 @@ def test_the_kinds_a_policy_needs_are_those_its_plugins_read_or_wake_on() -> Non
         volumes.CSI_DRIVER,
         volumes.VOLUME_ATTACHMENT,
     }
-    assert needed(plugins("DynamicResources")) == {volumes.RESOURCE_CLAIM}
+    assert needed(plugins("DynamicResources")) == {
+        volumes.RESOURCE_CLAIM,
+        volumes.RESOURCE_SLICE,
+        volumes.DEVICE_CLASS,
+    }
 
 
 def test_a_filter_that_wakes_on_a_deletion_needs_its_kind() -> None:

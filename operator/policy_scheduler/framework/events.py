@@ -36,6 +36,8 @@ class EventKind(enum.Flag):
     CSI_DRIVER_CHANGED = enum.auto()
     CSI_STORAGE_CAPACITY_CHANGED = enum.auto()
     RESOURCE_CLAIM_CHANGED = enum.auto()
+    RESOURCE_SLICE_CHANGED = enum.auto()
+    DEVICE_CLASS_CHANGED = enum.auto()
     # A storage object was deleted (kube-scheduler registers Delete for this kind only).
     VOLUME_ATTACHMENT_DELETED = enum.auto()
 
@@ -64,6 +66,8 @@ STORAGE_EVENTS: Final = (
     | EventKind.CSI_DRIVER_CHANGED
     | EventKind.CSI_STORAGE_CAPACITY_CHANGED
     | EventKind.RESOURCE_CLAIM_CHANGED
+    | EventKind.RESOURCE_SLICE_CHANGED
+    | EventKind.DEVICE_CLASS_CHANGED
     | EventKind.VOLUME_ATTACHMENT_DELETED
 )
 

@@ -89,6 +89,12 @@ Rejections = dict[tuple[str, ...], Indices]
 the block, ascending. Nodes in no group pass."""
 
 
+class StatusError(Exception):
+    """A plugin's Error status, as kube-scheduler's plugins return one (not a verdict on a node:
+    something is broken, a device selector that does not compile, say): the pod's attempt ends
+    with this message, as kube's, and the pod is tried again after its backoff."""
+
+
 @dataclass(frozen=True, slots=True)
 class PreFilterResult:
     """What a filter knows of the whole cluster once it has read the pod, before any node is
@@ -209,6 +215,23 @@ class Filter(ABC, Generic[State]):
         return self.filter(state, pod, node[0])
 
 
+class Explains(ABC, Generic[State]):
+    """A filter that says more than its reasons, for ``explain``, ``simulate`` and the
+    policy's decisions: in detail why it rejected a node, and what it chose on a node
+    (DynamicResources: the allocator's reason, and the devices allocated per claim). Asked
+    about the nodes it filtered in the cycle, with the state it filtered them with."""
+
+    @abstractmethod
+    def details(self, state: State) -> Mapping[str, str]:
+        """Why, in detail, the filter rejected each node it has more to say about, by node
+        name."""
+
+    @abstractmethod
+    def chosen(self, state: State, node: str) -> Mapping[str, tuple[str, ...]]:
+        """What the filter chose for the pod on ``node``, by object (DynamicResources: each
+        claim's devices); empty when nothing."""
+
+
 class Scorer(ABC, Generic[State]):
     """A priority: scores each feasible node 0..100 for the pod."""
 
@@ -269,13 +292,16 @@ class PostFilterResult:
     joins their reasons. ``waits_on`` names the node whose pods, still terminating, are why the
     pod may not preempt now (its nominated node): the loop then knows what the pod waits for.
     ``clears_nomination``: no room can be made for the pod, so a node it was nominated to holds
-    no room for it any more (kube's PostFilterResult nominating no node)."""
+    no room for it any more (kube's PostFilterResult nominating no node). ``writes`` are merge
+    patches of API objects that the post-filter asks for (DynamicResources deallocating a
+    claim), made in the background through the :class:`ObjectWriter` (none in DryRun)."""
 
     message: str = ""
     preemption: Preemption | None = None
     final: bool = False
     waits_on: str = ""
     clears_nomination: bool = False
+    writes: tuple[tuple[ObjectRef, Mapping[str, Any]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,6 +387,13 @@ class Reserve(ABC, Generic[State]):
     def unreserve(self, state: State, pod: PodView, node: str) -> None:
         """Release what ``reserve`` claimed: a later step failed. Must not fail itself."""
 
+    async def unreserve_writes(
+        self, state: State, pod: PodView, node: str, objects: ObjectWriter
+    ) -> None:
+        """API writes that undo what the binding cycle wrote (kube's Unreserve may write:
+        DynamicResources takes the pod out of its claims' ``reservedFor``), run in the
+        background after :meth:`unreserve`; an error is logged. The default writes nothing."""
+
 
 class Permit(ABC, Generic[State]):
     """A last veto on the chosen node before the binding cycle starts."""
@@ -386,10 +419,16 @@ class ObjectRef:
 
 
 class ObjectWriter(Protocol):
-    """The port through which pre-binds write to the API server (and what they wait for)."""
+    """The port through which pre-binds write to the API server (and what they wait for). A
+    refused request raises an exception whose ``status`` is the HTTP status (409: the object
+    changed since the ``resourceVersion`` the write gave)."""
 
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
         """Merge-patch the object; the object as the server returns it."""
+        ...
+
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        """The object as the server has it now (to write it again after a conflict)."""
         ...
 
 

@@ -180,13 +180,18 @@ class KubeObjects:
         self._kube = kube
 
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
+        return await self._kube.request("PATCH", self._path(ref), patch, MERGE_PATCH)
+
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        return await self._kube.request("GET", self._path(ref))
+
+    @staticmethod
+    def _path(ref: ObjectRef) -> str:
         group_version = ref.api_version.split("/")
         prefix = ("api", *group_version) if len(group_version) == 1 else ("apis", *group_version)
         scope = ("namespaces", ref.namespace) if ref.namespace else ()
         part = (ref.subresource,) if ref.subresource else ()
-        return await self._kube.request(
-            "PATCH", path(*prefix, *scope, ref.resource, ref.name, *part), patch, MERGE_PATCH
-        )
+        return path(*prefix, *scope, ref.resource, ref.name, *part)
 
 
 def _answerless(error: ApiError) -> bool:

@@ -1,6 +1,7 @@
 """The storage and device objects that the volume and claim plugins read: PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments
-and ResourceClaims (resource.k8s.io/v1), as kube-scheduler reads them through its listers.
+PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments,
+and ResourceClaims, ResourceSlices and DeviceClasses (resource.k8s.io/v1), as kube-scheduler
+reads them through its listers.
 
 Each kind has a read-only view over the raw object (parsed on first use, as
 :class:`~policy_scheduler.model.objects.PodView` is) and :class:`Volumes` keeps them all, by
@@ -18,6 +19,13 @@ claim, it assumes the PV with the claim's ``claimRef`` before the API has it, so
 pod's cycle, which does not wait for the write, cannot give the PV to another claim. An assumed
 object shadows the informer's until the informer brings a newer version of it (another
 ``resourceVersion``), or until :meth:`Volumes.restore` drops it (the write failed).
+
+**Allocations in flight** are kube-scheduler's in-flight claims: DynamicResources' Reserve
+records the devices it chose for a claim (:meth:`Volumes.allocate`) before PreBind writes them, so
+that the next cycles count those devices as taken and wait for the
+claim rather than allocate it twice; PreBind assumes the claim as written and drops the record,
+Unreserve drops it (:meth:`Volumes.release`). The devices of all of them are counted as they
+change (:meth:`Volumes.allocated`).
 """
 
 from __future__ import annotations
@@ -26,6 +34,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import Any, TypeVar
 
+from policy_scheduler.model.cel import DeviceSelectors
+from policy_scheduler.model.dra import AllocatedState, SliceCache
 from policy_scheduler.model.objects import ObjectError, Raw, _mapping, _sequence
 from policy_scheduler.model.quantity import QuantityError, to_int
 from policy_scheduler.model.selectors import LabelSelector, NodeSelector, SelectorError
@@ -37,10 +47,12 @@ CSI_NODE = "CSINode"
 CSI_DRIVER = "CSIDriver"
 CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
 RESOURCE_CLAIM = "ResourceClaim"
+RESOURCE_SLICE = "ResourceSlice"
+DEVICE_CLASS = "DeviceClass"
 VOLUME_ATTACHMENT = "VolumeAttachment"
 KINDS = (
     PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY, VOLUME_ATTACHMENT,
-    RESOURCE_CLAIM,
+    RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS,
 )  # fmt: skip
 NAMESPACED = frozenset({PVC, CSI_STORAGE_CAPACITY, RESOURCE_CLAIM})
 
@@ -56,7 +68,7 @@ STORAGE = "storage"
 # The fields each kind's plugins read; the rest of an object is dropped by slim().
 _KEPT_METADATA = (
     "name", "namespace", "uid", "resourceVersion", "labels", "annotations", "deletionTimestamp",
-    "ownerReferences",
+    "ownerReferences", "finalizers",
 )  # fmt: skip
 _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode",
@@ -74,6 +86,15 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     CSI_NODE: (("drivers",), ()),
     CSI_DRIVER: (("storageCapacity", "preventPodSchedulingIfMissing"), ()),
     RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor")),
+    # All the allocator reads: the pool, the nodes it serves, the devices and their counters.
+    RESOURCE_SLICE: (
+        (
+            "driver", "pool", "nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection",
+            "devices", "sharedCounters",
+        ),
+        (),
+    ),
+    DEVICE_CLASS: (("selectors", "config", "extendedResourceName"), ()),
     # The source is a PV's name, or (a migrated inline volume's) the volume's spec.
     VOLUME_ATTACHMENT: (("attacher", "nodeName", "source"), ()),
 }  # fmt: skip
@@ -427,6 +448,22 @@ class StorageCapacityView(StorageObject):
             raise ObjectError(f"csistoragecapacity {self.key}: {name}: {error}") from None
 
 
+def _check(condition: bool, what: str, field: str, problem: str) -> None:
+    if not condition:
+        raise ObjectError(f"{what}: {field}: {problem}")
+
+
+def _check_requests(what: str, requests: object, field: str) -> None:
+    """Each request of a claim's ``spec.devices.requests`` (or of a ``firstAvailable`` list) is
+    an object with a name, as the API server requires."""
+    _check(isinstance(requests, Sequence) and not isinstance(requests, str), what, field,
+           "must be a list")  # fmt: skip
+    for i, request in enumerate(_sequence(requests)):
+        _check(isinstance(request, Mapping), what, f"{field}[{i}]", "must be an object")
+        name = _mapping(request).get("name")
+        _check(isinstance(name, str) and bool(name), what, f"{field}[{i}].name", "required")
+
+
 class ResourceClaimView(StorageObject):
     """A ResourceClaim (resource.k8s.io/v1): whether it is allocated, and on which nodes the
     allocation may be used."""
@@ -461,6 +498,88 @@ class ResourceClaimView(StorageObject):
             str(_mapping(ref).get("uid", "")) for ref in _sequence(self.status.get("reservedFor"))
         )
 
+    @property
+    def finalizers(self) -> tuple[str, ...]:
+        return tuple(map(str, _sequence(_mapping(self.raw.get("metadata")).get("finalizers"))))
+
+    @property
+    def requests(self) -> Sequence[Raw]:
+        """``spec.devices.requests``: what the claim asks the allocator for."""
+        return [_mapping(r) for r in _sequence(_mapping(self.spec.get("devices")).get("requests"))]
+
+    def validate(self) -> None:
+        what = f"resourceclaim {self.key}"
+        devices = self.spec.get("devices")
+        if devices is None:
+            return
+        _check(isinstance(devices, Mapping), what, "spec.devices", "must be an object")
+        requests = _mapping(devices).get("requests")
+        if requests is None:
+            return
+        _check_requests(what, requests, "spec.devices.requests")
+        for i, request in enumerate(map(_mapping, _sequence(requests))):
+            if request.get("firstAvailable") is not None:
+                field = f"spec.devices.requests[{i}].firstAvailable"
+                _check_requests(what, request["firstAvailable"], field)
+
+
+class ResourceSliceView(StorageObject):
+    """A ResourceSlice (resource.k8s.io/v1): devices of one driver's pool, published for a node
+    (``nodeName``), some nodes (``nodeSelector``) or all of them (``allNodes``)."""
+
+    kind = RESOURCE_SLICE
+
+    @property
+    def driver(self) -> str:
+        return str(self.spec.get("driver") or "")
+
+    @property
+    def pool(self) -> str:
+        return str(_mapping(self.spec.get("pool")).get("name") or "")
+
+    @property
+    def node_name(self) -> str:
+        return str(self.spec.get("nodeName") or "")
+
+    def validate(self) -> None:
+        what = f"resourceslice {self.key}"
+        _check(bool(self.driver), what, "spec.driver", "required")
+        pool = self.spec.get("pool")
+        _check(isinstance(pool, Mapping), what, "spec.pool", "required")
+        _check(bool(self.pool), what, "spec.pool.name", "required")
+        for field in ("generation", "resourceSliceCount"):
+            value = _mapping(pool).get(field)
+            _check(
+                isinstance(value, int) and not isinstance(value, bool) and value >= 0,
+                what,
+                f"spec.pool.{field}",
+                "must be a non-negative integer",
+            )
+        devices = self.spec.get("devices", [])
+        _check(isinstance(devices, Sequence) and not isinstance(devices, str), what,
+               "spec.devices", "must be a list")  # fmt: skip
+        for i, device in enumerate(_sequence(devices)):
+            name = _mapping(device).get("name")
+            _check(isinstance(name, str) and bool(name), what, f"spec.devices[{i}].name",
+                   "required")  # fmt: skip
+
+
+class DeviceClassView(StorageObject):
+    """A DeviceClass (resource.k8s.io/v1): the selectors and configuration a claim's request
+    of the class gets."""
+
+    kind = DEVICE_CLASS
+
+    def validate(self) -> None:
+        what = f"deviceclass {self.key}"
+        selectors = self.spec.get("selectors", [])
+        _check(isinstance(selectors, Sequence) and not isinstance(selectors, str), what,
+               "spec.selectors", "must be a list")  # fmt: skip
+        for i, selector in enumerate(_sequence(selectors)):
+            cel = _mapping(_mapping(selector).get("cel"))
+            _check(isinstance(cel.get("expression"), str), what,
+                   f"spec.selectors[{i}].cel.expression", "required")  # fmt: skip
+
 
 class VolumeAttachmentView(StorageObject):
     """A VolumeAttachment: a volume that ``attacher``, a CSI driver, attaches (or keeps attached)
@@ -492,6 +611,8 @@ _VIEWS: Mapping[str, type[StorageObject]] = {
     CSI_STORAGE_CAPACITY: StorageCapacityView,
     VOLUME_ATTACHMENT: VolumeAttachmentView,
     RESOURCE_CLAIM: ResourceClaimView,
+    RESOURCE_SLICE: ResourceSliceView,
+    DEVICE_CLASS: DeviceClassView,
 }
 V = TypeVar("V", bound=StorageObject)
 
@@ -502,9 +623,10 @@ def view_of(kind: str, raw: Raw) -> StorageObject:
 
 
 class Volumes:
-    """Every PVC, PV, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment and
-    ResourceClaim the scheduler knows, by kind and key, with the assumed ones shadowing what the
-    informers brought (see the module's docstring)."""
+    """Every PVC, PV, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment,
+    ResourceClaim, ResourceSlice and DeviceClass the scheduler knows, by kind and key, with the
+    assumed ones shadowing what the informers brought, and the allocations in flight (see the
+    module's docstring)."""
 
     def __init__(self) -> None:
         self._objects: dict[str, dict[str, StorageObject]] = {kind: {} for kind in KINDS}
@@ -522,6 +644,20 @@ class Volumes:
         self._capacities: dict[str, set[str]] = {}
         # The VolumeAttachments' keys by node: NodeVolumeLimits reads those of one node.
         self._attachments: dict[str, set[str]] = {}
+        # claim key -> the allocation Reserve chose, not written yet
+        self._in_flight: dict[str, Raw] = {}
+        # The devices of every claim's allocation (in flight, else as the claim reads now),
+        # kept up to date claim by claim, as kube's allocated-devices tracker: each pod with
+        # claims to allocate starts from a copy instead of counting every claim again.
+        self._allocated = AllocatedState()
+        # What every pod with a claim to allocate reads, made again only after a change of its
+        # kind: the slices and the classes.
+        self._slices: tuple[Raw, ...] | None = None
+        self._classes: dict[str, Raw] | None = None
+        self.selectors = DeviceSelectors()
+        """The device selectors' results, which outlive a pod's cycle (kube's CEL cache)."""
+        self.slice_cache = SliceCache()
+        """The slices as the allocator parsed them, until they change."""
 
     def __repr__(self) -> str:
         return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"
@@ -569,7 +705,14 @@ class Volumes:
 
     def _reindex(self, kind: str, key: str, before: StorageObject | None) -> None:
         """Index the PV, CSIStorageCapacity or VolumeAttachment ``key`` as it reads now, no
-        longer as ``before`` read."""
+        longer as ``before`` read; forget what was derived from the objects of ``kind``."""
+        if kind == RESOURCE_SLICE:
+            self._slices = None
+        elif kind == DEVICE_CLASS:
+            self._classes = None
+        elif kind == RESOURCE_CLAIM and key not in self._in_flight:
+            counted = before.allocation if isinstance(before, ResourceClaimView) else None
+            self._recount(counted, self._counted(key))
         if kind not in (PV, CSI_STORAGE_CAPACITY, VOLUME_ATTACHMENT):
             return
         after = self._get(kind, key)
@@ -660,3 +803,60 @@ class Volumes:
     def resource_claim(self, namespace: str, name: str) -> ResourceClaimView | None:
         view = self._get(RESOURCE_CLAIM, f"{namespace}/{name}")
         return view if isinstance(view, ResourceClaimView) else None
+
+    def resource_slices(self) -> Sequence[Raw]:
+        """Every ResourceSlice, by name (the allocator orders pools itself)."""
+        if self._slices is None:
+            views = sorted(self._all(RESOURCE_SLICE), key=lambda v: v.key)
+            self._slices = tuple(v.raw for v in views)
+            self.slice_cache.retain(self._slices)
+        return self._slices
+
+    def device_class(self, name: str) -> DeviceClassView | None:
+        view = self._get(DEVICE_CLASS, name)
+        return view if isinstance(view, DeviceClassView) else None
+
+    def device_classes(self) -> Mapping[str, Raw]:
+        """Every DeviceClass, by name."""
+        if self._classes is None:
+            self._classes = {v.key: v.raw for v in self._all(DEVICE_CLASS)}
+        return self._classes
+
+    def allocated(self) -> AllocatedState:
+        """The devices of every ResourceClaim's allocation (assumed ones as assumed) and of the
+        allocations in flight, which no other claim may be given: a copy, the caller's."""
+        return self._allocated.copy()
+
+    def _counted(self, key: str) -> Raw | None:
+        """The allocation counted for the claim ``key``: in flight, else the claim's."""
+        if key in self._in_flight:
+            return self._in_flight[key]
+        view = self._get(RESOURCE_CLAIM, key)
+        return view.allocation if isinstance(view, ResourceClaimView) else None
+
+    def _recount(self, before: Raw | None, after: Raw | None) -> None:
+        if before == after:
+            return
+        if before is not None:
+            self._allocated.discard(before)
+        if after is not None:
+            self._allocated.add(after)
+
+    def allocate(self, claim: ResourceClaimView, allocation: Raw) -> None:
+        """Record ``allocation`` for ``claim`` as in flight (Reserve chose it, PreBind has not
+        written it yet)."""
+        before = self._counted(claim.key)
+        self._in_flight[claim.key] = allocation
+        self._recount(before, allocation)
+
+    def in_flight(self, claim: ResourceClaimView) -> Raw | None:
+        """The allocation in flight for ``claim``, if any."""
+        return self._in_flight.get(claim.key)
+
+    def release(self, claim: ResourceClaimView) -> bool:
+        """Drop the allocation in flight for ``claim``: whether there was one."""
+        before = self._in_flight.pop(claim.key, None)
+        if before is None:
+            return False
+        self._recount(before, self._counted(claim.key))
+        return True

@@ -1,9 +1,11 @@
 """DynamicResources: a pod's ResourceClaims (resource.k8s.io/v1, DRA) must exist and be usable
-on the node (kube-scheduler's DynamicResources, without its device allocator).
+on the node, and those not allocated yet get their devices here (kube-scheduler's
+DynamicResources with the structured-parameters allocator of
+:mod:`~policy_scheduler.model.dra`).
 
 **PreFilter**, once per pod, looks up each claim of ``spec.resourceClaims`` in the pod's
 namespace, as kube-scheduler does, and rejects the pod on every node (a PreFilter's
-UnschedulableAndUnresolvable) with the first problem found, in kube's words where kube has any:
+UnschedulableAndUnresolvable) with the first problem found, in kube's words:
 
 - a claim from a ``resourceClaimTemplateName`` that the resourceclaim controller has not made yet
   (no entry in the pod's ``status.resourceClaimStatuses``):
@@ -18,52 +20,66 @@ then, claim by claim in the pod's order:
   the most the API accepts) without this pod: ``resourceclaim in use``. (Kube v1.34's
   CanBeReserved no longer checks the size and would fail later, writing the reservation; the
   API's limit is the same, so refusing here says it earlier.)
-- a claim not allocated: this scheduler does not allocate devices yet: rejected, saying so.
+- a claim not allocated whose allocation this scheduler has in flight (reserved for another
+  pod, not written yet): ``resource claim <ns>/<claim> is in the process of being allocated``;
+- a claim not allocated with a request (or ``firstAvailable`` subrequest) of a DeviceClass
+  that does not exist: ``request <request>: device class <class> does not exist``
+  (``<request>/<subrequest>`` for a subrequest); a request naming no class is an error status.
 
-**Filter**, per node: the ``status.allocation.nodeSelector`` of every claim must match the node,
-or the node fails with kube's "resourceclaim not available on the node". Claims allocated
-without a node selector fit every node.
+With claims to allocate, it builds the pod's :class:`~policy_scheduler.model.dra.Allocator`
+from the devices in use (every claim's ``status.allocation`` and this scheduler's allocations in
+flight, :meth:`~policy_scheduler.model.volumes.Volumes.allocated`; results with adminAccess do
+not count, as kube's), the ResourceSlices, the DeviceClasses, and the cluster state's
+:class:`~policy_scheduler.model.cel.DeviceSelectors`, whose selector results outlive the pod.
 
-**PostFilter**, when no node fits, does what kube-scheduler v1.37's does for claims it did not
-allocate: nothing, and it says nothing (v1.34's "no new claims to deallocate" and "still not
-schedulable" are gone) — except "not found" when a filter before this one rejected the pod in
-its pre-filter (kube's PreFilters stop there, so this plugin's state is missing, an error that
-ends the post-filters: no preemption is tried). Unlike kube-scheduler's, it never deallocates a
-claim to let the pod's devices be allocated elsewhere: this scheduler allocates none.
+**Filter**, per node: the ``status.allocation.nodeSelector`` of every allocated claim must match
+the node ("resourceclaim not available on the node", the claim remembered for PostFilter); then
+the allocator must allocate every unallocated claim on the node in one pass, all or nothing
+("cannot allocate all claims"; the allocator's own reason, which request failed and why, is
+kept per node for ``explain`` and the decisions). The node's allocations are kept in the cycle's
+state for Score and Reserve. A fatal allocator error (a CEL error, a broken pool) is kube's error
+status: the attempt fails, the pod is tried again after its backoff.
 
 **Score** (v1.37's DynamicResources is also a score plugin, weight 2 in its default profile):
-kube-scheduler scores only the devices its Filter allocated in this cycle, preferring a request's
-earlier ``firstAvailable`` subrequests (the allocated subrequest at index ``i`` adds ``8 - i``),
-normalized so that the best node gets 100. A node for which it allocated nothing, as for every
-pod whose claims were all allocated before its cycle, scores 0; such claims are the only ones
-this scheduler places pods with, so every node scores 0 here too, as kube logs them.
+for each request with ``firstAvailable`` subrequests, the subrequest at index ``i`` that the
+node's allocation chose adds ``8 - i`` (FirstAvailableDeviceRequestMaxSize - i), normalized so
+that the best node gets 100; a node for which nothing was allocated in the cycle scores 0. The
+priority allocates again per node (its state is not the filter's), which gives the filter's
+result: the allocator is deterministic, and its selectors' results are cached.
 
-**PreBind** adds the pod to the ``status.reservedFor`` of each claim not yet reserved for it, as
-kube-scheduler's does: the kubelet starts no pod its claims are not reserved for. The write goes
-to the ``status`` subresource (the API server ignores status in a write to the claim itself)
-and carries the claim's ``resourceVersion``, so that a reservation written meanwhile by someone
-else is not overwritten (the API answers 409 and the pod is tried again).
+**Reserve** records the chosen node's allocations as in flight
+(:meth:`~policy_scheduler.model.volumes.Volumes.allocate`), so that the next cycles, which do
+not wait for the bind, count those devices as taken, and a pod sharing the claim waits for it;
+**Unreserve** drops them and the claims assumed after PreBind's writes, and removes the pod from
+the ``reservedFor`` of an allocated claim reserved for it, as kube's does.
 
-Where device allocation will plug in (a later issue), following kube-scheduler's layout:
+**PreBind**, for each claim not yet reserved for the pod, as kube's bindClaim: for a claim it
+allocated, the finalizer ``resource.kubernetes.io/delete-protection`` (a patch of the claim, with
+its ``resourceVersion``), then one write of the ``status`` subresource setting ``allocation`` and
+appending the pod to ``reservedFor`` (for an allocated claim, the reservation alone); on a 409
+the claim is read again and the write tried again (kube's DefaultRetry: 5 tries), failing with
+kube's words when the claim was deleted or allocated elsewhere meanwhile. The written claim is
+assumed until the informer brings it, and the allocation is no longer in flight.
 
-- PreFilter keeps the claims to allocate (today's "not allocated" rejection goes) and gathers
-  the ResourceSlices, DeviceClasses and the devices already allocated (kube's
-  allocatedDevices, with this scheduler's in-flight allocations);
-- Filter runs the allocator per node for those claims, after the node selector check here,
-  remembering each node's allocation in the cycle's state ("cannot allocate all claims" when it
-  finds none);
-- Score ranks each node by the subrequests its allocation chose, as kube's does (above);
-- Reserve records the chosen node's allocations as in-flight (assumed, in
-  :class:`~policy_scheduler.model.volumes.Volumes`' assume cache), so that the next cycles,
-  which do not wait for the bind, do not hand the same devices out again; Unreserve drops them;
-- PreBind also writes each new claim's ``status.allocation``, with the reservation.
+**PostFilter**, when no node fits, does what kube-scheduler v1.37's does: an allocated claim
+that some node's Filter found not available there, reserved for no pod or for this one alone, is
+deallocated (its ``status`` cleared by a write in the background), saying "deallocation of
+ResourceClaim completed"; otherwise nothing, and it says nothing — except "not found" when a
+filter before this one rejected the pod in its pre-filter (kube's PreFilters stop there, so this
+plugin's state is missing, an error that ends the post-filters: no preemption is tried).
+
+Not done, and what the pod is told: binding conditions (``bindingConditions`` of a device are
+not waited for, the pod binds at once); DRA-backed extended resources (a container's request of
+a DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such
+resource on the node); the Filter timeout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
 
 import numpy as np
 
@@ -73,6 +89,7 @@ from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
     SKIP,
+    Explains,
     Filter,
     NodeStatuses,
     ObjectRef,
@@ -82,26 +99,41 @@ from policy_scheduler.framework.interface import (
     PreBind,
     PreFilterResult,
     Rejections,
+    Reserve,
     Scorer,
     Scores,
     Skip,
+    StatusError,
     filter_each,
 )
 from policy_scheduler.framework.types import Cycle
+from policy_scheduler.model.dra import AllocationError, Allocator, Unallocatable
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
-from policy_scheduler.model.objects import PodView, _mapping, _sequence
+from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.selectors import NodeSelector
 from policy_scheduler.model.volumes import ResourceClaimView, Volumes
+from policy_scheduler.plugins.helper import normalize_to_max
 
 NAME = "DynamicResources"
 
 RESERVED_FOR_MAX_SIZE: Final = 256
 """kube's ResourceClaimReservedForMaxSize: the most consumers a claim's ``reservedFor`` holds."""
+FIRST_AVAILABLE_MAX_SIZE: Final = 8
+"""kube's FirstAvailableDeviceRequestMaxSize: the most subrequests a request lists."""
+FINALIZER: Final = "resource.kubernetes.io/delete-protection"
+UPDATE_TRIES: Final = 5
+"""kube's retry.DefaultRetry: how many times a claim's write is tried when it conflicts."""
+CONFLICT: Final = 409
+FILTER_TIMEOUT_SECONDS: Final = 10.0
+"""kube's DynamicResourcesArgs.filterTimeout default (DRASchedulerFilterTimeout, on in v1.37):
+the longest one node's allocation may search."""
 
 NOT_AVAILABLE: Final = ("resourceclaim not available on the node",)
 IN_USE: Final = "resourceclaim in use"
 STATE_NOT_FOUND: Final = "not found"
+DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+API_VERSION: Final = "resource.k8s.io/v1"
 
 
 def not_created(pod: PodView) -> str:
@@ -116,22 +148,34 @@ def being_deleted(name: str) -> str:
     return f'resourceclaim "{name}" is being deleted'
 
 
-def not_allocated(name: str) -> str:
-    return (
-        f'resourceclaim "{name}" is not allocated: policy-scheduler does not allocate devices '
-        "yet; allocate it (or let kube-scheduler place this pod)"
-    )
+def being_allocated(claim: ResourceClaimView) -> str:
+    return f"resource claim {claim.key} is in the process of being allocated"
 
 
-@dataclass(frozen=True, slots=True)
+def no_class(request: str, class_name: str) -> str:
+    return f"request {request}: device class {class_name} does not exist"
+
+
+@dataclass(slots=True)
 class ClaimState:
-    """The pod's claims, in ``spec.resourceClaims`` order (what a later Reserve and PreBind
-    write), the node selectors of their allocations (the claims allocated for any node add
-    none), or why no node can take the pod."""
+    """The pod's claims, in ``spec.resourceClaims`` order, or why no node can take the pod;
+    for the claims to allocate, the pod's allocator, and what Filter found on each node (the
+    allocations, in the order of :attr:`to_allocate`, or the allocator's reason); the claims
+    found not available on some node (for PostFilter); and what Reserve put in flight."""
 
     claims: tuple[ResourceClaimView, ...] = ()
-    selectors: tuple[NodeSelector, ...] = ()
     rejection: str = ""
+    selectors: tuple[tuple[int, NodeSelector], ...] = ()
+    """Each allocated claim's node selector, with the claim's index in :attr:`claims`."""
+    to_allocate: tuple[ResourceClaimView, ...] = ()
+    allocator: Allocator | None = None
+    volumes: Volumes | None = None
+    allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    unallocatable: dict[str, str] = field(default_factory=dict)
+    """Node name -> the allocator's reason for it (kube says "cannot allocate all claims")."""
+    unavailable: set[int] = field(default_factory=set)
+    reserved: dict[str, Raw] = field(default_factory=dict)
+    """Claim uid -> the allocation Reserve put in flight for it."""
 
 
 def _claim_names(pod: PodView) -> list[str] | str:
@@ -169,37 +213,126 @@ def _lookup(pod: PodView, volumes: Volumes) -> tuple[ResourceClaimView, ...] | s
     return tuple(claims)
 
 
+def _missing_class(claim: ResourceClaimView, volumes: Volumes) -> str:
+    """Why the claim's requests cannot be allocated whatever the node (kube's
+    validateDeviceClass): a class that does not exist; empty when every class does. A request
+    of no known type, or naming no class, raises kube's error status."""
+    for request in claim.requests:
+        name = str(request.get("name", ""))
+        exactly = request.get("exactly")
+        if exactly is not None:
+            wanted = [(name, str(_mapping(exactly).get("deviceClassName") or ""))]
+        elif request.get("firstAvailable"):
+            wanted = [
+                (f"{name}/{_mapping(sub).get('name', '')}",
+                 str(_mapping(sub).get("deviceClassName") or ""))
+                for sub in _sequence(request["firstAvailable"])
+            ]  # fmt: skip
+        else:
+            return f"resource claim {claim.key}, request {name}: unknown request type"
+        for qualified, class_name in wanted:
+            if not class_name:
+                raise StatusError(
+                    f'running PreFilter plugin "{NAME}": request {qualified}: '
+                    "unsupported request type"
+                )
+            if volumes.device_class(class_name) is None:
+                return no_class(qualified, class_name)
+    return ""
+
+
 def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
     """What PreFilter concludes of the pod's claims (see the module's docstring)."""
     claims = _lookup(pod, volumes)
     if isinstance(claims, str):
         return ClaimState(rejection=claims)
-    selectors: list[NodeSelector] = []
-    for claim in claims:
-        if claim.allocation is None:
-            return ClaimState(claims, rejection=not_allocated(claim.name))
-        reserved = pod.uid in claim.reserved_for
-        if not reserved and len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE:
-            return ClaimState(claims, rejection=IN_USE)
-        if claim.allocated_nodes is not None:
-            selectors.append(claim.allocated_nodes)
-    return ClaimState(claims, tuple(selectors))
+    selectors: list[tuple[int, NodeSelector]] = []
+    to_allocate: list[ResourceClaimView] = []
+    for index, claim in enumerate(claims):
+        if claim.allocation is not None:
+            reserved = pod.uid in claim.reserved_for
+            if not reserved and len(claim.reserved_for) >= RESERVED_FOR_MAX_SIZE:
+                return ClaimState(claims, IN_USE)
+            if claim.allocated_nodes is not None:
+                selectors.append((index, claim.allocated_nodes))
+            continue
+        if volumes.in_flight(claim) is not None:
+            return ClaimState(claims, being_allocated(claim))
+        missing = _missing_class(claim, volumes)
+        if missing:
+            return ClaimState(claims, missing)
+        to_allocate.append(claim)
+    allocator = None
+    if to_allocate:
+        allocator = Allocator(
+            volumes.allocated(),
+            volumes.device_classes(),
+            volumes.resource_slices(),
+            volumes.selectors,
+            slice_cache=volumes.slice_cache,
+        )
+    return ClaimState(
+        claims,
+        selectors=tuple(selectors),
+        to_allocate=tuple(to_allocate),
+        allocator=allocator,
+        volumes=volumes,
+    )
+
+
+def allocate(state: ClaimState, node: NodeInfo) -> list[dict[str, Any]] | Unallocatable:
+    """The allocator's answer for the pod's claims to allocate on ``node``, given at most
+    :data:`FILTER_TIMEOUT_SECONDS`; an AllocationError (a timeout among them) is kube's error
+    status, which ends the attempt."""
+    assert state.allocator is not None
+    deadline = time.monotonic() + FILTER_TIMEOUT_SECONDS
+    claims = [c.raw for c in state.to_allocate]
+    try:
+        return state.allocator.allocate(
+            node.name, node.node.labels, claims, expired=lambda: time.monotonic() > deadline
+        )
+    except AllocationError as error:
+        raise StatusError(f'running "{NAME}" filter plugin: {error.message}') from None
+
+
+def _consumer(pod: PodView) -> dict[str, str]:
+    """The pod as a claim's ``reservedFor`` names it (kube's ResourceClaimConsumerReference)."""
+    return {"resource": "pods", "name": pod.name, "uid": pod.uid}
+
+
+def _ref(claim: ResourceClaimView, subresource: str = "") -> ObjectRef:
+    return ObjectRef(API_VERSION, "resourceclaims", claim.name, claim.namespace, subresource)
+
+
+def _devices(allocation: Mapping[str, Any]) -> tuple[str, ...]:
+    """An allocation's devices as people read them: ``request: driver/pool/device``."""
+    return tuple(
+        f"{r.get('request', '')}: {r.get('driver', '')}/{r.get('pool', '')}/{r.get('device', '')}"
+        for r in map(_mapping, _sequence(_mapping(allocation.get("devices")).get("results")))
+    )
 
 
 class _DynamicResourcesFilter(
-    Filter[ClaimState], PostFilter[ClaimState | None], PreBind[ClaimState | None]
+    Filter[ClaimState],
+    Explains[ClaimState],
+    Reserve[ClaimState | None],
+    PostFilter[ClaimState | None],
+    PreBind[ClaimState | None],
 ):
     name = NAME
 
-    # Every filter rejection is UnschedulableAndUnresolvable in kube-scheduler (v1.34
-    # does not preempt for devices).
+    # Every filter rejection is UnschedulableAndUnresolvable in kube-scheduler (it does not
+    # preempt for devices).
     resolvable_reasons = frozenset()
 
-    # Node labels decide an allocation's node selector; a claim's change may make, allocate
-    # or reserve it; a deleted pod leaves the claims' reservedFor (kube's controller
+    # kube's EventsToRegister: node labels decide an allocation's node selector and which
+    # slices a node has; a claim's change may make, allocate, free or reserve it; a slice or a
+    # class may bring devices; a deleted pod leaves the claims' reservedFor (kube's controller
     # then updates the claim, which also wakes the pod).
     wakes_on = (
         EventKind.RESOURCE_CLAIM_CHANGED
+        | EventKind.RESOURCE_SLICE_CHANGED
+        | EventKind.DEVICE_CLASS_CHANGED
         | EventKind.NODE_ADDED
         | EventKind.NODE_LABELS
         | EventKind.POD_DELETED
@@ -215,12 +348,18 @@ class _DynamicResourcesFilter(
         return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
 
     def queueing_hint(self, pod: PodView, event: ClusterEvent) -> bool:
-        """A claim's change matters only to the pods of its namespace that use it, or that
-        wait for a template's claim (kube asks whether the pod uses the claim; a claim made from
-        a template is not named in the pod until its status says so)."""
-        claim = event.storage
+        """kube's hint for claims: a claim's change matters to the pods of its namespace that
+        use it, or that wait for a template's claim (a claim made from a template is not named
+        in the pod until its status says so); a claim deallocated frees devices for any pod."""
+        claim, before = event.storage, event.old_storage
         if event.kind != EventKind.RESOURCE_CLAIM_CHANGED or not isinstance(
             claim, ResourceClaimView
+        ):
+            return True
+        if (
+            isinstance(before, ResourceClaimView)
+            and before.allocation is not None
+            and claim.allocation is None
         ):
             return True
         if claim.namespace != pod.namespace:
@@ -228,28 +367,107 @@ class _DynamicResourcesFilter(
         return any(name is None or name == claim.name for _, name in pod.resource_claims)
 
     def filter(self, state: ClaimState, pod: PodView, node: NodeInfo) -> Sequence[str]:
+        # In kube's order: the allocator's failure is told before an allocated claim's node
+        # selector, and then that claim is not remembered as unavailable.
         name, labels = node.name, node.node.labels
-        for selector in state.selectors:
-            if not selector.matches(name, labels):
-                return NOT_AVAILABLE
+        unavailable = [i for i, s in state.selectors if not s.matches(name, labels)]
+        found: list[dict[str, Any]] | None = None
+        if state.allocator is not None:
+            allocated = allocate(state, node)
+            if isinstance(allocated, Unallocatable):
+                state.unallocatable[name] = allocated.reason
+                return (allocated.message,)
+            found = allocated
+        if unavailable:
+            state.unavailable.update(unavailable)
+            return NOT_AVAILABLE
+        if found is not None:
+            state.allocations[name] = found
         return FITS
 
+    def details(self, state: ClaimState) -> Mapping[str, str]:
+        """The allocator's reason for each node it found no allocation on."""
+        return state.unallocatable
+
+    def chosen(self, state: ClaimState, node: str) -> Mapping[str, tuple[str, ...]]:
+        """The devices allocated on ``node`` in the cycle, by claim."""
+        allocations = state.allocations.get(node)
+        if allocations is None:
+            return {}
+        return {c.name: _devices(a) for c, a in zip(state.to_allocate, allocations, strict=True)}
+
     def filter_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Rejections:
-        # Most allocations are for any node (a rejected pod has no selectors either: no node is
-        # asked about it).
-        if not state.selectors:
+        # Most pods' claims are allocated for any node (a rejected pod has neither selectors
+        # nor an allocator: no node is asked about it).
+        if not state.selectors and state.allocator is None:
             return {}
         return filter_each(self, state, pod, nodes)
+
+    def reserve(self, state: ClaimState | None, pod: PodView, node: str) -> str | None:
+        """Put the node's allocations in flight (see the module's docstring)."""
+        if state is None or not state.to_allocate or state.volumes is None:
+            return None
+        allocations = state.allocations.get(node)
+        if allocations is None:
+            return f'running Reserve plugin "{NAME}": claim allocation not found for node'
+        for claim, allocation in zip(state.to_allocate, allocations, strict=True):
+            state.volumes.allocate(claim, allocation)
+            state.reserved[claim.uid] = allocation
+        return None
+
+    def unreserve(self, state: ClaimState | None, pod: PodView, node: str) -> None:
+        """Drop the allocations in flight, and the claims assumed as PreBind wrote them while
+        their allocation was still in flight (a later claim's write failed); the pod's
+        reservations are taken back by :meth:`unreserve_writes`."""
+        if state is None or state.volumes is None:
+            return
+        for claim in state.claims:
+            if state.volumes.release(claim):
+                state.volumes.restore(claim.kind, claim.key)
+        state.reserved.clear()
+
+    async def unreserve_writes(
+        self, state: ClaimState | None, pod: PodView, node: str, objects: ObjectWriter
+    ) -> None:
+        """kube's Unreserve takes the pod out of the ``reservedFor`` of each allocated claim
+        reserved for it (as PreBind wrote it, or as it was read), the claim's version as a
+        precondition."""
+        if state is None:
+            return
+        for claim in state.claims:
+            if claim.allocation is None or pod.uid not in claim.reserved_for:
+                continue
+            kept = [
+                ref
+                for ref in _sequence(claim.status.get("reservedFor"))
+                if _mapping(ref).get("uid") != pod.uid
+            ]
+            patch = {
+                "metadata": {"resourceVersion": claim.resource_version},
+                "status": {"reservedFor": kept},
+            }
+            await objects.patch(_ref(claim, "status"), patch)
 
     def post_filter(
         self, state: ClaimState | None, cycle: Cycle, statuses: NodeStatuses
     ) -> PostFilterResult:
-        """kube-scheduler's DynamicResources PostFilter, which runs before DefaultPreemption:
-        silent, unless its state is missing (see the module's docstring)."""
+        """kube-scheduler's DynamicResources PostFilter, which runs before DefaultPreemption
+        (see the module's docstring)."""
         if statuses.pre_filtered is not None and self.name not in statuses.pre_filtered:
             # An earlier pre-filter rejected the pod: kube finds no state of this plugin, and
             # the error ends the post-filters.
             return PostFilterResult(STATE_NOT_FOUND, final=True)
+        if state is None:
+            return PostFilterResult()
+        pod = cycle.pod
+        for index in sorted(state.unavailable):
+            claim = state.claims[index]
+            if claim.reserved_for <= {pod.uid}:
+                patch = {
+                    "metadata": {"resourceVersion": claim.resource_version},
+                    "status": {"reservedFor": None, "allocation": None, "devices": None},
+                }
+                return PostFilterResult(DEALLOCATED, writes=((_ref(claim, "status"), patch),))
         return PostFilterResult()
 
     def pre_flight(self, state: ClaimState | None, pod: PodView, node: str) -> bool:
@@ -259,26 +477,111 @@ class _DynamicResourcesFilter(
     async def pre_bind(
         self, state: ClaimState | None, pod: PodView, node: str, objects: ObjectWriter
     ) -> str | None:
-        """Reserve each claim not yet reserved for the pod (see the module's docstring)."""
+        """Allocate and reserve each claim not yet reserved for the pod (see the module's
+        docstring); each claim written replaces the one read in ``state``, for Unreserve."""
         if state is None:
             return None
-        consumer = {"resource": "pods", "name": pod.name, "uid": pod.uid}
-        for claim in state.claims:
+        claims = list(state.claims)
+        for index, claim in enumerate(claims):
             if pod.uid in claim.reserved_for:
                 continue
-            reserved = [*_sequence(claim.status.get("reservedFor")), consumer]
-            patch = {
-                "metadata": {"resourceVersion": claim.resource_version},
-                "status": {"reservedFor": reserved},
-            }
-            ref = ObjectRef(
-                "resource.k8s.io/v1", "resourceclaims", claim.name, claim.namespace, "status"
-            )
             try:
-                await objects.patch(ref, patch)
+                written = await _bind_claim(claim, state.reserved.get(claim.uid), pod, objects)
             except Exception as error:  # an API error fails the bind, as kube's
-                return f'running PreBind plugin "{NAME}": {claim.name}: {error}'
+                return f'running PreBind plugin "{NAME}": {error}'
+            claims[index] = written
+            state.claims = tuple(claims)
+            if state.volumes is not None:
+                state.volumes.assume(written)
+        if state.volumes is not None:
+            for claim in claims:
+                state.volumes.release(claim)
         return None
+
+
+async def _bind_claim(
+    claim: ResourceClaimView, allocation: Raw | None, pod: PodView, objects: ObjectWriter
+) -> ResourceClaimView:
+    """kube's bindClaim: the claim as written, or an error in kube's words. A conflict reads
+    the claim again and tries again, :data:`UPDATE_TRIES` times in all."""
+    current = claim
+    for _ in range(UPDATE_TRIES - 1):
+        try:
+            return await _write_claim(current, allocation, pod, objects)
+        except _WriteError as error:
+            if error.status != CONFLICT:
+                raise
+        try:
+            current = ResourceClaimView(await objects.get(_ref(claim)))
+        except Exception as error:
+            message = f"get updated claim {claim.key} after conflict: {error}"
+            raise ClaimChangedError(message) from None
+    return await _write_claim(current, allocation, pod, objects)
+
+
+async def _write_claim(
+    claim: ResourceClaimView, allocation: Raw | None, pod: PodView, objects: ObjectWriter
+) -> ResourceClaimView:
+    """One try of kube's bindClaim on the claim as last read: its finalizer, then its status."""
+    if claim.deleting:
+        raise ClaimChangedError(f"claim {claim.key} got deleted in the meantime")
+    metadata = dict(_mapping(claim.raw.get("metadata")))
+    if allocation is not None:
+        if claim.allocation is not None:
+            raise ClaimChangedError(f"claim {claim.key} got allocated elsewhere in the meantime")
+        if FINALIZER not in claim.finalizers:
+            metadata["finalizers"] = [*claim.finalizers, FINALIZER]
+            patch = {
+                "metadata": {
+                    "resourceVersion": claim.resource_version,
+                    "finalizers": metadata["finalizers"],
+                }
+            }
+            what = f"add finalizer to claim {claim.key}"
+            answer = await _write(objects, _ref(claim), patch, what)
+            metadata["resourceVersion"] = _version(answer, claim.resource_version)
+    status: dict[str, Any] = {
+        "reservedFor": [*_sequence(claim.status.get("reservedFor")), _consumer(pod)]
+    }
+    added = "reservation"
+    if allocation is not None:
+        status["allocation"] = allocation
+        added = "allocation and reservation"
+    version = str(metadata.get("resourceVersion", ""))
+    patch = {"metadata": {"resourceVersion": version}, "status": status}
+    what = f"add {added} to claim {claim.key}"
+    answer = await _write(objects, _ref(claim, "status"), patch, what)
+    metadata["resourceVersion"] = _version(answer, version)
+    return ResourceClaimView(
+        {**claim.raw, "metadata": metadata, "status": {**claim.status, **status}}
+    )
+
+
+def _version(answer: Mapping[str, Any], before: str) -> str:
+    """The resourceVersion of the object a write returned (``before`` when it gives none)."""
+    return str(_mapping(answer.get("metadata")).get("resourceVersion") or before)
+
+
+async def _write(
+    objects: ObjectWriter, ref: ObjectRef, patch: Mapping[str, Any], what: str
+) -> Mapping[str, Any]:
+    try:
+        return await objects.patch(ref, patch)
+    except Exception as error:
+        raise _WriteError(f"{what}: {error}", getattr(error, "status", None)) from None
+
+
+class ClaimChangedError(Exception):
+    """The claim changed meanwhile so that PreBind cannot write it (kube's words)."""
+
+
+class _WriteError(Exception):
+    """A write of a claim the API server refused, in kube's words, with its HTTP status (a
+    conflict is tried again)."""
+
+    def __init__(self, message: str, status: object) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def new_filter(args: Args, path: str) -> Filter[ClaimState]:
@@ -286,20 +589,53 @@ def new_filter(args: Args, path: str) -> Filter[ClaimState]:
     return _DynamicResourcesFilter()
 
 
-class _DynamicResourcesScorer(Scorer[None]):
-    """Every node 0: kube's score for claims allocated before the cycle (see the module's
-    docstring). Unlike a SKIP, which kube-scheduler's DynamicResources never returns for Score,
-    the nodes are scored, and shown with 0."""
+def subrequest_score(state: ClaimState, allocations: Sequence[Mapping[str, Any]]) -> int:
+    """kube's computeScore: for each request with ``firstAvailable`` subrequests of the claims
+    allocated in the cycle, ``8 - i`` for the subrequest at index ``i`` the allocation chose."""
+    score = 0
+    for claim, allocation in zip(state.to_allocate, allocations, strict=True):
+        results = _sequence(_mapping(allocation.get("devices")).get("results"))
+        chosen = {str(_mapping(r).get("request", "")) for r in results}
+        for request in claim.requests:
+            for i, sub in enumerate(_sequence(request.get("firstAvailable"))):
+                if f"{request.get('name', '')}/{_mapping(sub).get('name', '')}" in chosen:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score
+
+
+def _prioritized(claims: Sequence[ResourceClaimView]) -> bool:
+    return any(r.get("firstAvailable") for claim in claims for r in claim.requests)
+
+
+class _DynamicResourcesScorer(Scorer[ClaimState]):
+    """v1.37's score of the subrequests chosen (see the module's docstring). Unlike a SKIP,
+    which kube-scheduler's DynamicResources never returns for Score, the nodes of a pod with
+    nothing to score are scored, and shown with 0."""
 
     name = NAME
 
-    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
-        return 0
+    def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
+        if not cycle.pod.resource_claims:
+            return ClaimState()
+        state = claim_state(cycle.pod, cycle.snapshot.volumes)
+        # Without firstAvailable requests every node scores 0: nothing to allocate again.
+        return state if _prioritized(state.to_allocate) else ClaimState()
 
-    def score_nodes(self, state: None, pod: PodView, nodes: NodeBlock) -> Scores:
-        return np.zeros(len(nodes), np.int64)
+    def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
+        if state.allocator is None:
+            return 0
+        found = allocate(state, node)
+        return 0 if isinstance(found, Unallocatable) else subrequest_score(state, found)
+
+    def score_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Scores:
+        if state.allocator is None:
+            return np.zeros(len(nodes), np.int64)
+        return super().score_nodes(state, pod, nodes)
+
+    def normalize(self, state: ClaimState, scores: Scores) -> None:
+        normalize_to_max(scores)
 
 
-def new_scorer(args: Args, path: str) -> Scorer[None]:
+def new_scorer(args: Args, path: str) -> Scorer[ClaimState]:
     no_args(NAME, args, path)
     return _DynamicResourcesScorer()

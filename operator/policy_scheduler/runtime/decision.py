@@ -6,7 +6,7 @@ breakdown kube-scheduler does not keep; ``status.decisions`` and ``simulate`` sh
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from policy_scheduler.framework.interface import (
@@ -46,6 +46,11 @@ class Decision:
     """When no node fits and :meth:`Pipeline.decide` was asked to tell (a policy with
     post-filters), the nodes rejected for a reason no preemption can help (see
     :meth:`~.framework.interface.Filter.unresolvable`); None when not asked."""
+    details: Mapping[str, int] = field(default_factory=dict)
+    """How many nodes each detailed reason rejected (the filters that explain themselves,
+    :class:`~.framework.interface.Explains`: which device request failed and why)."""
+    chosen: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """What those filters chose on the chosen node: each ResourceClaim's devices."""
 
     @property
     def message(self) -> str:
@@ -56,7 +61,8 @@ class Decision:
         """The decision as plain data, as ``status.decisions`` holds it (the status writer adds
         the time) and ``policy-scheduler simulate -o json`` prints it. Node and score are None,
         and the FailedScheduling ``message`` is added, when no node fit; ``reasons`` counts why
-        the other nodes did not fit."""
+        the other nodes did not fit; ``details`` how many each detailed reason rejected, and
+        ``devices`` what was allocated on the node, per claim, where there are any."""
         record: dict[str, Any] = {"pod": self.pod, "node": self.node, "score": self.score}
         if self.node is None:
             record["message"] = self.message
@@ -64,6 +70,11 @@ class Decision:
             {"node": c.node, "score": c.score, "scores": dict(c.scores)} for c in self.candidates
         ]
         record["reasons"] = dict(self.reasons)
+        # Only for the pods they concern: other decisions keep their keys as they were.
+        if self.details:
+            record["details"] = dict(self.details)
+        if self.chosen:
+            record["devices"] = {name: list(devices) for name, devices in self.chosen.items()}
         return record
 
 

@@ -6,10 +6,12 @@ node and why, and every feasible node's scores, under the same plugins and order
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from policy_scheduler.framework.interface import Explains
 from policy_scheduler.framework.types import Cycle, failure_message
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.nodetable import Indices
@@ -17,6 +19,7 @@ from policy_scheduler.model.objects import PodView
 from policy_scheduler.runtime.decision import Candidate, candidate
 from policy_scheduler.runtime.framework import (
     drawing,
+    explained_choice,
     filter_block,
     pre_filter_outcome,
     run_pre_filter,
@@ -36,6 +39,11 @@ class NodeVerdict:
     reasons: tuple[str, ...]
     candidate: Candidate | None
     """A feasible node's weighted total and per-plugin scores."""
+    detail: str = ""
+    """Why in detail, when the filter that rejected the node says more than its reasons
+    (:class:`~.framework.interface.Explains`: which device request failed and why)."""
+    chosen: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """For a feasible node, what those filters chose on it: each ResourceClaim's devices."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +125,28 @@ def explain(
             node.name: candidate(node.name, int(totals[i]), weight_sum, columns, i)
             for i, node in enumerate(feasible)
         }
+    details = {
+        (plugin.name, node): detail
+        for plugin, state in states
+        if isinstance(plugin, Explains)
+        for node, detail in plugin.details(state).items()
+    }
     verdicts = tuple(
-        NodeVerdict(node.name, None, (), candidates[node.name])
+        NodeVerdict(
+            node.name,
+            None,
+            (),
+            candidates[node.name],
+            chosen=explained_choice(states, node.name),
+        )
         if i not in rejections
-        else NodeVerdict(node.name, rejections[i][0], rejections[i][1], None)
+        else NodeVerdict(
+            node.name,
+            rejections[i][0],
+            rejections[i][1],
+            None,
+            details.get((rejections[i][0], node.name), ""),
+        )
         for i, node in enumerate(nodes)
     )
     return Explanation(pod.key, verdicts, tuple(skipped), outcome.rejection)

@@ -19,6 +19,7 @@ from policy_scheduler.framework.interface import (
     FITS,
     MAX_NODE_SCORE,
     SKIP,
+    Explains,
     Filter,
     Permit,
     PostBind,
@@ -51,6 +52,26 @@ class WeightedScorer:
 
 
 FilterStates = list[tuple[Filter[Any], Any]]
+
+
+def explained_details(states: FilterStates) -> dict[str, int]:
+    """How many nodes each detailed reason of the filters that explain themselves
+    (:class:`~policy_scheduler.framework.interface.Explains`) rejected in the cycle."""
+    counts: dict[str, int] = {}
+    for plugin, state in states:
+        if isinstance(plugin, Explains):
+            for detail in plugin.details(state).values():
+                counts[detail] = counts.get(detail, 0) + 1
+    return counts
+
+
+def explained_choice(states: FilterStates, node: str) -> dict[str, tuple[str, ...]]:
+    """What the filters that explain themselves chose for the pod on ``node``."""
+    chosen: dict[str, tuple[str, ...]] = {}
+    for plugin, state in states:
+        if isinstance(plugin, Explains):
+            chosen.update(plugin.chosen(state, node))
+    return chosen
 
 
 _OUTSIDE_NODE_POOL_REASONS = (OUTSIDE_NODE_POOL,)

@@ -90,6 +90,8 @@ from policy_scheduler.runtime.framework import (
     WeightedScorer,
     block_of,
     drawing,
+    explained_choice,
+    explained_details,
     filter_block,
     filter_node,
     nominated_pass,
@@ -223,7 +225,7 @@ class Pipeline:
         reasons: dict[str, int] = {}
         rejected_by: set[str] = set()
         unresolvable: list[str] | None = [] if statuses else None
-        feasible, rejection = self._find_feasible(
+        feasible, rejection, filter_states = self._find_feasible(
             cycle,
             reasons,
             rejected_by,
@@ -243,6 +245,7 @@ class Pipeline:
                 frozenset(rejected_by),
                 rejection,
                 None if unresolvable is None else frozenset(unresolvable),
+                details=explained_details(filter_states),
             )
         totals, columns = run_score(self.scorers, cycle, feasible)
         chosen = select_host(totals)
@@ -261,6 +264,8 @@ class Pipeline:
             total_nodes,
             len(feasible),
             frozenset(rejected_by),
+            details=explained_details(filter_states),
+            chosen=explained_choice(filter_states, feasible[chosen].name),
         )
 
     def _find_feasible(
@@ -272,8 +277,9 @@ class Pipeline:
         *,
         nominated: NominatedPods,
         unresolvable: list[str] | None = None,
-    ) -> tuple[NodeBlock, str]:
-        """The feasible nodes found, and why a pre-filter rejected the pod (or ""); the names
+    ) -> tuple[NodeBlock, str, FilterStates]:
+        """The feasible nodes found, why a pre-filter rejected the pod (or ""), and the filters'
+        states; the names
         of the nodes rejected for unresolvable reasons are added to ``unresolvable``, if
         given (a pre-filter's rejection, or its leaving a node out, is unresolvable)."""
         table = cycle.snapshot.table
@@ -289,10 +295,10 @@ class Pipeline:
                 reasons[outcome.rejection] = count
             if unresolvable is not None:
                 unresolvable.extend(info.name for info in table.infos)
-            return table.block(np.arange(0)), outcome.rejection
+            return table.block(np.arange(0)), outcome.rejection, states
         on_nominated = _nominated_node(states, cycle, nominated)
         if on_nominated is not None:
-            return on_nominated, ""
+            return on_nominated, "", states
         nominated_at = _nominated_positions(cycle.snapshot, nominated)
         to_filter = np.arange(count) if outcome.positions is None else outcome.positions
         left = len(to_filter)
@@ -343,7 +349,7 @@ class Pipeline:
         if count:
             # As kube-scheduler, the start moves on by the nodes filtered, over all the nodes.
             self._next_start = (self._next_start + processed) % count
-        return table.block(np.concatenate(feasible) if feasible else order[:0]), ""
+        return table.block(np.concatenate(feasible) if feasible else order[:0]), "", states
 
     def refilter(self, cycle: Cycle, node: NodeInfo) -> tuple[str, ...]:
         """The policy's verdict on ``cycle.pod`` for one node of ``cycle.snapshot`` as it is

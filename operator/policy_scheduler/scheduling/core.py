@@ -121,6 +121,8 @@ class SchedulerCore:
         """When :meth:`run` last went round (by :attr:`clock`): what the liveness probe reads."""
         self._bind_slots = asyncio.Semaphore(BIND_CONCURRENCY)
         self._binds: set[asyncio.Task[None]] = set()
+        # Plugins' writes made in the background (a claim deallocated, a reservation undone).
+        self._writes: set[asyncio.Task[None]] = set()
         # DryRun pods stay pending; once decided they wait here, with the policy that decided
         # them, until the policy serving them changes.
         self._dry_run_done: dict[str, tuple[PodView, CompiledPolicy]] = {}

@@ -140,7 +140,13 @@ def _workload(name: str, group: str, plural: str) -> Kind:
 
 
 def _storage_kind(
-    name: str, group: str, plural: str, events: EventKind, deleted: EventKind = NO_EVENTS
+    name: str,
+    group: str,
+    plural: str,
+    events: EventKind,
+    deleted: EventKind = NO_EVENTS,
+    *,
+    keeps_little: bool = True,
 ) -> Kind:
     """A storage or device object, as the volume plugins and DynamicResources read it."""
     return Kind(
@@ -154,7 +160,7 @@ def _storage_kind(
         deleted,
         # The core ones are always served; an API group may not be.
         optional=bool(group),
-        keeps_little=True,
+        keeps_little=keeps_little,
         check=_check_storage(name),
     )
 
@@ -224,6 +230,19 @@ KINDS: tuple[Kind, ...] = (
         "resource.k8s.io",
         "resourceclaims",
         EventKind.RESOURCE_CLAIM_CHANGED,
+    ),
+    # The devices the allocator hands out, and the classes claims ask for: kube registers
+    # their addition and update (a deleted slice or class frees nothing).
+    _storage_kind(
+        volumes.RESOURCE_SLICE,
+        "resource.k8s.io",
+        "resourceslices",
+        EventKind.RESOURCE_SLICE_CHANGED,
+        # A slice is kept whole but for its managed fields.
+        keeps_little=False,
+    ),
+    _storage_kind(
+        volumes.DEVICE_CLASS, "resource.k8s.io", "deviceclasses", EventKind.DEVICE_CLASS_CHANGED
     ),
     # Which pods a budget protects, for preemption to spare them where it can. policy/v1 is
     # served by every Kubernetes this operator supports (since 1.21): not optional.

@@ -8,11 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine, Mapping
+from typing import Any
 
 from policy_scheduler.framework.cycle_state import CycleState
 from policy_scheduler.framework.events import EventKind
-from policy_scheduler.framework.interface import Preemption
+from policy_scheduler.framework.interface import ObjectRef, Preemption, StatusError
 from policy_scheduler.framework.types import NO_NOMINATED, Cycle, NominatedPods
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, Mode
@@ -117,6 +118,10 @@ class ScheduleOne(Preemptor):
                 nominated,
                 statuses=bool(policy.extensions.post_filter),
             )
+        except StatusError as error:  # a plugin's Error status, in kube's words
+            self.metrics.algorithm(self.clock.monotonic() - started)
+            self._failed(pod, policy, started, str(error), "Scheduling")
+            return
         except Exception as error:  # a plugin's bug must cost one pod a retry, not the loop
             self.metrics.algorithm(self.clock.monotonic() - started)
             logger.exception("policy %s failed on pod %s", policy.name, pod.key)
@@ -150,6 +155,9 @@ class ScheduleOne(Preemptor):
                     return
                 waits_on = waits_on or result.waits_on
                 clears = clears or result.clears_nomination
+                if policy.mode is not Mode.DRY_RUN:
+                    for ref, patch in result.writes:
+                        self._background(self._write(plugin.name, ref, patch), self._writes)
                 if result.final:
                     said = [result.message] if result.message else []
                     break
@@ -223,13 +231,31 @@ class ScheduleOne(Preemptor):
             self._undo(pod, policy, states, node)
             self._failed(pod, policy, started, refusal, "Scheduling")
             return
-        task = asyncio.get_running_loop().create_task(
+        self._background(
             self._bind(
                 pod, decision, policy, states=states, attempts=entry.attempts, started=started
-            )
+            ),
+            self._binds,
         )
-        self._binds.add(task)
-        task.add_done_callback(self._binds.discard)
+
+    @staticmethod
+    def _background(call: Coroutine[Any, Any, None], tasks: set[asyncio.Task[None]]) -> None:
+        """Run ``call`` as a task of the loop's, which ``tasks`` keeps until it ends."""
+        task = asyncio.get_running_loop().create_task(call)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    async def _write(self, plugin: str, ref: ObjectRef, patch: Mapping[str, Any]) -> None:
+        """A post-filter's write, in the background."""
+        await self._logged(plugin, "PostFilter", self._objects.patch(ref, patch))
+
+    @staticmethod
+    async def _logged(plugin: str, point: str, call: Awaitable[object]) -> None:
+        """Await a plugin's background write; its failure is logged, as kube logs it."""
+        try:
+            await call
+        except Exception as error:
+            logger.warning("%s plugin %s: write failed: %s", point, plugin, error)
 
     def _undo(self, pod: PodView, policy: CompiledPolicy, states: CycleState, node: str) -> None:
         """Unreserve and forget the assumed pod. Every Reserve plugin is told, in reverse order,
@@ -237,6 +263,8 @@ class ScheduleOne(Preemptor):
         cope with what it did not reserve."""
         for plugin in reversed(policy.extensions.reserve):
             guarded(plugin, "Unreserve", plugin.unreserve, states.read(plugin), pod, node)
+            writes = plugin.unreserve_writes(states.read(plugin), pod, node, self._objects)
+            self._background(self._logged(plugin.name, "Unreserve", writes), self._writes)
         forgotten = self.cache.forget(pod.uid)
         if forgotten is not None:
             self._cluster_event(self._pod_cluster_event(EventKind.POD_DELETED, forgotten, node))

@@ -102,6 +102,8 @@ class Scheduler(EventHandlers, ScheduleOne):
     async def drain(self) -> None:
         """Let running binding cycles and evictions finish and report, and the events be
         posted."""
-        if self._binds or self._evictions:
-            await asyncio.gather(*self._binds, *self._evictions, return_exceptions=True)
+        if self._binds or self._evictions or self._writes:
+            await asyncio.gather(
+                *self._binds, *self._evictions, *self._writes, return_exceptions=True
+            )
         await self.events.drain()

@@ -19,7 +19,9 @@ from policy_scheduler.model.volumes import (
     ClaimView,
     CSIDriverView,
     CSINodeView,
+    DeviceClassView,
     ResourceClaimView,
+    ResourceSliceView,
     StorageCapacityView,
     StorageClassView,
     VolumeAttachmentView,
@@ -142,6 +144,24 @@ RC_RAW: Raw = {
 }
 
 
+SLICE_RAW: Raw = {
+    "kind": "ResourceSlice",
+    "metadata": {"name": "node-1-gpu", "uid": "rs", "resourceVersion": "5", "generation": 2},
+    "spec": {
+        "driver": "gpu.example.com",
+        "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1},
+        "nodeName": "node-1",
+        "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "a100"}}}],
+        "sharedCounters": [{"name": "mem", "counters": {"memory": {"value": "80Gi"}}}],
+    },
+}
+CLASS_RAW: Raw = {
+    "kind": "DeviceClass",
+    "metadata": {"name": "gpu", "uid": "dc"},
+    "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]},
+}
+
+
 SLIM_CASES = {
     "a claim keeps its volume, class, access modes, request, selector and phase": (
         volumes.PVC,
@@ -201,6 +221,20 @@ SLIM_CASES = {
             "spec": RC_RAW["spec"],
             "status": {k: RC_RAW["status"][k] for k in ("allocation", "reservedFor")},
         },
+    ),
+    "a resource slice keeps its driver, pool, node, devices and counters": (
+        volumes.RESOURCE_SLICE,
+        SLICE_RAW,
+        {
+            "metadata": {k: v for k, v in SLICE_RAW["metadata"].items() if k != "generation"},
+            "spec": SLICE_RAW["spec"],
+            "status": {},
+        },
+    ),
+    "a device class keeps its selectors": (
+        volumes.DEVICE_CLASS,
+        CLASS_RAW,
+        {"metadata": CLASS_RAW["metadata"], "spec": CLASS_RAW["spec"], "status": {}},
     ),
     "an object without spec or status keeps empty ones": (
         volumes.PVC,
@@ -334,6 +368,38 @@ BAD_OBJECT_CASES = {
     "a CSIStorageCapacity's maximumVolumeSize that is no quantity": (
         lambda: StorageCapacityView({**CAPACITY_RAW, "maximumVolumeSize": "4Q"}).volume_limit,
         "csistoragecapacity kube-system/csisc-1: maximumVolumeSize: '4Q' is not a quantity",
+    ),
+    "a ResourceSlice without a driver": (
+        lambda: ResourceSliceView({**SLICE_RAW, "spec": {"pool": {}}}).validate(),
+        "resourceslice node-1-gpu: spec.driver: required",
+    ),
+    "a ResourceSlice whose pool has no generation": (
+        lambda: ResourceSliceView(
+            {**SLICE_RAW, "spec": {**SLICE_RAW["spec"], "pool": {"name": "p"}}}
+        ).validate(),
+        "resourceslice node-1-gpu: spec.pool.generation: must be a non-negative integer",
+    ),
+    "a ResourceSlice's device without a name": (
+        lambda: ResourceSliceView(
+            {**SLICE_RAW, "spec": {**SLICE_RAW["spec"], "devices": [{"attributes": {}}]}}
+        ).validate(),
+        "resourceslice node-1-gpu: spec.devices[0].name: required",
+    ),
+    "a DeviceClass selector without an expression": (
+        lambda: DeviceClassView({**CLASS_RAW, "spec": {"selectors": [{"cel": {}}]}}).validate(),
+        "deviceclass gpu: spec.selectors[0].cel.expression: required",
+    ),
+    "a ResourceClaim's request without a name": (
+        lambda: ResourceClaimView(
+            {**RC_RAW, "spec": {"devices": {"requests": [{"exactly": {}}]}}}
+        ).validate(),
+        "resourceclaim ns/gpu: spec.devices.requests[0].name: required",
+    ),
+    "a ResourceClaim's subrequest without a name": (
+        lambda: ResourceClaimView(
+            {**RC_RAW, "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{}]}]}}}
+        ).validate(),
+        "resourceclaim ns/gpu: spec.devices.requests[0].firstAvailable[0].name: required",
     ),
     "a CSIStorageCapacity's nodeTopology that is no selector": (
         lambda: (
@@ -653,3 +719,65 @@ def test_a_pods_resource_claims(
     claims: list[Raw], statuses: list[Raw], expected: tuple[tuple[str, str | None], ...]
 ) -> None:
     assert pod([], claims, statuses).resource_claims == expected
+
+
+def named(raw: Raw, name: str, **spec: Any) -> Raw:
+    """``raw`` under another name (and uid), with these spec fields changed."""
+    metadata = {**raw["metadata"], "name": name, "uid": f"uid-{name}"}
+    return {**raw, "metadata": metadata, "spec": {**raw.get("spec", {}), **spec}}
+
+
+def test_the_device_store_gives_slices_by_name_and_classes_by_name() -> None:
+    store = Volumes()
+    for name in ("b", "a"):
+        store.set(volumes.RESOURCE_SLICE, named(SLICE_RAW, name))
+    store.set(volumes.DEVICE_CLASS, CLASS_RAW)
+    assert [s["metadata"]["name"] for s in store.resource_slices()] == ["a", "b"]
+    assert dict(store.device_classes()) == {"gpu": CLASS_RAW}
+    assert store.device_class("gpu") is not None and store.device_class("cpu") is None
+    # What it gave is made again after a change of its kind, not before.
+    assert store.resource_slices() is store.resource_slices()
+    store.delete(volumes.RESOURCE_SLICE, named(SLICE_RAW, "a"))
+    store.set(volumes.DEVICE_CLASS, named(CLASS_RAW, "nic"))
+    assert [s["metadata"]["name"] for s in store.resource_slices()] == ["b"]
+    assert sorted(store.device_classes()) == ["gpu", "nic"]
+
+
+def in_use(store: Volumes) -> set[str]:
+    """The devices the store counts as allocated, by name."""
+    return {device.device for device in store.allocated().devices}
+
+
+def test_allocated_devices_count_written_assumed_and_in_flight_allocations() -> None:
+    store = Volumes()
+    unallocated = named(RC_RAW, "new")
+    unallocated["status"] = {}
+    store.set(volumes.RESOURCE_CLAIM, RC_RAW)  # device 0
+    claim = store.set(volumes.RESOURCE_CLAIM, unallocated)
+    assert isinstance(claim, ResourceClaimView)
+    assert in_use(store) == {"0"}
+    result = {"request": "g", "driver": "d", "pool": "p", "device": "1"}
+    chosen: Raw = {"devices": {"results": [result]}}
+    store.allocate(claim, chosen)
+    assert store.in_flight(claim) == chosen
+    assert in_use(store) == {"0", "1"}
+    # The informer brings the claim as PreBind wrote it while it is in flight: counted once.
+    store.set(volumes.RESOURCE_CLAIM, {**unallocated, "status": {"allocation": chosen}})
+    assert store.release(claim) and not store.release(claim)
+    assert store.in_flight(claim) is None
+    assert in_use(store) == {"0", "1"}
+    store.set(volumes.RESOURCE_CLAIM, unallocated)  # deallocated
+    assert in_use(store) == {"0"}
+    # PreBind's write, assumed until the informer brings it.
+    store.assume(ResourceClaimView({**unallocated, "status": {"allocation": chosen}}))
+    assert in_use(store) == {"0", "1"}
+    store.restore(volumes.RESOURCE_CLAIM, claim.key)
+    store.delete(volumes.RESOURCE_CLAIM, RC_RAW)
+    assert in_use(store) == set()
+    # What it gave is the caller's: changing it changes nothing here.
+    store.allocated().devices.clear()
+    store.allocate(claim, chosen)
+    assert in_use(store) == {"1"}
+    # An in-flight allocation of a claim deleted meanwhile stays counted until released.
+    store.delete(volumes.RESOURCE_CLAIM, unallocated)
+    assert in_use(store) == {"1"} and store.release(claim) and in_use(store) == set()

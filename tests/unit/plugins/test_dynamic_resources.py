@@ -4,6 +4,7 @@ allow the node, in kube-scheduler's words where kube has them; its score is v1.3
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,12 +24,20 @@ from policy_scheduler.framework.interface import (
     PostFilterResult,
     PreBind,
     PreFilterResult,
+    Reserve,
+    StatusError,
     WhatIf,
 )
 from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.model.volumes import RESOURCE_CLAIM, Volumes, slim
+from policy_scheduler.model.volumes import (
+    DEVICE_CLASS,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    Volumes,
+    slim,
+)
 from policy_scheduler.plugins import dynamic_resources
 from policy_scheduler.plugins.dynamic_resources import RESERVED_FOR_MAX_SIZE
 
@@ -72,6 +81,15 @@ def with_label(key: str, value: str) -> Mapping[str, Any]:
 ANYWHERE: Mapping[str, Any] = {}
 
 
+def exactly(name: str = "gpu", class_name: str = "gpu-class") -> dict[str, Any]:
+    return {"name": name, "exactly": {"deviceClassName": class_name}}
+
+
+def first_available(name: str, *classes: str) -> dict[str, Any]:
+    subrequests = [{"name": f"s{i}", "deviceClassName": c} for i, c in enumerate(classes)]
+    return {"name": name, "firstAvailable": subrequests}
+
+
 def claim(
     name: str = "gpu-claim",
     *,
@@ -79,10 +97,16 @@ def claim(
     reserved_for: Sequence[str] = (POD_UID,),
     deleting: bool = False,
     namespace: str = NS,
+    requests: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """A ResourceClaim; ``allocated`` is its allocation's node selector (ANYWHERE: none, None:
     not allocated), ``reserved_for`` the uids of its consumers."""
-    metadata: dict[str, Any] = {"name": name, "namespace": namespace, "uid": f"uid-{name}"}
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": f"uid-{name}",
+        "resourceVersion": "1",
+    }
     if deleting:
         metadata["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     status: dict[str, Any] = {}
@@ -95,19 +119,27 @@ def claim(
             {"resource": "pods", "name": f"pod-{uid}", "uid": uid} for uid in reserved_for
         ]
     # As the informer keeps it.
-    return slim(RESOURCE_CLAIM, {"metadata": metadata, "spec": {"devices": {}}, "status": status})
+    spec = {"devices": {"requests": list(requests)}}
+    return slim(RESOURCE_CLAIM, {"metadata": metadata, "spec": spec, "status": status})
+
+
+def device_class(name: str = "gpu-class") -> dict[str, Any]:
+    return {"metadata": {"name": name, "uid": f"uid-{name}"}, "spec": {"selectors": []}}
 
 
 @dataclass(frozen=True)
 class WithClaims(Around):
-    """A snapshot that also holds these ResourceClaims."""
+    """A snapshot that also holds these ResourceClaims and DeviceClasses (one, by default)."""
 
     claims: Sequence[Mapping[str, Any]] = ()
+    classes: Sequence[Mapping[str, Any]] = (device_class(),)
 
     def volumes(self) -> Volumes:
         volumes = Volumes()
         for raw in self.claims:
             volumes.set(RESOURCE_CLAIM, raw)
+        for raw in self.classes:
+            volumes.set(DEVICE_CLASS, raw)
         return volumes
 
     def snapshot(self, nodes: Sequence[NodeInfo]) -> Snapshot:
@@ -133,10 +165,7 @@ def rejected(reason: str) -> PreFilterResult:
     return PreFilterResult(rejection=reason)
 
 
-NOT_ALLOCATED = (
-    'resourceclaim "gpu-claim" is not allocated: policy-scheduler does not allocate devices yet; '
-    "allocate it (or let kube-scheduler place this pod)"
-)
+UNALLOCATED = claim(allocated=None, reserved_for=(), requests=[exactly()])
 FULL = [f"other-{i}" for i in range(RESERVED_FOR_MAX_SIZE)]
 
 
@@ -189,9 +218,33 @@ FULL = [f"other-{i}" for i in range(RESERVED_FOR_MAX_SIZE)]
         ),
         pytest.param(
             pod(uses("gpu-claim")),
-            [claim(allocated=None, reserved_for=())],
-            rejected(NOT_ALLOCATED),
-            id="claim not allocated",
+            [UNALLOCATED],
+            ANY_NODE,
+            id="claim not allocated: allocated by Filter",
+        ),
+        pytest.param(
+            pod(uses("gpu-claim")),
+            [claim(allocated=None, requests=[exactly("gpu", "tpu-class")])],
+            rejected("request gpu: device class tpu-class does not exist"),
+            id="claim not allocated, of a class that does not exist",
+        ),
+        pytest.param(
+            pod(uses("gpu-claim")),
+            [claim(allocated=None, requests=[first_available("gpu", "gpu-class", "tpu-class")])],
+            rejected("request gpu/s1: device class tpu-class does not exist"),
+            id="a subrequest of a class that does not exist",
+        ),
+        pytest.param(
+            pod(uses("gpu-claim")),
+            [claim(allocated=None, requests=[{"name": "gpu"}])],
+            rejected("resource claim ns/gpu-claim, request gpu: unknown request type"),
+            id="a request neither exactly nor firstAvailable",
+        ),
+        pytest.param(
+            pod(uses("gpu-claim"), uses("other", "b")),
+            [claim(allocated=None, requests=[exactly("gpu", "tpu-class")]), claim("other")],
+            rejected("request gpu: device class tpu-class does not exist"),
+            id="an allocated claim beside it changes nothing",
         ),
         pytest.param(
             pod(uses("gpu-claim")),
@@ -225,7 +278,10 @@ FULL = [f"other-{i}" for i in range(RESERVED_FOR_MAX_SIZE)]
         ),
         pytest.param(
             pod(uses("gpu-claim", "a"), uses("deleted", "b")),
-            [claim(allocated=None), claim("deleted", deleting=True)],
+            [
+                claim(allocated=None, requests=[exactly("gpu", "tpu-class")]),
+                claim("deleted", deleting=True),
+            ],
             rejected('resourceclaim "deleted" is being deleted'),
             id="every claim is looked up before allocations are read",
         ),
@@ -277,7 +333,17 @@ def test_filter(claims: Sequence[Mapping[str, Any]], expected: list[tuple[str, .
 
 def test_rejected_pod_fails_no_node_on_its_own() -> None:
     # The pipeline asks no node once the pre-filter rejects; were it to, Filter adds nothing.
-    assert verdicts(pod(uses("gpu-claim")), claim(allocated=None)) == [FITS, FITS]
+    missing = claim(allocated=None, requests=[exactly("gpu", "tpu-class")])
+    assert verdicts(pod(uses("gpu-claim")), missing) == [FITS, FITS]
+
+
+def test_a_request_naming_no_class_is_an_error_status() -> None:
+    nameless = claim(allocated=None, requests=[exactly("gpu", "")])
+    with pytest.raises(StatusError) as error:
+        pre_filter(pod(uses("gpu-claim")), nameless)
+    assert str(error.value) == (
+        'running PreFilter plugin "DynamicResources": request gpu: unsupported request type'
+    )
 
 
 def test_pods_without_claims_are_skipped() -> None:
@@ -334,6 +400,8 @@ def test_queueing_hint(the_pod: PodView, event: ClusterEvent, woken: bool) -> No
         pytest.param(EventKind.NODE_ADDED, True, id="node added"),
         pytest.param(EventKind.NODE_LABELS, True, id="node labels changed"),
         pytest.param(EventKind.POD_DELETED, True, id="pod deleted"),
+        pytest.param(EventKind.RESOURCE_SLICE_CHANGED, True, id="slice added or changed"),
+        pytest.param(EventKind.DEVICE_CLASS_CHANGED, True, id="class added or changed"),
         pytest.param(EventKind.NODE_TAINTS, False, id="node taints changed"),
         pytest.param(EventKind.NODE_ALLOCATABLE, False, id="node allocatable changed"),
         pytest.param(EventKind.POD_ADDED, False, id="pod added"),
@@ -380,57 +448,252 @@ def test_the_scorer_takes_no_args() -> None:
         dynamic_resources.new_scorer({"x": 1}, "spec.priorities[0].args")
 
 
-class Writes:
-    """An ObjectWriter that records the patches, or fails them with ``error``."""
+class RefusedError(Exception):
+    """An API error with its HTTP status, as the kube layer raises it."""
 
-    def __init__(self, error: Exception | None = None) -> None:
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{status}: {message}")
+        self.status = status
+
+
+class FakeApi:
+    """The API server over the claims of a Volumes catalog: a merge patch that gives another
+    resourceVersion than the object's is refused with a 409; one that passes bumps it. The
+    catalog (the informers) is not told: the cycle goes on from what it assumed."""
+
+    def __init__(self, volumes: Volumes, fail: Exception | None = None) -> None:
+        self.objects = {
+            key: copy.deepcopy(dict(view.raw))
+            for key, view in volumes._objects[RESOURCE_CLAIM].items()
+        }
         self.patches: list[tuple[ObjectRef, Mapping[str, Any]]] = []
-        self.error = error
+        self.fail = fail
 
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
-        if self.error is not None:
-            raise self.error
-        self.patches.append((ref, patch))
-        return patch
+        if self.fail is not None:
+            raise self.fail
+        self.patches.append((ref, copy.deepcopy(dict(patch))))
+        raw = self.objects[f"{ref.namespace}/{ref.name}"]
+        version = patch.get("metadata", {}).get("resourceVersion")
+        if version is not None and version != raw["metadata"]["resourceVersion"]:
+            raise RefusedError(409, "the object has been modified")
+        merge(raw, patch)
+        raw["metadata"]["resourceVersion"] = str(int(raw["metadata"]["resourceVersion"]) + 1)
+        return copy.deepcopy(raw)
+
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        return copy.deepcopy(self.objects[f"{ref.namespace}/{ref.name}"])
+
+    def changed(self, key: str, **status: Any) -> None:
+        """Someone else wrote the claim: another version, with this status."""
+        raw = self.objects[key]
+        raw["status"].update(status)
+        raw["metadata"]["resourceVersion"] = str(int(raw["metadata"]["resourceVersion"]) + 1)
 
 
-def pre_bind(the_pod: PodView, claims: Sequence[Mapping[str, Any]], writes: Writes) -> str | None:
-    cycle = Cycle(the_pod, WithClaims(claims=claims).snapshot(NODES))
-    state = PLUGIN.pre_filter(cycle)
-    assert isinstance(state, dynamic_resources.ClaimState)
-    assert isinstance(PLUGIN, PreBind)
-    return asyncio.run(PLUGIN.pre_bind(state, the_pod, "a", writes))
+def merge(target: dict[str, Any], patch: Mapping[str, Any]) -> None:
+    for key, value in patch.items():
+        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
+            merge(target[key], value)
+        else:
+            target[key] = copy.deepcopy(value)
+
+
+@dataclass
+class Bound:
+    """One pod's cycle through Reserve and PreBind on node a, by the plugin's own steps."""
+
+    pod: PodView
+    volumes: Volumes
+    state: dynamic_resources.ClaimState
+
+    @classmethod
+    def start(cls, the_pod: PodView, claims: Sequence[Mapping[str, Any]]) -> Bound:
+        volumes = WithClaims(claims=claims).volumes()
+        state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(NODES, volumes=volumes)))
+        assert isinstance(state, dynamic_resources.ClaimState)
+        return cls(the_pod, volumes, state)
+
+    def chose(self, *allocations: Mapping[str, Any]) -> None:
+        """What Filter would have kept for node a (the allocator's answer is its own tests')."""
+        self.state.allocations["a"] = [dict(a) for a in allocations]
+
+    def reserve(self) -> str | None:
+        assert isinstance(PLUGIN, Reserve)
+        return PLUGIN.reserve(self.state, self.pod, "a")
+
+    def pre_bind(self, api: FakeApi) -> str | None:
+        assert isinstance(PLUGIN, PreBind)
+        return asyncio.run(PLUGIN.pre_bind(self.state, self.pod, "a", api))
+
+    def unreserve(self, api: FakeApi) -> None:
+        assert isinstance(PLUGIN, Reserve)
+        PLUGIN.unreserve(self.state, self.pod, "a")
+        asyncio.run(PLUGIN.unreserve_writes(self.state, self.pod, "a", api))
+
+
+GPU_0: Mapping[str, Any] = {
+    "devices": {"results": [{"request": "gpu", "driver": "d", "pool": "a", "device": "gpu-0"}]},
+    "nodeSelector": on_node("a"),
+}
 
 
 def consumer(uid: str) -> dict[str, str]:
     return {"resource": "pods", "name": f"pod-{uid}", "uid": uid}
 
 
+THE_POD = {"resource": "pods", "name": "p", "uid": POD_UID}
+STATUS = ObjectRef("resource.k8s.io/v1", "resourceclaims", "gpu-claim", NS, "status")
+CLAIM = ObjectRef("resource.k8s.io/v1", "resourceclaims", "gpu-claim", NS)
+
+
 def test_pre_bind_reserves_each_claim_not_reserved_for_the_pod() -> None:
-    writes = Writes()
-    the_pod = pod(uses("mine", "a"), uses("shared", "b"))
     mine = claim("mine")  # reserved for the pod already: not written
     shared = claim("shared", reserved_for=["other"])
-    shared["metadata"]["resourceVersion"] = "7"
-    assert pre_bind(the_pod, [mine, shared], writes) is None
-    [(ref, patch)] = writes.patches
+    cycle = Bound.start(pod(uses("mine", "a"), uses("shared", "b")), [mine, shared])
+    api = FakeApi(cycle.volumes)
+    assert cycle.pre_bind(api) is None
+    [(ref, patch)] = api.patches
     assert ref == ObjectRef("resource.k8s.io/v1", "resourceclaims", "shared", NS, "status")
     assert patch == {
         # The version makes a reservation written meanwhile a conflict, not a loss.
-        "metadata": {"resourceVersion": "7"},
-        "status": {
-            "reservedFor": [
-                consumer("other"),
-                {"resource": "pods", "name": the_pod.name, "uid": the_pod.uid},
-            ]
-        },
+        "metadata": {"resourceVersion": "1"},
+        "status": {"reservedFor": [consumer("other"), THE_POD]},
     }
 
 
+def test_reserve_puts_the_allocation_in_flight_and_another_pod_waits_for_it() -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), [UNALLOCATED])
+    cycle.chose(GPU_0)
+    assert cycle.reserve() is None
+    found = cycle.volumes.resource_claim(NS, "gpu-claim")
+    assert found is not None and cycle.volumes.in_flight(found) == GPU_0
+    assert {d.device for d in cycle.volumes.allocated().devices} == {"gpu-0"}
+    other = PodView({**pod(uses("gpu-claim")).raw, "metadata": {"name": "q", "namespace": NS}})
+    state = PLUGIN.pre_filter(Cycle(other, Snapshot(NODES, volumes=cycle.volumes)))
+    assert state is not SKIP and PLUGIN.pre_filter_result(state) == rejected(
+        "resource claim ns/gpu-claim is in the process of being allocated"
+    )
+    cycle.unreserve(FakeApi(cycle.volumes))
+    assert cycle.volumes.in_flight(found) is None and not cycle.volumes.allocated().devices
+
+
+def test_reserve_without_the_nodes_allocation_is_an_error() -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), [UNALLOCATED])
+    assert cycle.reserve() == (
+        'running Reserve plugin "DynamicResources": claim allocation not found for node'
+    )
+
+
+def test_pre_bind_writes_the_finalizer_then_the_allocation_and_reservation() -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), [UNALLOCATED])
+    cycle.chose(GPU_0)
+    cycle.reserve()
+    api = FakeApi(cycle.volumes)
+    assert cycle.pre_bind(api) is None
+    assert api.patches == [
+        (
+            CLAIM,
+            {
+                "metadata": {
+                    "resourceVersion": "1",
+                    "finalizers": ["resource.kubernetes.io/delete-protection"],
+                }
+            },
+        ),
+        (
+            STATUS,
+            {
+                "metadata": {"resourceVersion": "2"},
+                "status": {"reservedFor": [THE_POD], "allocation": GPU_0},
+            },
+        ),
+    ]
+    # The claim as written is assumed, and its allocation no longer in flight.
+    found = cycle.volumes.resource_claim(NS, "gpu-claim")
+    assert found is not None and found.allocation == GPU_0 and POD_UID in found.reserved_for
+    assert found.resource_version == "3" and cycle.volumes.in_flight(found) is None
+    assert {d.device for d in cycle.volumes.allocated().devices} == {"gpu-0"}
+
+
+def test_a_conflict_reads_the_claim_again_and_writes_again() -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), [claim(reserved_for=["other"])])
+    api = FakeApi(cycle.volumes)
+    api.changed("ns/gpu-claim", reservedFor=[consumer("other"), consumer("third")])
+    assert cycle.pre_bind(api) is None
+    assert [p["metadata"]["resourceVersion"] for _, p in api.patches] == ["1", "2"]
+    assert api.objects["ns/gpu-claim"]["status"]["reservedFor"] == [
+        consumer("other"),
+        consumer("third"),
+        THE_POD,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [
+        pytest.param(
+            {"allocation": GPU_0},
+            "claim ns/gpu-claim got allocated elsewhere in the meantime",
+            id="allocated elsewhere",
+        ),
+    ],
+)
+def test_a_claim_changed_meanwhile_fails_the_bind_in_kubes_words(
+    status: Mapping[str, Any], message: str
+) -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), [UNALLOCATED])
+    cycle.chose(GPU_0)
+    cycle.reserve()
+    api = FakeApi(cycle.volumes)
+    api.changed("ns/gpu-claim", **status)
+    assert cycle.pre_bind(api) == f'running PreBind plugin "DynamicResources": {message}'
+
+
 def test_a_refused_reservation_fails_the_bind_in_kubes_words() -> None:
-    writes = Writes(RuntimeError("409 Conflict"))
-    refusal = pre_bind(pod(uses("gpu-claim")), [claim(reserved_for=())], writes)
-    assert refusal == 'running PreBind plugin "DynamicResources": gpu-claim: 409 Conflict'
+    cycle = Bound.start(pod(uses("gpu-claim")), [claim(reserved_for=())])
+    refusal = cycle.pre_bind(FakeApi(cycle.volumes, RefusedError(403, "forbidden")))
+    assert refusal == (
+        'running PreBind plugin "DynamicResources": '
+        "add reservation to claim ns/gpu-claim: 403: forbidden"
+    )
+
+
+def test_unreserve_takes_the_pod_out_of_the_claims_it_reserved() -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), [claim(reserved_for=["other"])])
+    api = FakeApi(cycle.volumes)
+    assert cycle.pre_bind(api) is None
+    cycle.unreserve(api)
+    assert api.patches[-1] == (
+        STATUS,
+        {"metadata": {"resourceVersion": "2"}, "status": {"reservedFor": [consumer("other")]}},
+    )
+    assert api.objects["ns/gpu-claim"]["status"]["reservedFor"] == [consumer("other")]
+
+
+@pytest.mark.parametrize(
+    ("claims", "allocations", "score"),
+    [
+        pytest.param([UNALLOCATED], [GPU_0], 0, id="no firstAvailable request"),
+        pytest.param(
+            [claim(allocated=None, requests=[first_available("gpu", "gpu-class", "gpu-class")])],
+            [{"devices": {"results": [{"request": "gpu/s0"}]}}],
+            8,
+            id="the first subrequest: 8",
+        ),
+        pytest.param(
+            [claim(allocated=None, requests=[first_available("gpu", "gpu-class", "gpu-class")])],
+            [{"devices": {"results": [{"request": "gpu/s1"}, {"request": "gpu/s1"}]}}],
+            7,
+            id="the second subrequest, twice: 7, once per request",
+        ),
+    ],
+)
+def test_the_subrequest_score(
+    claims: Sequence[Mapping[str, Any]], allocations: Sequence[Mapping[str, Any]], score: int
+) -> None:
+    cycle = Bound.start(pod(uses("gpu-claim")), claims)
+    assert dynamic_resources.subrequest_score(cycle.state, allocations) == score
 
 
 def statuses(pre_filtered: frozenset[str] | None = None) -> NodeStatuses:
@@ -484,3 +747,225 @@ def test_post_filter(
     state = PLUGIN.pre_filter(cycle)
     assert isinstance(PLUGIN, PostFilter)
     assert PLUGIN.post_filter(None if state is SKIP else state, cycle, told) == result
+
+
+@pytest.mark.parametrize(
+    ("reserved_for", "result"),
+    [
+        pytest.param(
+            (),
+            PostFilterResult(
+                "deallocation of ResourceClaim completed",
+                writes=(
+                    (
+                        STATUS,
+                        {
+                            "metadata": {"resourceVersion": "1"},
+                            "status": {"reservedFor": None, "allocation": None, "devices": None},
+                        },
+                    ),
+                ),
+            ),
+            id="reserved for no pod: deallocated",
+        ),
+        pytest.param(
+            (POD_UID,),
+            PostFilterResult(
+                "deallocation of ResourceClaim completed",
+                writes=(
+                    (
+                        STATUS,
+                        {
+                            "metadata": {"resourceVersion": "1"},
+                            "status": {"reservedFor": None, "allocation": None, "devices": None},
+                        },
+                    ),
+                ),
+            ),
+            id="reserved for this pod alone: deallocated",
+        ),
+        pytest.param(("other",), PostFilterResult(), id="reserved for another pod: kept"),
+    ],
+)
+def test_post_filter_deallocates_a_claim_no_node_can_use(
+    reserved_for: Sequence[str], result: PostFilterResult
+) -> None:
+    """kube v1.37: a claim allocated on devices of nodes that did not fit is given back, so
+    that the next try allocates it again."""
+    the_pod, claims = (
+        pod(uses("gpu-claim")),
+        [claim(allocated=on_node("c"), reserved_for=reserved_for)],
+    )
+    cycle = Cycle(the_pod, WithClaims(claims=claims).snapshot(NODES))
+    state = PLUGIN.pre_filter(cycle)
+    assert isinstance(state, dynamic_resources.ClaimState)
+    for node in NODES:
+        assert PLUGIN.filter(state, the_pod, node) == NOT_AVAILABLE
+    assert isinstance(PLUGIN, PostFilter)
+    assert PLUGIN.post_filter(state, cycle, statuses()) == result
+
+
+def test_a_claim_deallocated_elsewhere_wakes_any_pod() -> None:
+    before = Volumes().set(RESOURCE_CLAIM, claim("other", reserved_for=()))
+    after = Volumes().set(RESOURCE_CLAIM, claim("other", allocated=None, reserved_for=()))
+    event = ClusterEvent(EventKind.RESOURCE_CLAIM_CHANGED, storage=after, old_storage=before)
+    assert PLUGIN.queueing_hint(pod(uses("gpu-claim")), event)
+    unchanged = ClusterEvent(EventKind.RESOURCE_CLAIM_CHANGED, storage=after, old_storage=after)
+    assert not PLUGIN.queueing_hint(pod(uses("gpu-claim")), unchanged)
+
+
+# --- allocation, with kube's allocator (model.dra; devices without selectors) ----------------
+
+
+def resource_slice(node: str, *devices: str) -> dict[str, Any]:
+    """The node's pool of GPUs, in one slice."""
+    spec = {
+        "driver": "gpu.example.com",
+        "pool": {"name": node, "generation": 0, "resourceSliceCount": 1},
+        "nodeName": node,
+        "devices": [{"name": d} for d in devices],
+    }
+    return {"metadata": {"name": f"{node}-gpus", "uid": f"uid-{node}-gpus"}, "spec": spec}
+
+
+def gpus(count: int, name: str = "gpu") -> dict[str, Any]:
+    return {"name": name, "exactly": {"deviceClassName": "gpu-class", "count": count}}
+
+
+def result(node: str, device: str, request: str = "gpu") -> dict[str, str]:
+    return {"request": request, "driver": "gpu.example.com", "pool": node, "device": device}
+
+
+@dataclass(frozen=True)
+class WithDevices(WithClaims):
+    """Claims and classes, and GPUs: one on a, two on b, none on c."""
+
+    slices: Sequence[Mapping[str, Any]] = (
+        resource_slice("a", "gpu-0"),
+        resource_slice("b", "gpu-0", "gpu-1"),
+    )
+
+    def volumes(self) -> Volumes:
+        volumes = super().volumes()
+        for raw in self.slices:
+            volumes.set(RESOURCE_SLICE, raw)
+        return volumes
+
+
+THREE = [*NODES, make_node("c")]
+
+
+def filtered(
+    the_pod: PodView, claims: Sequence[Mapping[str, Any]]
+) -> tuple[dynamic_resources.ClaimState, list[tuple[str, ...]]]:
+    volumes = WithDevices(claims=claims).volumes()
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=volumes)))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    return state, [tuple(PLUGIN.filter(state, the_pod, node)) for node in THREE]
+
+
+NO_DEVICE = ("cannot allocate all claims",)
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected", "devices"),
+    [
+        pytest.param(
+            [claim(allocated=None, requests=[gpus(1)])],
+            [FITS, FITS, NO_DEVICE],
+            {"a": [[result("a", "gpu-0")]], "b": [[result("b", "gpu-0")]]},
+            id="one GPU: the first of each node's",
+        ),
+        pytest.param(
+            [claim(allocated=None, requests=[gpus(2)])],
+            [NO_DEVICE, FITS, NO_DEVICE],
+            {"b": [[result("b", "gpu-0"), result("b", "gpu-1")]]},
+            id="two GPUs: only b has them",
+        ),
+        pytest.param(
+            [
+                claim(allocated=None, requests=[gpus(1)]),
+                claim("second", allocated=None, requests=[gpus(1)]),
+            ],
+            [NO_DEVICE, FITS, NO_DEVICE],
+            {"b": [[result("b", "gpu-0")], [result("b", "gpu-1")]]},
+            id="two claims of a GPU each: all or nothing",
+        ),
+        pytest.param(
+            [
+                claim(allocated=None, requests=[gpus(1)]),
+                claim(
+                    "held",
+                    allocated=on_node("b"),
+                    reserved_for=["other"],
+                ),
+            ],
+            [NOT_AVAILABLE, FITS, NO_DEVICE],
+            {"b": [[result("b", "gpu-0")]]},
+            id="beside a claim allocated on b: allocated there only",
+        ),
+    ],
+)
+def test_filter_allocates_every_claim_on_the_node(
+    claims: Sequence[Mapping[str, Any]],
+    expected: list[tuple[str, ...]],
+    devices: Mapping[str, list[list[Mapping[str, Any]]]],
+) -> None:
+    names = [c["metadata"]["name"] for c in claims]
+    the_pod = pod(*(uses(name, f"entry-{i}") for i, name in enumerate(names)))
+    state, verdicts_ = filtered(the_pod, claims)
+    assert verdicts_ == expected
+    kept = {
+        node: [a["devices"]["results"] for a in allocations]
+        for node, allocations in state.allocations.items()
+    }
+    assert kept == devices
+    for node, allocations in state.allocations.items():
+        assert all(a["nodeSelector"] == on_node(node) for a in allocations)
+    assert "c" in dynamic_resources._DynamicResourcesFilter().details(state)
+
+
+def test_devices_in_use_or_in_flight_are_not_given_again() -> None:
+    held = claim("held", reserved_for=["other"])
+    held["status"]["allocation"] = {"devices": {"results": [result("b", "gpu-0")]}}
+    the_pod = pod(uses("gpu-claim"))
+    state, _ = filtered(the_pod, [claim(allocated=None, requests=[gpus(1)]), held])
+    assert state.allocations["b"][0]["devices"]["results"] == [result("b", "gpu-1")]
+    # Reserved on a, in flight: the next pod's claim finds a's only GPU taken.
+    assert isinstance(PLUGIN, Reserve)
+    volumes = state.volumes
+    assert volumes is not None and PLUGIN.reserve(state, the_pod, "a") is None
+    other = claim("other-claim", allocated=None, requests=[gpus(1)])
+    volumes.set(RESOURCE_CLAIM, other)
+    other_pod = PodView(
+        {**pod(uses("other-claim")).raw, "metadata": {"name": "q", "namespace": NS}}
+    )
+    next_state = PLUGIN.pre_filter(Cycle(other_pod, Snapshot(THREE, volumes=volumes)))
+    assert isinstance(next_state, dynamic_resources.ClaimState)
+    assert [tuple(PLUGIN.filter(next_state, other_pod, n)) for n in THREE] == [
+        NO_DEVICE,
+        FITS,
+        NO_DEVICE,
+    ]
+    assert next_state.unallocatable["a"].startswith('claim ns/other-claim, request "gpu"')
+
+
+def test_the_devices_chosen_are_told_per_claim() -> None:
+    state, _ = filtered(pod(uses("gpu-claim")), [claim(allocated=None, requests=[gpus(2)])])
+    explains = dynamic_resources._DynamicResourcesFilter()
+    assert explains.chosen(state, "b") == {
+        "gpu-claim": ("gpu: gpu.example.com/b/gpu-0", "gpu: gpu.example.com/b/gpu-1")
+    }
+    assert explains.chosen(state, "a") == {}
+
+
+def test_the_score_prefers_the_earlier_subrequest() -> None:
+    """kube v1.37: two GPUs (subrequest 0, 8 points) on b, one (subrequest 1, 7) on a."""
+    prioritized = first_available("gpu", "gpu-class", "gpu-class")
+    prioritized["firstAvailable"][0]["count"] = 2
+    claims = [claim(allocated=None, requests=[prioritized])]
+    raw, normalized = raw_and_normalized(
+        SCORER, pod(uses("gpu-claim")), NODES, around=WithDevices(claims=claims)
+    )
+    assert raw == [7, 8]
+    assert normalized == [87, 100]

@@ -640,9 +640,16 @@ class FakeApi:
         if self.fail:
             raise RuntimeError(self.fail)
         self.patches.append((ref, patch))
+        return self.write(*self.located(ref), patch)
+
+    async def get(self, ref: ObjectRef) -> Mapping[str, Any]:
+        kind, key = self.located(ref)
+        return self.volumes._objects[kind][key].raw
+
+    @staticmethod
+    def located(ref: ObjectRef) -> tuple[str, str]:
         kind = PV if ref.resource == "persistentvolumes" else PVC
-        key = f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
-        return self.write(kind, key, patch)
+        return kind, f"{ref.namespace}/{ref.name}" if ref.namespace else ref.name
 
     def write(self, kind: str, key: str, patch: Mapping[str, Any]) -> dict[str, Any]:
         known = self.volumes._objects[kind][key]  # the informer's version, under any assumption

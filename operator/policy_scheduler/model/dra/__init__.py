@@ -1,0 +1,30 @@
+"""Dynamic resource allocation: kube-scheduler's structured-parameters device allocator.
+
+Inputs and outputs are raw ``resource.k8s.io/v1`` objects (dicts as the API serves them):
+:class:`Allocator` takes the DeviceClasses, ResourceSlices and what is in use
+(:class:`AllocatedState`), and returns for a node the ``status.allocation`` of each of a pod's
+claims, or :class:`Unallocatable` with the reason. The modules: ``devices`` (slices and devices
+parsed), ``pools`` (the pools that serve a node), ``allocator`` (the search and its results),
+``constraints``, ``capacity`` (consumable capacity) and ``quantities``.
+"""
+
+from policy_scheduler.model.dra.allocator import (
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+    Selectors,
+    Unallocatable,
+)
+from policy_scheduler.model.dra.devices import SliceCache
+from policy_scheduler.model.dra.state import AllocatedState, DeviceID
+
+__all__ = [
+    "AllocatedState",
+    "AllocationError",
+    "AllocationTimeout",
+    "Allocator",
+    "DeviceID",
+    "Selectors",
+    "SliceCache",
+    "Unallocatable",
+]
