@@ -152,7 +152,7 @@ def _project_celpy() -> Candidate:
     return Candidate(
         "cel-python (celpy)",
         "celpy",
-        compile_expression,
+        lambda expression: compile_expression(expression, ("device", "self")),
         evaluate,
         "yes: the interpreter's nodes counted (model/cel)",
     )

@@ -557,7 +557,7 @@ def table(decision: Decision, weights: dict[str, int]) -> list[str]:
 
 def _details(decision: Decision) -> list[str]:
     """Why in detail nodes did not fit, counted (the allocator's reasons)."""
-    return [f"  {count} x {detail}" for detail, count in sorted(decision.details.items())]
+    return [f"  on {count} node(s): {detail}" for detail, count in sorted(decision.details.items())]
 
 
 def explain_command(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from policy_scheduler.framework.interface import StatusError
 from policy_scheduler.kube.client import ApiError, Kube, pod_path
 from policy_scheduler.kube.credentials import CredentialsError, load
 from policy_scheduler.kube.kinds import collection
@@ -42,7 +43,9 @@ from policy_scheduler.simulate import ClusterDump, snapshot_of
 
 
 class ExplainError(Exception):
-    """The cluster could not be read (no such pod, no access, a bad kubeconfig); one line."""
+    """The cluster could not be read (no such pod, no access, a bad kubeconfig), or a plugin
+    cannot decide the pod (its error status: a device selector that does not compile); one
+    line."""
 
 
 class NotServedError(Exception):
@@ -413,10 +416,14 @@ def report_of(
     pod = PodView(raw_pod)
     policy, status = _serving_policy(policies, pod.scheduler_name)
     bound_to = pod.node_name or None
+    try:
+        explanation = explain(policy.pipeline, as_pending(pod), snapshot_without(pod, cluster))
+    except StatusError as error:  # a plugin's error status: what the scheduler says too
+        raise ExplainError(f"pod {pod.key} cannot be decided: {error}") from None
     return Report(
         pod,
         policy,
-        explain(policy.pipeline, as_pending(pod), snapshot_without(pod, cluster)),
+        explanation,
         bound_to,
         _unschedulable_message(raw_pod),
         None if bound_to is None else recorded_decision(status, pod),

@@ -66,8 +66,8 @@ class ClusterDump:
     namespaces: tuple[Raw, ...] = ()
     storage: tuple[tuple[str, Raw], ...] = ()
     """PersistentVolumeClaims, PersistentVolumes, StorageClasses, CSINodes, CSIDrivers,
-    CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices and DeviceClasses,
-    and the objects of every other
+    CSIStorageCapacities, VolumeAttachments, ResourceClaims, ResourceSlices, DeviceClasses and
+    DeviceTaintRules, and the objects of every other
     kind declared (:data:`~policy_scheduler.scheduling.kinds.STORES`) but the above, each with
     its kind."""
     disruption_budgets: tuple[Raw, ...] = ()

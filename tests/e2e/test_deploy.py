@@ -455,6 +455,31 @@ def _validate(path: Path) -> list[str]:
     return [line.removeprefix(f"{path}: ") for line in result.stdout.splitlines()]
 
 
+# The corpus's policies that only a CEL rule of the CRD refuses.
+CEL_REFUSED = [
+    "duplicate-predicate",
+    "legacy-and-current-name",
+    "permit-plugin-at-reserve",
+    "selector-in-without-values",
+]
+
+
+@pytest.mark.parametrize("name", CEL_REFUSED)
+def test_the_api_server_words_a_failed_cel_rule_as_validate_does(
+    cluster: Cluster, crd: None, name: str
+) -> None:
+    """validate evaluates the CRD's x-kubernetes-validations rules itself (model/cel): what it
+    says is what the API server says, field and words."""
+    path = CORPUS_DIR / f"{name}.yaml"
+    (said,) = _validate(path)
+    refused = cluster.kubectl("apply", "--dry-run=server", "-f", str(path), check=False)
+    assert refused.returncode != 0
+    field_and_message = said.removeprefix(f"{name}: ")
+    assert (
+        refused.stderr.strip() == f'The SchedulingPolicy "{name}" is invalid: {field_and_message}'
+    )
+
+
 def test_the_webhook_refuses_at_apply_what_validate_refuses_in_its_words(
     cluster: Cluster, rbac: None, pool: str, tmp_path: Path
 ) -> None:

@@ -231,6 +231,7 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 LAST_KINDS = (
     "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, "
     "CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass, "
+    "DeviceTaintRule, "
     "PodDisruptionBudget or PriorityClass"
 )
 SIMULATE_ERROR_CASES = [

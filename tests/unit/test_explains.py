@@ -60,7 +60,7 @@ def test_a_decision_counts_the_details_and_names_the_devices_chosen() -> None:
     assert table(decision, {})[-3:] == [
         "  claim gpu: g: gpu.example.com/a/gpu-0",
         "  did not fit: 2 cannot allocate all claims",
-        f"  2 x {NO_GPU}",
+        f"  on 2 node(s): {NO_GPU}",
     ]
 
 

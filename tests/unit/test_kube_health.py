@@ -96,7 +96,7 @@ def test_ready_once_every_watch_is_current_and_it_can_take_part_in_the_election(
     assert not ready
     assert report["reasons"][0].startswith(
         "watches not current: csidrivers, csinodes, csistoragecapacities, deviceclasses, "
-        "namespaces, nodes"
+        "devicetaintrules, namespaces, nodes"
     )
     for informer in scheduling._informers.values():
         informer.synced.set()

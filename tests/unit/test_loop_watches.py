@@ -176,6 +176,7 @@ def test_the_kinds_a_policy_needs_are_those_its_plugins_read_or_wake_on() -> Non
         volumes.RESOURCE_CLAIM,
         volumes.RESOURCE_SLICE,
         volumes.DEVICE_CLASS,
+        volumes.DEVICE_TAINT_RULE,
     }
 
 

@@ -241,7 +241,10 @@ ERROR_CASES = [
     ),
     pytest.param(
         spread(nodeSelector={"matchExpressions": [{"key": "Bad Key", "operator": "In"}]}),
-        ["spec.nodeSelector.matchExpressions[0].values: must be non-empty for operator In"],
+        [
+            "spec.nodeSelector.matchExpressions[0].values: Invalid value: values must be non-empty "
+            "for operators In and NotIn, and empty for Exists and DoesNotExist"
+        ],
         id="node-selector-schema-error-reported-once",
     ),
     pytest.param(
@@ -252,8 +255,8 @@ ERROR_CASES = [
             ]
         ),
         [
-            'spec.predicates[1].name: "CheckNodeLabelPresence" is the legacy name of "NodeLabel", '
-            "already listed at index 0"
+            "spec.predicates: Invalid value: a legacy name and its current name are the same "
+            "predicate; list it only once"
         ],
         id="duplicate-via-legacy-name",
     ),
@@ -292,7 +295,6 @@ def test_every_error_of_a_policy_at_once() -> None:
     assert compile_errors(obj) == [
         "metadata.name: required",
         'spec.mode: unsupported value "Shadow"; supported values: "Enforce", "DryRun"',
-        'spec.predicates[2].name: "NodeLabel" is already listed at index 1',
         "spec.priorities[0].weight: must be between 1 and 100",
         f"spec.nodeSelector.matchLabels: invalid label value 'a/b': must be at most 63 {NAME_RULE}",
         "spec.predicates[0].args.probability: must be between 0 and 1",
@@ -442,9 +444,17 @@ def test_post_filter_errors_come_with_the_others() -> None:
     with pytest.raises(PolicyError) as raised:
         compile_policy(obj)
     assert [str(error) for error in raised.value.errors] == [
-        'spec.postFilters[1].name: "DefaultPreemption" is already listed at index 0',
         'spec.postFilters[2].name: unsupported value "Preempt"; supported values: '
         '"DefaultPreemption"',
+        "spec.postFilters[0].args.minCandidateNodesPercentage: Invalid value: 101: not in valid "
+        "range [0, 100]",
+    ]
+    # The CRD's CEL rules are checked once no blocking schema error is left, as the API server.
+    del obj["spec"]["postFilters"][2]
+    with pytest.raises(PolicyError) as raised:
+        compile_policy(obj)
+    assert [str(error) for error in raised.value.errors] == [
+        "spec.postFilters: Invalid value: each post-filter may be listed only once",
         "spec.postFilters[0].args.minCandidateNodesPercentage: Invalid value: 101: not in valid "
         "range [0, 100]",
     ]
@@ -486,8 +496,8 @@ PLUGIN_ERRORS = {
     "a plugin at a point it does not implement": (
         {"postBind": [{"name": "BindRateLimit"}]},
         [
-            "spec.plugins.postBind[0].name: BindRateLimit does not implement PostBind; list it "
-            "under spec.plugins.permit"
+            "spec.plugins.postBind: Invalid value: each plugin listed under postBind must "
+            "implement PostBind"
         ],
     ),
     "an unknown plugin": (
@@ -500,7 +510,8 @@ PLUGIN_ERRORS = {
     "a plugin twice at one point, its args checked once": (
         {"permit": [{"name": "BindRateLimit", "args": {"qps": -1}}, {"name": "BindRateLimit"}]},
         [
-            'spec.plugins.permit[1].name: "BindRateLimit" is already listed at index 0',
+            "spec.plugins.permit: Invalid value: each plugin may be listed only once at an "
+            "extension point",
             "spec.plugins.permit[0].args.qps: must be a number > 0",
         ],
     ),
@@ -512,7 +523,8 @@ PLUGIN_ERRORS = {
             ]
         },
         [
-            'spec.plugins.permit[1].name: "BindRateLimit" is already listed at index 0',
+            "spec.plugins.permit: Invalid value: each plugin may be listed only once at an "
+            "extension point",
             "spec.plugins.permit[1].args: differ from spec.plugins.permit[0].args: a plugin "
             "listed more than once is one plugin, with one set of args",
         ],

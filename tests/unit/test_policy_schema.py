@@ -176,20 +176,6 @@ def test_a_decisions_preemption_has_room_for_the_victims_the_status_keeps() -> N
     assert preemption["victims"]["maxItems"] == VICTIMS_LIMIT
 
 
-def _cel_messages(node: dict[str, Any]) -> set[str]:
-    messages = {rule["message"] for rule in node.get("x-kubernetes-validations", ())}
-    for sub in [
-        *node.get("properties", {}).values(),
-        *([node["items"]] if "items" in node else []),
-    ]:
-        messages |= _cel_messages(sub)
-    return messages
-
-
-def test_every_cel_rule_has_a_python_mirror_and_every_mirror_a_rule() -> None:
-    assert _cel_messages(OPENAPI) == set(schema.CEL_MIRRORS)
-
-
 # --- Conversion to JSON Schema -------------------------------------------------------------------
 
 
@@ -255,10 +241,70 @@ def test_to_json_schema(openapi: dict[str, Any], expected: dict[str, Any]) -> No
     assert schema.to_json_schema(openapi) == expected
 
 
-def test_a_cel_rule_without_mirror_is_refused() -> None:
-    rule = {"rule": "self.size() < 3", "message": "too long"}
-    with pytest.raises(LookupError, match=r"CEL rule 'self.size\(\) < 3' has no Python mirror"):
+def test_a_cel_rule_that_does_not_compile_is_refused() -> None:
+    rule = {"rule": "self.size( < 3", "message": "too long"}
+    with pytest.raises(
+        ValueError, match=r"CEL rule 'self.size\( < 3' of the CRD: compilation failed"
+    ):
         schema.to_json_schema({"type": "array", "x-kubernetes-validations": [rule]})
+
+
+RULES = {
+    "message": (
+        {"rule": "self.size() < 2", "message": " too many "},
+        [1, 2],
+        "Invalid value: too many",
+    ),
+    "no-message": (
+        {"rule": "self.size() < 2"},
+        [1, 2],
+        "Invalid value: failed rule: self.size() < 2",
+    ),
+    "message-expression": (
+        {
+            "rule": "self.size() < 2",
+            "message": "m",
+            "messageExpression": "'has ' + string(self.size())",
+        },
+        [1, 2],
+        "Invalid value: has 2",
+    ),
+    "message-expression-failing": (
+        {"rule": "self.size() < 2", "message": "m", "messageExpression": "self[5]"},
+        [1, 2],
+        "Invalid value: m",
+    ),
+    "scalar-value-shown": (
+        {"rule": "self != 'x'", "message": "not x"},
+        "x",
+        'Invalid value: "x": not x',
+    ),
+    "reason-forbidden": (
+        {"rule": "self.size() < 2", "message": "no", "reason": "FieldValueForbidden"},
+        [1, 2],
+        "Forbidden: no",
+    ),
+    "reason-required": (
+        {"rule": "self.size() < 2", "message": "no", "reason": "FieldValueRequired"},
+        [1, 2],
+        "Required value: no",
+    ),
+    "runtime-error": (
+        {"rule": "self[3] == 1", "message": "m"},
+        [1, 2],
+        "Invalid value: index out of range evaluating rule: self[3] == 1",
+    ),
+}
+
+
+@pytest.mark.parametrize(("rule", "value", "expected"), RULES.values(), ids=RULES.keys())
+def test_cel_rules_are_reported_in_the_api_servers_words(
+    rule: dict[str, str], value: Any, expected: str
+) -> None:
+    validator = schema._KubernetesValidator(
+        schema.to_json_schema({"x-kubernetes-validations": [rule]})
+    )
+    assert [schema._message(e) for e in validator.iter_errors(value)] == [expected]
 
 
 # --- Defaulting ------------------------------------------------------------------------------
@@ -328,6 +374,11 @@ READY = {
     "reason": "Serving",
     "message": "",
 }
+
+SELECTOR_VALUES = (
+    "spec.nodeSelector.matchExpressions[0].values: Invalid value: values must be non-empty for "
+    "operators In and NotIn, and empty for Exists and DoesNotExist"
+)
 
 VALIDATION_CASES = [
     pytest.param(
@@ -438,22 +489,22 @@ VALIDATION_CASES = [
         policy(
             {"predicates": [{"name": "NodeLabel"}, {"name": "NodeName"}, {"name": "NodeLabel"}]}
         ),
-        ['spec.predicates[2].name: "NodeLabel" is already listed at index 0'],
+        ["spec.predicates: Invalid value: each predicate may be listed only once"],
         id="duplicate-predicate",
     ),
     pytest.param(
         policy({"predicates": [{"name": "NodeResourcesFit"}, {"name": "PodFitsResources"}]}),
         [
-            'spec.predicates[1].name: "PodFitsResources" is the legacy name of "NodeResourcesFit", '
-            "already listed at index 0"
+            "spec.predicates: Invalid value: a legacy name and its current name are the same "
+            "predicate; list it only once"
         ],
         id="legacy-after-current",
     ),
     pytest.param(
         policy({"predicates": [{"name": "PodFitsResources"}, {"name": "NodeResourcesFit"}]}),
         [
-            'spec.predicates[1].name: "NodeResourcesFit" is already listed at index 0 under its '
-            'legacy name "PodFitsResources"'
+            "spec.predicates: Invalid value: a legacy name and its current name are the same "
+            "predicate; list it only once"
         ],
         id="current-after-legacy",
     ),
@@ -468,17 +519,17 @@ VALIDATION_CASES = [
             }
         ),
         [
-            'spec.predicates[1].name: "NodeResourcesFit" is already listed at index 0 under its '
-            'legacy name "PodFitsResources"',
-            'spec.predicates[2].name: "NodeResourcesFit" is already listed at index 1',
+            "spec.predicates: Invalid value: each predicate may be listed only once",
+            "spec.predicates: Invalid value: a legacy name and its current name are the same "
+            "predicate; list it only once",
         ],
         id="legacy-and-exact-duplicates",
     ),
     pytest.param(
         policy({"priorities": [{"name": "NodeLabelPriority"}, {"name": "NodeLabelPreference"}]}),
         [
-            'spec.priorities[1].name: "NodeLabelPreference" is already listed at index 0 under its '
-            'legacy name "NodeLabelPriority"'
+            "spec.priorities: Invalid value: a legacy name and its current name are the same "
+            "priority; list it only once"
         ],
         id="legacy-priority",
     ),
@@ -500,8 +551,8 @@ VALIDATION_CASES = [
     pytest.param(
         policy({"plugins": {"reserve": [{"name": "BindRateLimit"}]}}),
         [
-            "spec.plugins.reserve[0].name: BindRateLimit does not implement Reserve; list it "
-            "under spec.plugins.permit"
+            "spec.plugins.reserve: Invalid value: each plugin listed under reserve must implement "
+            "Reserve"
         ],
         id="plugin-at-a-point-it-does-not-implement",
     ),
@@ -515,7 +566,10 @@ VALIDATION_CASES = [
     ),
     pytest.param(
         policy({"plugins": {"permit": [{"name": "BindRateLimit"}, {"name": "BindRateLimit"}]}}),
-        ['spec.plugins.permit[1].name: "BindRateLimit" is already listed at index 0'],
+        [
+            "spec.plugins.permit: Invalid value: each plugin may be listed only once at an "
+            "extension point"
+        ],
         id="plugin-twice-at-a-point",
     ),
     pytest.param(
@@ -525,7 +579,7 @@ VALIDATION_CASES = [
     ),
     pytest.param(
         policy({"nodeSelector": {"matchExpressions": [{"key": "zone", "operator": "In"}]}}),
-        ["spec.nodeSelector.matchExpressions[0].values: must be non-empty for operator In"],
+        [SELECTOR_VALUES],
         id="selector-in-without-values",
     ),
     pytest.param(
@@ -536,7 +590,7 @@ VALIDATION_CASES = [
                 }
             }
         ),
-        ["spec.nodeSelector.matchExpressions[0].values: must be empty for operator Exists"],
+        [SELECTOR_VALUES],
         id="selector-exists-with-values",
     ),
     pytest.param(
@@ -602,10 +656,21 @@ def test_all_errors_at_once_in_field_order() -> None:
         "spec.extra: unknown field",
         "spec.history: must be between 0 and 100",
         'spec.mode: unsupported value "Shadow"; supported values: "Enforce", "DryRun"',
-        'spec.predicates[1].name: "NodeLabel" is already listed at index 0',
         "spec.priorities[0].weight: must be between 1 and 100",
-        'spec.priorities[1].name: "Random" is already listed at index 0',
         "spec.priorities[1].weight: must be an integer",
+    ]
+    # As the API server, the CEL rules are checked once no blocking error (here the unsupported
+    # mode, the weight of the wrong type) is left.
+    obj["spec"] = {
+        **obj["spec"],
+        "mode": "Enforce",
+        "history": 1,
+        "priorities": [{"name": "Random"}] * 2,
+    }
+    del obj["spec"]["extra"]
+    assert errors(obj) == [
+        "spec.predicates: Invalid value: each predicate may be listed only once",
+        "spec.priorities: Invalid value: each priority may be listed only once",
     ]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from policy_scheduler.explain import ExplainError, report_of
 from policy_scheduler.framework.interface import ObjectRef
 from policy_scheduler.simulate import ClusterFileError, InMemory, load_cluster, simulate
 
@@ -101,8 +102,8 @@ def test_simulate_allocates_devices_from_the_dump(tmp_path: Path) -> None:
         gpu_pod("b", "one"),
     ]
     memory = InMemory()
-    decisions = simulate(POLICY, load_cluster(write_list(tmp_path / "c.yaml", objects)), 1,
-                         memory=memory)  # fmt: skip
+    cluster = load_cluster(write_list(tmp_path / "c.yaml", objects))
+    decisions = simulate(POLICY, cluster, 1, memory=memory)
     by_pod = {d.pod: d for d in decisions}
     two, one = by_pod["ns/a"], by_pod["ns/b"]
     assert two.node == "n2"
@@ -140,4 +141,16 @@ def test_a_broken_slice_in_a_dump_is_named(tmp_path: Path) -> None:
         load_cluster(write_list(tmp_path / "c.yaml", [node("n1"), broken]))
     assert "resourceslice n1-gpus: spec.pool.generation: must be a non-negative integer" in str(
         error.value
+    )
+
+
+def test_explain_says_a_pod_a_selector_error_keeps_from_any_node(tmp_path: Path) -> None:
+    broken = {**GPU_CLASS, "spec": {"selectors": [{"cel": {"expression": "device.driver =="}}]}}
+    objects = [node("n1"), gpu_slice("n1", "gpu-0"), broken, gpu_claim("one", 1)]
+    cluster = load_cluster(write_list(tmp_path / "c.yaml", [*objects, gpu_pod("a", "one")]))
+    policy = {**POLICY, "status": {}}
+    with pytest.raises(ExplainError) as error:
+        report_of(gpu_pod("a", "one"), [policy], cluster)
+    assert str(error.value).startswith(
+        'pod ns/a cannot be decided: running "DynamicResources" filter plugin: '
     )

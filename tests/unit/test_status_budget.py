@@ -4,6 +4,7 @@ refused write never stops the heartbeat (issue 11, item 5)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -85,6 +86,19 @@ def test_a_kept_failure_has_a_bounded_message_and_its_most_common_reasons() -> N
     assert record["message"].endswith(" ...")
     kept = sorted(decision.reasons.items(), key=lambda item: -item[1])[:REASONS_LIMIT]
     assert record["reasons"] == dict(kept)
+
+
+def test_a_kept_failure_has_its_most_common_detailed_reasons_each_cut() -> None:
+    """The device allocator's reasons, one per claim and request, quote long selectors."""
+    writer, store, _ = _writer()
+    details = {f"claim c-{i}, request r: {'x' * 2000}": 10 + i for i in range(40)}
+    writer.record("p", dataclasses.replace(_failure("ns/big"), details=details), dry_run=False)
+    asyncio.run(writer.flush())
+    assert store.written is not None
+    (record,) = store.written["decisions"]
+    kept = sorted(details.items(), key=lambda item: -item[1])[:REASONS_LIMIT]
+    assert record["details"] == {truncate(detail): count for detail, count in kept}
+    assert all(len(detail) <= MESSAGE_LIMIT for detail in record["details"])
 
 
 def test_the_status_stays_under_its_budget_keeping_the_newest_decisions() -> None:

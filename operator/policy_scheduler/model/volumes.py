@@ -1,7 +1,7 @@
 """The storage and device objects that the volume and claim plugins read: PersistentVolumeClaims,
 PersistentVolumes, StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, VolumeAttachments,
-and ResourceClaims, ResourceSlices and DeviceClasses (resource.k8s.io/v1), as kube-scheduler
-reads them through its listers.
+and ResourceClaims, ResourceSlices, DeviceClasses and DeviceTaintRules (resource.k8s.io/v1), as
+kube-scheduler reads them through its listers.
 
 Each kind has a read-only view over the raw object (parsed on first use, as
 :class:`~policy_scheduler.model.objects.PodView` is) and :class:`Volumes` keeps them all, by
@@ -49,10 +49,11 @@ CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
 RESOURCE_CLAIM = "ResourceClaim"
 RESOURCE_SLICE = "ResourceSlice"
 DEVICE_CLASS = "DeviceClass"
+DEVICE_TAINT_RULE = "DeviceTaintRule"
 VOLUME_ATTACHMENT = "VolumeAttachment"
 KINDS = (
     PVC, PV, STORAGE_CLASS, CSI_NODE, CSI_DRIVER, CSI_STORAGE_CAPACITY, VOLUME_ATTACHMENT,
-    RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS,
+    RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS, DEVICE_TAINT_RULE,
 )  # fmt: skip
 NAMESPACED = frozenset({PVC, CSI_STORAGE_CAPACITY, RESOURCE_CLAIM})
 
@@ -85,7 +86,8 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     CSI_NODE: (("drivers",), ()),
     CSI_DRIVER: (("storageCapacity", "preventPodSchedulingIfMissing"), ()),
-    RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor")),
+    # The devices' statuses hold the binding conditions PreBind waits for.
+    RESOURCE_CLAIM: (("devices",), ("allocation", "reservedFor", "devices")),
     # All the allocator reads: the pool, the nodes it serves, the devices and their counters.
     RESOURCE_SLICE: (
         (
@@ -95,6 +97,7 @@ _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     DEVICE_CLASS: (("selectors", "config", "extendedResourceName"), ()),
+    DEVICE_TAINT_RULE: (("deviceSelector", "taint"), ()),
     # The source is a PV's name, or (a migrated inline volume's) the volume's spec.
     VOLUME_ATTACHMENT: (("attacher", "nodeName", "source"), ()),
 }  # fmt: skip
@@ -581,6 +584,21 @@ class DeviceClassView(StorageObject):
                    f"spec.selectors[{i}].cel.expression", "required")  # fmt: skip
 
 
+class DeviceTaintRuleView(StorageObject):
+    """A DeviceTaintRule (resource.k8s.io/v1): a taint on the devices its selector names (by
+    driver, pool and device), which the allocator counts as theirs."""
+
+    kind = DEVICE_TAINT_RULE
+
+    def validate(self) -> None:
+        what = f"devicetaintrule {self.key}"
+        taint = self.spec.get("taint")
+        _check(isinstance(taint, Mapping), what, "spec.taint", "required")
+        for field in ("key", "effect"):
+            value = _mapping(taint).get(field)
+            _check(isinstance(value, str) and bool(value), what, f"spec.taint.{field}", "required")
+
+
 class VolumeAttachmentView(StorageObject):
     """A VolumeAttachment: a volume that ``attacher``, a CSI driver, attaches (or keeps attached)
     to a node, which NodeVolumeLimits counts against the node's limit for the driver."""
@@ -613,6 +631,7 @@ _VIEWS: Mapping[str, type[StorageObject]] = {
     RESOURCE_CLAIM: ResourceClaimView,
     RESOURCE_SLICE: ResourceSliceView,
     DEVICE_CLASS: DeviceClassView,
+    DEVICE_TAINT_RULE: DeviceTaintRuleView,
 }
 V = TypeVar("V", bound=StorageObject)
 
@@ -654,6 +673,7 @@ class Volumes:
         # kind: the slices and the classes.
         self._slices: tuple[Raw, ...] | None = None
         self._classes: dict[str, Raw] | None = None
+        self._taint_rules: tuple[Raw, ...] | None = None
         self.selectors = DeviceSelectors()
         """The device selectors' results, which outlive a pod's cycle (kube's CEL cache)."""
         self.slice_cache = SliceCache()
@@ -710,6 +730,8 @@ class Volumes:
             self._slices = None
         elif kind == DEVICE_CLASS:
             self._classes = None
+        elif kind == DEVICE_TAINT_RULE:
+            self._taint_rules = None
         elif kind == RESOURCE_CLAIM and key not in self._in_flight:
             counted = before.allocation if isinstance(before, ResourceClaimView) else None
             self._recount(counted, self._counted(key))
@@ -811,6 +833,13 @@ class Volumes:
             self._slices = tuple(v.raw for v in views)
             self.slice_cache.retain(self._slices)
         return self._slices
+
+    def device_taint_rules(self) -> Sequence[Raw]:
+        """Every DeviceTaintRule, by name."""
+        if self._taint_rules is None:
+            views = sorted(self._all(DEVICE_TAINT_RULE), key=lambda v: v.key)
+            self._taint_rules = tuple(v.raw for v in views)
+        return self._taint_rules
 
     def device_class(self, name: str) -> DeviceClassView | None:
         view = self._get(DEVICE_CLASS, name)

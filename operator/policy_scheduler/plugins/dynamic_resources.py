@@ -29,16 +29,20 @@ then, claim by claim in the pod's order:
 With claims to allocate, it builds the pod's :class:`~policy_scheduler.model.dra.Allocator`
 from the devices in use (every claim's ``status.allocation`` and this scheduler's allocations in
 flight, :meth:`~policy_scheduler.model.volumes.Volumes.allocated`; results with adminAccess do
-not count, as kube's), the ResourceSlices, the DeviceClasses, and the cluster state's
+not count, as kube's), the ResourceSlices with the DeviceTaintRules' taints, the DeviceClasses,
+and the cluster state's
 :class:`~policy_scheduler.model.cel.DeviceSelectors`, whose selector results outlive the pod.
 
 **Filter**, per node: the ``status.allocation.nodeSelector`` of every allocated claim must match
-the node ("resourceclaim not available on the node", the claim remembered for PostFilter); then
-the allocator must allocate every unallocated claim on the node in one pass, all or nothing
-("cannot allocate all claims"; the allocator's own reason, which request failed and why, is
-kept per node for ``explain`` and the decisions). The node's allocations are kept in the cycle's
-state for Score and Reserve. A fatal allocator error (a CEL error, a broken pool) is kube's error
-status: the attempt fails, the pod is tried again after its backoff.
+the node, and an allocated claim whose devices' binding failed (a ``bindingFailureConditions``
+condition True) or timed out (binding conditions not all True :data:`BINDING_TIMEOUT_SECONDS`
+after its ``allocationTimestamp``) fits no node ("resourceclaim not available on the node", the
+claim remembered for PostFilter); then the allocator must allocate every unallocated claim on
+the node in one pass, all or nothing ("cannot allocate all claims"; the allocator's own reason,
+which request failed and why, is kept per node for ``explain`` and the decisions). The node's
+allocations are kept in the cycle's state for Score and Reserve. A fatal allocator error (a CEL
+error, a broken pool, a search past :data:`FILTER_TIMEOUT_SECONDS`) is kube's error status: the
+attempt fails, the pod is tried again after its backoff.
 
 **Score** (v1.37's DynamicResources is also a score plugin, weight 2 in its default profile):
 for each request with ``firstAvailable`` subrequests, the subrequest at index ``i`` that the
@@ -46,6 +50,12 @@ node's allocation chose adds ``8 - i`` (FirstAvailableDeviceRequestMaxSize - i),
 that the best node gets 100; a node for which nothing was allocated in the cycle scores 0. The
 priority allocates again per node (its state is not the filter's), which gives the filter's
 result: the allocator is deterministic, and its selectors' results are cached.
+
+Beyond kube-scheduler, which ranks nodes by the ``firstAvailable`` alternatives alone, the
+priority's ``placement`` arg ranks them by the share (0..100) of the devices that serve the node
+in use once the pod has its own there: ``Pack`` scores that share (the pod goes where devices are
+already taken, leaving whole nodes free for large claims), ``Spread`` what is left. It replaces
+kube's subrequest score, and shows in the plugin's column of the score breakdown.
 
 **Reserve** records the chosen node's allocations as in flight
 (:meth:`~policy_scheduler.model.volumes.Volumes.allocate`), so that the next cycles, which do
@@ -56,10 +66,15 @@ the ``reservedFor`` of an allocated claim reserved for it, as kube's does.
 **PreBind**, for each claim not yet reserved for the pod, as kube's bindClaim: for a claim it
 allocated, the finalizer ``resource.kubernetes.io/delete-protection`` (a patch of the claim, with
 its ``resourceVersion``), then one write of the ``status`` subresource setting ``allocation`` and
-appending the pod to ``reservedFor`` (for an allocated claim, the reservation alone); on a 409
-the claim is read again and the write tried again (kube's DefaultRetry: 5 tries), failing with
-kube's words when the claim was deleted or allocated elsewhere meanwhile. The written claim is
-assumed until the informer brings it, and the allocation is no longer in flight.
+appending the pod to ``reservedFor`` (for an allocated claim, the reservation alone), the
+allocation stamped with its ``allocationTimestamp`` when it has none; on a 409 the claim is read
+again and the write tried again (kube's DefaultRetry: 5 tries), failing with kube's words when
+the claim was deleted, allocated or deallocated elsewhere meanwhile. The written claim is
+assumed until the informer brings it, and the allocation is no longer in flight. Then, when a
+device of the claims has ``bindingConditions``, it waits (at once, then every
+:data:`BINDING_POLL_SECONDS`, for at most :data:`BINDING_TIMEOUT_SECONDS`) until the claims'
+``status.devices`` say every one of them True, and fails the bind in kube's words when a
+``bindingFailureConditions`` condition is True or the time is up.
 
 **PostFilter**, when no node fits, does what kube-scheduler v1.37's does: an allocated claim
 that some node's Filter found not available there, reserved for no pod or for this one alone, is
@@ -68,26 +83,30 @@ ResourceClaim completed"; otherwise nothing, and it says nothing — except "not
 filter before this one rejected the pod in its pre-filter (kube's PreFilters stop there, so this
 plugin's state is missing, an error that ends the post-filters: no preemption is tried).
 
-Not done, and what the pod is told: binding conditions (``bindingConditions`` of a device are
-not waited for, the pod binds at once); DRA-backed extended resources (a container's request of
-a DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such
-resource on the node); the Filter timeout.
+Not done, and what the pod is told: DRA-backed extended resources (a container's request of a
+DeviceClass's ``extendedResourceName`` is left to NodeResourcesFit, which finds no such resource
+on the node); kube's ``BindingConditionsPending`` event while PreBind waits (the plugins have
+no event port).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import numpy as np
 
-from policy_scheduler.framework.args import Args, no_args
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, no_args, unknown_fields
 from policy_scheduler.framework.events import ClusterEvent, EventKind
 from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
+    MAX_NODE_SCORE,
     SKIP,
     Explains,
     Filter,
@@ -107,7 +126,7 @@ from policy_scheduler.framework.interface import (
     filter_each,
 )
 from policy_scheduler.framework.types import Cycle
-from policy_scheduler.model.dra import AllocationError, Allocator, Unallocatable
+from policy_scheduler.model.dra import AllocationError, Allocator, DeviceID, Unallocatable
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
@@ -125,6 +144,11 @@ FINALIZER: Final = "resource.kubernetes.io/delete-protection"
 UPDATE_TRIES: Final = 5
 """kube's retry.DefaultRetry: how many times a claim's write is tried when it conflicts."""
 CONFLICT: Final = 409
+BINDING_TIMEOUT_SECONDS: Final = 600.0
+"""kube's DynamicResourcesArgs.bindingTimeout default: how long PreBind waits for the devices'
+binding conditions, from the allocation's ``allocationTimestamp``."""
+BINDING_POLL_SECONDS: Final = 5.0
+"""How often PreBind looks at the binding conditions again, as kube's."""
 FILTER_TIMEOUT_SECONDS: Final = 10.0
 """kube's DynamicResourcesArgs.filterTimeout default (DRASchedulerFilterTimeout, on in v1.37):
 the longest one node's allocation may search."""
@@ -167,6 +191,8 @@ class ClaimState:
     rejection: str = ""
     selectors: tuple[tuple[int, NodeSelector], ...] = ()
     """Each allocated claim's node selector, with the claim's index in :attr:`claims`."""
+    unbindable: tuple[int, ...] = ()
+    """The allocated claims whose devices' binding failed or timed out: on no node."""
     to_allocate: tuple[ResourceClaimView, ...] = ()
     allocator: Allocator | None = None
     volumes: Volumes | None = None
@@ -176,6 +202,8 @@ class ClaimState:
     unavailable: set[int] = field(default_factory=set)
     reserved: dict[str, Raw] = field(default_factory=dict)
     """Claim uid -> the allocation Reserve put in flight for it."""
+    in_use: set[DeviceID] = field(default_factory=set)
+    """The devices in use before the cycle, for a priority's placement."""
 
 
 def _claim_names(pod: PodView) -> list[str] | str:
@@ -241,12 +269,14 @@ def _missing_class(claim: ResourceClaimView, volumes: Volumes) -> str:
     return ""
 
 
-def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
-    """What PreFilter concludes of the pod's claims (see the module's docstring)."""
+def claim_state(pod: PodView, volumes: Volumes, now: datetime | None = None) -> ClaimState:
+    """What PreFilter concludes of the pod's claims (see the module's docstring); ``now`` for
+    the binding timeout of allocated claims (None: the current time)."""
     claims = _lookup(pod, volumes)
     if isinstance(claims, str):
         return ClaimState(rejection=claims)
     selectors: list[tuple[int, NodeSelector]] = []
+    unbindable: list[int] = []
     to_allocate: list[ResourceClaimView] = []
     for index, claim in enumerate(claims):
         if claim.allocation is not None:
@@ -255,6 +285,9 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
                 return ClaimState(claims, IN_USE)
             if claim.allocated_nodes is not None:
                 selectors.append((index, claim.allocated_nodes))
+            ready, failure = binding_readiness(claim)
+            if failure or (not ready and timed_out(claim, now or _now())):
+                unbindable.append(index)
             continue
         if volumes.in_flight(claim) is not None:
             return ClaimState(claims, being_allocated(claim))
@@ -270,10 +303,12 @@ def claim_state(pod: PodView, volumes: Volumes) -> ClaimState:
             volumes.resource_slices(),
             volumes.selectors,
             slice_cache=volumes.slice_cache,
+            taint_rules=volumes.device_taint_rules(),
         )
     return ClaimState(
         claims,
         selectors=tuple(selectors),
+        unbindable=tuple(unbindable),
         to_allocate=tuple(to_allocate),
         allocator=allocator,
         volumes=volumes,
@@ -293,6 +328,75 @@ def allocate(state: ClaimState, node: NodeInfo) -> list[dict[str, Any]] | Unallo
         )
     except AllocationError as error:
         raise StatusError(f'running "{NAME}" filter plugin: {error.message}') from None
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _timestamp(at: datetime) -> str:
+    """A time as the API writes a ``metav1.Time``: RFC 3339, in seconds, UTC."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _waits(result: Mapping[str, Any]) -> bool:
+    return bool(result.get("bindingConditions"))
+
+
+def _results(claim: ResourceClaimView) -> list[Raw]:
+    allocation = claim.allocation or {}
+    return [_mapping(r) for r in _sequence(_mapping(allocation.get("devices")).get("results"))]
+
+
+def _true(conditions: Sequence[Any], kind: object) -> Raw | None:
+    """The condition of type ``kind`` among ``conditions`` if its status is True."""
+    for condition in map(_mapping, conditions):
+        if condition.get("type") == kind and condition.get("status") == "True":
+            return condition
+    return None
+
+
+def binding_readiness(claim: ResourceClaimView) -> tuple[bool, str]:
+    """kube's isClaimReadyForBinding: whether every binding condition of the claim's devices
+    is True in ``status.devices``, and kube's words when a binding failure condition is."""
+    if claim.allocation is None:
+        return False, ""
+    statuses = [_mapping(d) for d in _sequence(claim.status.get("devices"))]
+    for result in filter(_waits, _results(claim)):
+        where = (result.get("driver"), result.get("pool"), result.get("device"))
+        status = next(
+            (d for d in statuses if (d.get("driver"), d.get("pool"), d.get("device")) == where),
+            None,
+        )
+        if status is None:
+            return False, ""
+        conditions = _sequence(status.get("conditions"))
+        for kind in _sequence(result.get("bindingFailureConditions")):
+            failed = _true(conditions, kind)
+            if failed is not None:
+                message = json.dumps(str(failed.get("message") or ""), ensure_ascii=False)
+                return False, (
+                    f"device binding failed: claim={claim.name}, "
+                    f"reason={failed.get('reason') or ''}, message={message}"
+                )
+        if any(_true(conditions, kind) is None for kind in _sequence(result["bindingConditions"])):
+            return False, ""
+    return True, ""
+
+
+def timed_out(
+    claim: ResourceClaimView, now: datetime, timeout: float = BINDING_TIMEOUT_SECONDS
+) -> bool:
+    """kube's isClaimTimeout: a device of the claim waits for binding conditions, and its
+    ``allocationTimestamp`` is more than ``timeout`` seconds before ``now``."""
+    stamp = (claim.allocation or {}).get("allocationTimestamp")
+    if not stamp or not any(map(_waits, _results(claim))):
+        return False
+    try:
+        allocated = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return (now - allocated).total_seconds() > timeout
 
 
 def _consumer(pod: PodView) -> dict[str, str]:
@@ -338,11 +442,25 @@ class _DynamicResourcesFilter(
         | EventKind.POD_DELETED
     )
 
+    def __init__(
+        self,
+        binding_timeout: float = BINDING_TIMEOUT_SECONDS,
+        poll_interval: float = BINDING_POLL_SECONDS,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = _now,
+    ) -> None:
+        self.binding_timeout = binding_timeout
+        self.poll_interval = poll_interval
+        self._sleep = sleep
+        self._clock = clock
+        self._now = now
+
     def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
         # As kube-scheduler's PreFilter: a pod without claims has nothing for this plugin.
         if not cycle.pod.resource_claims:
             return SKIP
-        return claim_state(cycle.pod, cycle.snapshot.volumes)
+        return claim_state(cycle.pod, cycle.snapshot.volumes, self._now())
 
     def pre_filter_result(self, state: ClaimState) -> PreFilterResult:
         return PreFilterResult(rejection=state.rejection) if state.rejection else ANY_NODE
@@ -371,6 +489,7 @@ class _DynamicResourcesFilter(
         # selector, and then that claim is not remembered as unavailable.
         name, labels = node.name, node.node.labels
         unavailable = [i for i, s in state.selectors if not s.matches(name, labels)]
+        unavailable += state.unbindable
         found: list[dict[str, Any]] | None = None
         if state.allocator is not None:
             allocated = allocate(state, node)
@@ -399,7 +518,7 @@ class _DynamicResourcesFilter(
     def filter_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Rejections:
         # Most pods' claims are allocated for any node (a rejected pod has neither selectors
         # nor an allocator: no node is asked about it).
-        if not state.selectors and state.allocator is None:
+        if not state.selectors and state.allocator is None and not state.unbindable:
             return {}
         return filter_each(self, state, pod, nodes)
 
@@ -486,7 +605,8 @@ class _DynamicResourcesFilter(
             if pod.uid in claim.reserved_for:
                 continue
             try:
-                written = await _bind_claim(claim, state.reserved.get(claim.uid), pod, objects)
+                allocation = state.reserved.get(claim.uid)
+                written = await _bind_claim(claim, allocation, pod, objects, self._now())
             except Exception as error:  # an API error fails the bind, as kube's
                 return f'running PreBind plugin "{NAME}": {error}'
             claims[index] = written
@@ -496,18 +616,49 @@ class _DynamicResourcesFilter(
         if state.volumes is not None:
             for claim in claims:
                 state.volumes.release(claim)
-        return None
+        if state.volumes is None or not any(map(_waits, (r for c in claims for r in _results(c)))):
+            return None
+        failure = await self._wait_for_binding(state.volumes, claims)
+        return f'running PreBind plugin "{NAME}": {failure}' if failure else None
+
+    async def _wait_for_binding(self, volumes: Volumes, claims: Sequence[ResourceClaimView]) -> str:
+        """kube's wait for the devices' binding conditions (isPodReadyForBinding, at once and
+        then every :data:`BINDING_POLL_SECONDS`, for at most the binding timeout), on the
+        claims as the informers bring them: why the pod may not be bound, or "" once it may."""
+        deadline = self._clock() + self.binding_timeout
+        while True:
+            for claim in claims:
+                now = volumes.resource_claim(claim.namespace, claim.name)
+                if now is None:
+                    return f'resourceclaim "{claim.name}" not found'
+                ready, failure = binding_readiness(now)
+                if failure:
+                    return failure
+                if not ready:
+                    if timed_out(now, self._now(), self.binding_timeout):
+                        return f"device binding timeout: claim={claim.name}"
+                    break
+            else:
+                return ""
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                return "device binding timeout: context deadline exceeded"
+            await self._sleep(min(self.poll_interval, remaining))
 
 
 async def _bind_claim(
-    claim: ResourceClaimView, allocation: Raw | None, pod: PodView, objects: ObjectWriter
+    claim: ResourceClaimView,
+    allocation: Raw | None,
+    pod: PodView,
+    objects: ObjectWriter,
+    now: datetime,
 ) -> ResourceClaimView:
     """kube's bindClaim: the claim as written, or an error in kube's words. A conflict reads
     the claim again and tries again, :data:`UPDATE_TRIES` times in all."""
     current = claim
     for _ in range(UPDATE_TRIES - 1):
         try:
-            return await _write_claim(current, allocation, pod, objects)
+            return await _write_claim(current, allocation, pod, objects, now)
         except _WriteError as error:
             if error.status != CONFLICT:
                 raise
@@ -516,11 +667,15 @@ async def _bind_claim(
         except Exception as error:
             message = f"get updated claim {claim.key} after conflict: {error}"
             raise ClaimChangedError(message) from None
-    return await _write_claim(current, allocation, pod, objects)
+    return await _write_claim(current, allocation, pod, objects, now)
 
 
 async def _write_claim(
-    claim: ResourceClaimView, allocation: Raw | None, pod: PodView, objects: ObjectWriter
+    claim: ResourceClaimView,
+    allocation: Raw | None,
+    pod: PodView,
+    objects: ObjectWriter,
+    now: datetime,
 ) -> ResourceClaimView:
     """One try of kube's bindClaim on the claim as last read: its finalizer, then its status."""
     if claim.deleting:
@@ -547,6 +702,13 @@ async def _write_claim(
     if allocation is not None:
         status["allocation"] = allocation
         added = "allocation and reservation"
+    # With binding conditions (on in v1.37) every allocation gets its time, kube's start of
+    # the binding timeout.
+    allocated = allocation if allocation is not None else claim.allocation
+    if allocated is None:
+        raise ClaimChangedError(f"claim {claim.key} got deallocated elsewhere in the meantime")
+    if not allocated.get("allocationTimestamp"):
+        status["allocation"] = {**allocated, "allocationTimestamp": _timestamp(now)}
     version = str(metadata.get("resourceVersion", ""))
     patch = {"metadata": {"resourceVersion": version}, "status": status}
     what = f"add {added} to claim {claim.key}"
@@ -590,10 +752,14 @@ def new_filter(args: Args, path: str) -> Filter[ClaimState]:
 
 
 def subrequest_score(state: ClaimState, allocations: Sequence[Mapping[str, Any]]) -> int:
-    """kube's computeScore: for each request with ``firstAvailable`` subrequests of the claims
-    allocated in the cycle, ``8 - i`` for the subrequest at index ``i`` the allocation chose."""
+    """kube's computeScore: for each request with ``firstAvailable`` subrequests of the pod's
+    claims, ``8 - i`` for the subrequest at index ``i`` chosen, by the node's ``allocations``
+    (of :attr:`ClaimState.to_allocate`, in order) or, for a claim allocated before the cycle,
+    by its own allocation."""
+    chosen_for = dict(zip((c.uid for c in state.to_allocate), allocations, strict=True))
     score = 0
-    for claim, allocation in zip(state.to_allocate, allocations, strict=True):
+    for claim in state.claims:
+        allocation = chosen_for.get(claim.uid, claim.allocation) or {}
         results = _sequence(_mapping(allocation.get("devices")).get("results"))
         chosen = {str(_mapping(r).get("request", "")) for r in results}
         for request in claim.requests:
@@ -607,25 +773,69 @@ def _prioritized(claims: Sequence[ResourceClaimView]) -> bool:
     return any(r.get("firstAvailable") for claim in claims for r in claim.requests)
 
 
+PACK: Final = "Pack"
+SPREAD: Final = "Spread"
+PLACEMENTS: Final = (PACK, SPREAD)
+
+
+def _taken(allocations: Sequence[Mapping[str, Any]]) -> set[DeviceID]:
+    return {
+        DeviceID(str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+        for a in allocations
+        for r in map(_mapping, _sequence(_mapping(a.get("devices")).get("results")))
+    }
+
+
+def placement_score(
+    state: ClaimState, node: NodeInfo, allocations: Sequence[Mapping[str, Any]], placement: str
+) -> int:
+    """The share (0..100) of the devices that serve ``node`` in use once the pod's
+    ``allocations`` there are made: :data:`PACK` scores it, :data:`SPREAD` what is left."""
+    assert state.allocator is not None
+    pools = state.allocator.pools(node.name, node.node.labels)
+    devices = {d.id for pool in pools for s in pool.slices for d in s.devices}
+    if not devices:
+        return 0
+    used = len(devices & (state.in_use | _taken(allocations)))
+    share = used * MAX_NODE_SCORE // len(devices)
+    return share if placement == PACK else MAX_NODE_SCORE - share
+
+
 class _DynamicResourcesScorer(Scorer[ClaimState]):
-    """v1.37's score of the subrequests chosen (see the module's docstring). Unlike a SKIP,
-    which kube-scheduler's DynamicResources never returns for Score, the nodes of a pod with
-    nothing to score are scored, and shown with 0."""
+    """v1.37's score of the subrequests chosen (see the module's docstring), or, with a
+    ``placement`` (beyond kube-scheduler), the share of the node's devices in use once the pod
+    has its own. Unlike a SKIP, which kube-scheduler's DynamicResources never returns for
+    Score, the nodes of a pod with nothing to score are scored, and shown with 0."""
 
     name = NAME
+
+    def __init__(self, placement: str = "") -> None:
+        self.placement = placement
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:
             return ClaimState()
+        claims = _lookup(cycle.pod, cycle.snapshot.volumes)
+        # Without firstAvailable requests kube's score is 0 on every node: nothing to allocate
+        # again (nor a claim to look at again, when one is missing).
+        if isinstance(claims, str) or not (self.placement or _prioritized(claims)):
+            return ClaimState()
         state = claim_state(cycle.pod, cycle.snapshot.volumes)
-        # Without firstAvailable requests every node scores 0: nothing to allocate again.
-        return state if _prioritized(state.to_allocate) else ClaimState()
+        if state.allocator is None:
+            return ClaimState()
+        if self.placement:
+            state.in_use = state.allocator.allocated.in_use()
+        return state
 
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:
             return 0
         found = allocate(state, node)
-        return 0 if isinstance(found, Unallocatable) else subrequest_score(state, found)
+        if isinstance(found, Unallocatable):
+            return 0
+        if self.placement:
+            return placement_score(state, node, found, self.placement)
+        return subrequest_score(state, found)
 
     def score_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Scores:
         if state.allocator is None:
@@ -633,9 +843,21 @@ class _DynamicResourcesScorer(Scorer[ClaimState]):
         return super().score_nodes(state, pod, nodes)
 
     def normalize(self, state: ClaimState, scores: Scores) -> None:
-        normalize_to_max(scores)
+        # A placement's shares are scores already.
+        if not self.placement:
+            normalize_to_max(scores)
 
 
 def new_scorer(args: Args, path: str) -> Scorer[ClaimState]:
-    no_args(NAME, args, path)
-    return _DynamicResourcesScorer()
+    """No args: kube-scheduler's score. ``placement`` (not kube's): ``Pack`` prefers the nodes
+    whose devices are most in use once the pod has its own (the fewest nodes used), ``Spread``
+    the least."""
+    errors = unknown_fields(args, ("placement",), path)
+    placement = args.get("placement", "")
+    if placement != "" and placement not in PLACEMENTS:
+        errors.append(
+            FieldError(f"{path}.placement", f"must be one of {list(PLACEMENTS)}, got {placement!r}")
+        )
+    if errors:
+        raise ArgsError(errors)
+    return _DynamicResourcesScorer(str(placement))

@@ -8,8 +8,11 @@ accepts too. The CRD's structural OpenAPI v3 schema becomes a JSON Schema Draft 
 - an object with ``properties`` rejects other fields unless ``x-kubernetes-preserve-unknown-fields``
   (the API server drops them, and refuses them under kubectl's default ``--validate=strict``);
 - ``x-kubernetes-list-type: map`` rejects two items with the same keys;
-- each CEL rule (``x-kubernetes-validations``) is checked by a Python mirror, found by the rule's
-  message. A rule without a mirror fails loading, so the two cannot silently drift apart.
+- each CEL rule (``x-kubernetes-validations``) is evaluated with ``model/cel`` on the value it is
+  attached to, and a failure reported in the API server's words ("spec.predicates: Invalid value:
+  each predicate may be listed only once"); as the API server, no rule is checked while the
+  object has a blocking schema error (an unsupported value, a missing field, a wrong type, too
+  long, too many). A rule that does not compile fails loading.
 
 Defaults are applied first, as the API server does; errors are kubectl-style field paths with short
 messages ("spec.priorities[1].weight: must be between 1 and 100").
@@ -21,18 +24,22 @@ import difflib
 import functools
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
+from celpy import celtypes
+from celpy.adapter import json_to_cel
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.protocols import Validator
 from jsonschema.validators import create
 
 from policy_scheduler.framework.args import FieldError
 from policy_scheduler.manifests import SAFE_LOADER
-from policy_scheduler.plugins.registry import EXTENSIONS, FILTER_ALIASES, SCORER_ALIASES
+from policy_scheduler.model.cel import CelError, Program, compile_expression
+from policy_scheduler.model.cel.program import DEFAULT_COST_LIMIT
 
 GROUP = "policy-scheduler.dev"
 VERSION = "v1alpha1"
@@ -115,112 +122,106 @@ def _default(value: Any, schema: Mapping[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The CEL rules' Python mirrors
+# The CEL rules (x-kubernetes-validations), evaluated as the API server evaluates them
 
-Problem = tuple[tuple[str | int, ...], str]
-"""A CEL rule's violation: the path below the value the rule is attached to, and the message."""
+# The schema errors after which the API server checks no CEL rule (apiextensions' hasBlockingErr:
+# a value not supported, required, too long, too many, or of the wrong type).
+_BLOCKING = frozenset({"enum", "required", "maxLength", "maxItems", "maxProperties", "type"})
 
-Mirror = Callable[[Any], Iterator[Problem]]
-"""Checks the value a CEL rule is attached to, as the rule does."""
-
-
-def _listed_names(items: Any) -> Iterator[tuple[int, str]]:
-    for i, item in enumerate(items if isinstance(items, list) else ()):
-        name = item.get("name") if isinstance(item, dict) else None
-        if isinstance(name, str):
-            yield i, name
-
-
-def _repeated_plugins(aliases: Mapping[str, str], *, legacy: bool) -> Mirror:
-    """The mirror of ``self.all(p, self.exists_one(q, q.name == p.name))`` (``legacy=False``) or of
-    the rule that no legacy name is listed together with its current name (``legacy=True``)."""
-
-    def mirror(items: Any) -> Iterator[Problem]:
-        names: dict[str, int] = {}
-        plugins: dict[str, tuple[int, str]] = {}
-        for i, name in _listed_names(items):
-            plugin = aliases.get(name, name)
-            if name in names:
-                if not legacy:
-                    yield (i, "name"), f'"{name}" is already listed at index {names[name]}'
-            elif plugin in plugins and legacy:
-                first, other = plugins[plugin]
-                where = f"already listed at index {first}"
-                yield (
-                    (i, "name"),
-                    (
-                        f'"{name}" is the legacy name of "{plugin}", {where}'
-                        if name in aliases
-                        else f'"{name}" is {where} under its legacy name "{other}"'
-                    ),
-                )
-            names.setdefault(name, i)
-            plugins.setdefault(plugin, (i, name))
-
-    return mirror
-
-
-def extension_point(field: str) -> str:
-    """kube-scheduler's name of the extension point of ``spec.plugins.<field>``: ``PreBind`` for
-    ``preBind``."""
-    return field[0].upper() + field[1:]
-
-
-def _implements(field: str) -> Mirror:
-    """The mirror of the rule that each plugin listed under ``spec.plugins.<field>`` implements
-    that extension point."""
-    point = extension_point(field)
-
-    def mirror(items: Any) -> Iterator[Problem]:
-        for i, name in _listed_names(items):
-            fields = [
-                f"spec.plugins.{other}" for other, names in EXTENSIONS.items() if name in names
-            ]
-            # A name no field lists is the enum's error, not this rule's.
-            if fields and name not in EXTENSIONS[field]:
-                where = " or ".join(fields)
-                yield (i, "name"), f"{name} does not implement {point}; list it under {where}"
-
-    return mirror
-
-
-def _selector_values(expression: Any) -> Iterator[Problem]:
-    """The mirror of the rule that In and NotIn need values and the other operators take none."""
-    operator = expression.get("operator") if isinstance(expression, dict) else None
-    if not isinstance(operator, str):
-        return
-    values = expression.get("values")
-    if operator in ("In", "NotIn"):
-        if not values:
-            yield ("values",), f"must be non-empty for operator {operator}"
-    elif values:
-        yield ("values",), f"must be empty for operator {operator}"
-
-
-CEL_MIRRORS: Mapping[str, Mirror] = {
-    "each predicate may be listed only once": _repeated_plugins(FILTER_ALIASES, legacy=False),
-    "a legacy name and its current name are the same predicate; list it only once": (
-        _repeated_plugins(FILTER_ALIASES, legacy=True)
-    ),
-    "each priority may be listed only once": _repeated_plugins(SCORER_ALIASES, legacy=False),
-    "a legacy name and its current name are the same priority; list it only once": (
-        _repeated_plugins(SCORER_ALIASES, legacy=True)
-    ),
-    "each post-filter may be listed only once": _repeated_plugins({}, legacy=False),
-    "each plugin may be listed only once at an extension point": _repeated_plugins(
-        {}, legacy=False
-    ),
-    **{
-        f"each plugin listed under {field} must implement {extension_point(field)}": (
-            _implements(field)
-        )
-        for field in EXTENSIONS
-    },
-    "values must be non-empty for operators In and NotIn, and empty for Exists and DoesNotExist": (
-        _selector_values
-    ),
+# How the API server words a failed rule's `reason` (apimachinery's field.Error types).
+_REASONS = {
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueRequired": "Required value",
+    "FieldValueDuplicate": "Duplicate value",
 }
-"""Each CEL rule of the CRD, by its message, and the Python check that means the same."""
+
+_RULE_KEYWORD = "x-kubernetes-validations"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One x-kubernetes-validations rule, its expressions compiled."""
+
+    program: Program
+    message: str
+    message_expression: Program | None
+    field_path: tuple[str, ...]
+    reason: str | None
+
+
+@functools.cache
+def _compiled(
+    rule: str, message: str, message_expression: str, field_path: str, reason: str
+) -> _Rule:
+    """A rule of the CRD compiled; a rule that does not compile fails loading the schema."""
+    try:
+        program = compile_expression(rule, ("self",))
+        expression = (
+            compile_expression(message_expression, ("self",)) if message_expression else None
+        )
+    except CelError as e:
+        raise ValueError(f"CEL rule {rule!r} of the CRD: {e.message}") from None
+    # `message` or else the rule itself, as the API server words a failed rule.
+    detail = message.strip() or f"failed rule: {rule.strip()}"
+    path = tuple(p for p in re.split(r"\.|\['|'\]", field_path) if p)
+    return _Rule(program, detail, expression, path, reason or None)
+
+
+def _rule(rule: Mapping[str, str]) -> _Rule:
+    return _compiled(
+        rule["rule"],
+        rule.get("message", ""),
+        rule.get("messageExpression", ""),
+        rule.get("fieldPath", ""),
+        rule.get("reason", ""),
+    )
+
+
+def _openapi_type(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    return "string" if isinstance(value, str) else "other"
+
+
+def _rule_error(rule: _Rule, instance: Any, detail: str) -> ValidationError:
+    """A failed rule in the API server's words: "Invalid value: <value>: <detail>", the value
+    left out for an object or a list (field.OmitValueType)."""
+    kind = _REASONS.get(rule.reason or "", "Invalid value")
+    shown = "" if isinstance(instance, dict | list) else f": {_show(instance)}"
+    if kind in ("Forbidden", "Required value"):
+        text = f"{kind}: {detail}"
+    elif kind == "Duplicate value":
+        text = f"{kind}{shown}"
+    else:
+        text = f"{kind}{shown}: {detail}"
+    return ValidationError(text, path=list(rule.field_path))
+
+
+def _cel_rules(
+    validator: Any, rules: Sequence[Mapping[str, str]], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    value = json_to_cel(json.loads(_show(instance)))
+    for rule in rules:
+        compiled = _rule(rule)
+        source = rule["rule"].strip()
+        try:
+            result = compiled.program.evaluate({"self": value}, DEFAULT_COST_LIMIT)
+        except CelError as e:
+            yield _rule_error(compiled, instance, f"{e.message} evaluating rule: {source}")
+            continue
+        if isinstance(result, celtypes.BoolType) and result:
+            continue
+        detail = compiled.message
+        if compiled.message_expression is not None:
+            try:
+                said = compiled.message_expression.evaluate({"self": value}, DEFAULT_COST_LIMIT)
+            except CelError:
+                said = None
+            if isinstance(said, str) and said.strip():
+                detail = said
+        yield _rule_error(compiled, instance, detail)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -234,9 +235,8 @@ def to_json_schema(node: Mapping[str, Any]) -> dict[str, Any]:
     of :func:`validate` implements them as keywords.
     """
     converted = dict(node)
-    for rule in node.get("x-kubernetes-validations", ()):
-        if rule["message"] not in CEL_MIRRORS:
-            raise LookupError(f"CEL rule {rule['rule']!r} has no Python mirror in {__name__}")
+    for rule in node.get(_RULE_KEYWORD, ()):
+        _rule(rule)
     if "properties" in node:
         converted["properties"] = {k: to_json_schema(v) for k, v in node["properties"].items()}
         if "additionalProperties" not in node and not node.get(
@@ -312,14 +312,6 @@ def _list_map(
             seen.add(identity)
 
 
-def _cel_rules(
-    validator: Any, rules: Sequence[Mapping[str, str]], instance: Any, schema: Mapping[str, Any]
-) -> Iterator[ValidationError]:
-    for rule in rules:
-        for path, message in CEL_MIRRORS[rule["message"]](instance):
-            yield ValidationError(message, path=path)
-
-
 _KubernetesValidator = create(
     meta_schema=Draft202012Validator.META_SCHEMA,
     validators={
@@ -327,7 +319,7 @@ _KubernetesValidator = create(
         "required": _required,
         "additionalProperties": _additional_properties,
         "x-kubernetes-list-type": _list_map,
-        "x-kubernetes-validations": _cel_rules,
+        _RULE_KEYWORD: _cel_rules,
     },
     type_checker=Draft202012Validator.TYPE_CHECKER,
 )
@@ -423,5 +415,8 @@ def validate(policy: Mapping[str, Any]) -> list[FieldError]:
     """Every problem the API server would find in ``policy`` on create or update, ordered by field:
     the schema's (after defaulting, as the API server validates), unknown fields included, and the
     CEL rules'. The plugins' ``args`` are not checked here but when compiling."""
-    errors = sorted(_validator().iter_errors(apply_defaults(policy)), key=_path_order)
+    errors = list(_validator().iter_errors(apply_defaults(policy)))
+    if any(error.validator in _BLOCKING for error in errors):
+        errors = [error for error in errors if error.validator != _RULE_KEYWORD]
+    errors.sort(key=_path_order)
     return [FieldError(_field_path(error.absolute_path), _message(error)) for error in errors]

@@ -244,6 +244,15 @@ KINDS: tuple[Kind, ...] = (
     _storage_kind(
         volumes.DEVICE_CLASS, "resource.k8s.io", "deviceclasses", EventKind.DEVICE_CLASS_CHANGED
     ),
+    # Taints of the devices they name: kube's slice tracker hands a rule's change (or deletion)
+    # on as a change of the slices, which is the event it raises here.
+    _storage_kind(
+        volumes.DEVICE_TAINT_RULE,
+        "resource.k8s.io",
+        "devicetaintrules",
+        EventKind.RESOURCE_SLICE_CHANGED,
+        EventKind.RESOURCE_SLICE_CHANGED,
+    ),
     # Which pods a budget protects, for preemption to spare them where it can. policy/v1 is
     # served by every Kubernetes this operator supports (since 1.21): not optional.
     Kind(

@@ -67,18 +67,26 @@ def truncate(message: str, limit: int = MESSAGE_LIMIT) -> str:
     return encoded[: limit - len(_TRUNCATED)].decode(errors="ignore") + _TRUNCATED
 
 
+def _most_common(counts: Mapping[str, int]) -> dict[str, int]:
+    """The :data:`REASONS_LIMIT` reasons that rejected the most nodes."""
+    return dict(sorted(counts.items(), key=lambda item: -item[1])[:REASONS_LIMIT])
+
+
 def bounded(record: Mapping[str, Any]) -> dict[str, Any]:
     """A ``status.decisions`` record with its message truncated and only its
-    :data:`REASONS_LIMIT` most common reasons, so that one pod's long failure cannot push the
-    other decisions out of the budget."""
+    :data:`REASONS_LIMIT` most common reasons and detailed reasons (these cut as its message),
+    so that one pod's long failure cannot push the other decisions out of the budget."""
     result = dict(record)
     message = result.get("message")
     if isinstance(message, str):
         result["message"] = truncate(message)
     reasons = result.get("reasons")
     if isinstance(reasons, Mapping) and len(reasons) > REASONS_LIMIT:
-        ranked = sorted(reasons.items(), key=lambda item: -item[1])
-        result["reasons"] = dict(ranked[:REASONS_LIMIT])
+        result["reasons"] = _most_common(reasons)
+    details = result.get("details")
+    if isinstance(details, Mapping):
+        # The allocator's reasons quote the selectors: each cut as a message is.
+        result["details"] = {truncate(d): n for d, n in _most_common(details).items()}
     preemption = result.get("preemption")
     if isinstance(preemption, Mapping):
         preemption = dict(preemption)

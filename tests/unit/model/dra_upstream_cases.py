@@ -8,11 +8,12 @@ and are the raw ``resource.k8s.io/v1`` objects as the API serves them. What a ca
 kube's: the ``status.allocation`` of each claim, in the claims' order, or kube's error text (the
 substrings the Go case matches), or no allocation on the node.
 
-Every case here passes under the real v1.37.2 allocator with kube-scheduler's default gates (the
-allocator features it derives: DRAAdminAccess, DRAPrioritizedList, DRAPartitionableDevices,
-DRADeviceTaints, DRADeviceBindingConditions with DRAResourceClaimDeviceStatus,
-DRAConsumableCapacity). Kube's expectation lists a claim's results in any order; the real
-allocator's order is deterministic and is the order written here, so the test compares in order.
+Here are 222 of the table's 279 cases (275 and 4). Every one passes under the real v1.37.2
+allocator with kube-scheduler's default gates (the allocator features it derives:
+DRAAdminAccess, DRAPrioritizedList, DRAPartitionableDevices, DRADeviceTaints,
+DRADeviceBindingConditions with DRAResourceClaimDeviceStatus, DRAConsumableCapacity). Kube's
+expectation lists a claim's results in any order; the real allocator's order is deterministic
+and is the order written here, so the test compares in order.
 
 Left out, because kube-scheduler v1.37.2 does not run them with its default gates:
 

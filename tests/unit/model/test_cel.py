@@ -62,6 +62,7 @@ TRUE = {
     ' && semver("v1.0", true) == semver("1.0.0")',
     "semver-equality": 'semver("1.2.3") == semver("1.2.3")'
     ' && !(semver("1.2.3") == semver("1.0.0"))',
+    "semver-build-metadata-ignored": 'semver("1.2.3+build.1") == semver("1.2.3+build.2")',
     "semver-less": 'semver("1.0.0").isLessThan(semver("1.2.3"))'
     ' && !semver("1.2.3").isLessThan(semver("1.0.0"))',
     "semver-greater": 'semver("1.2.3").isGreaterThan(semver("1.0.0"))',
@@ -87,6 +88,14 @@ TRUE = {
     ' && "hello".upperAscii() == "HELLO" && "a,b,c".split(",") == ["a", "b", "c"]'
     ' && "hello".substring(1, 3) == "el" && "  x ".trim() == "x"'
     ' && ["a", "b"].join("-") == "a-b" && "aaa".replace("a", "b", 2) == "bba"',
+    # cel-go's optional types: the syntax and the functions
+    "optional-field": '{"a": 1}.?a.orValue(0) == 1 && {"a": 1}.?b.orValue(0) == 0',
+    "optional-index": '{"a": 1}[?"a"].hasValue() && ![1, 2][?5].hasValue()',
+    "optional-functions": "optional.of(1).value() == 1 && optional.none().orValue(2) == 2"
+    ' && !optional.ofNonZeroValue("").hasValue()'
+    " && optional.none().or(optional.of(3)).value() == 3",
+    "optional-syntax-in-strings-untouched": '"a.?b[?c]".size() == 8',
+    "strings-quote": 'strings.quote("a") == "\\"a\\""',
     # regex library
     "regex-find": '"abc123".find("[0-9]+") == "123" && "a1b2".findAll("[0-9]") == ["1", "2"]',
     # CEL itself, with cel.bind
@@ -127,6 +136,24 @@ ERRORS = {
     ),
     "min-empty-list": ("[].min() == 1", ("runtime", "min called on empty list")),
     "division-by-zero": ("1 / 0 == 1", ("runtime", "division by zero")),
+    "optional-none-dereference": (
+        "optional.none().value() == 1",
+        ("runtime", "optional.none() dereference"),
+    ),
+    "undeclared-variable": (
+        "devices.driver == 1",
+        (
+            "compile",
+            "compilation failed: ERROR: <input>:1:1: undeclared reference to 'devices'"
+            " (in container '')",
+        ),
+    ),
+    # A macro's variable counts as declared in the whole expression at compile time (scopes
+    # are not followed); outside its macro it is undeclared when evaluated.
+    "macro-variable-out-of-scope": (
+        "[1].all(x, x > 0) && cel.bind(y, 1, y == 1) && x == 1",
+        ("runtime", "undeclared reference to 'x' (in container '')"),
+    ),
     # compile_test.go
     "syntax-error": ("?!", ("compile", "compilation failed: ERROR: <input>:1:1: Syntax error: ?!")),
     "undeclared-function": (
@@ -226,12 +253,86 @@ DEVICE = {
         True,
     ),
     "has": (f'has(device.attributes["{DRIVER}"].model)', GPU, True),
+    "optional-attribute": (
+        f'device.attributes["{DRIVER}"].?mig.orValue("none") == "none"',
+        GPU,
+        True,
+    ),
+    "has-missing": (f'has(device.attributes["{DRIVER}"].mig)', GPU, False),
+    # An unknown domain reads as an empty map, but is not in the map (kube's mapper).
+    "has-unknown-domain": ("has(device.attributes.other)", GPU, False),
+    "has-in-unknown-domain": ("has(device.capacity.other.slots)", {**GPU, "capacity": {}}, False),
     "strings-on-attribute": (f'device.attributes["{DRIVER}"].model.startsWith("a1")', GPU, True),
     "exists-one-domain": (f'device.attributes.exists_one(x, x == "{DRIVER}")', GPU, True),
     "allowMultipleAllocations-unset": ("device.allowMultipleAllocations == false", GPU, True),
     "allowMultipleAllocations-set": (
         "device.allowMultipleAllocations",
         {"name": "d", "allowMultipleAllocations": True},
+        True,
+    ),
+    "all": (
+        """
+device.capacity["dra.example.com"].quantity.isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"].bool &&
+device.attributes["dra.example.com"].int > 0 &&
+device.attributes["dra.example.com"].string == "fish" &&
+device.attributes["dra.example.com"].version.isGreaterThan(semver("0.0.1")) &&
+device.capacity["dra.example.com"]["quantity"].isGreaterThan(quantity("1Ki")) &&
+device.attributes["dra.example.com"]["bool"] &&
+device.attributes["dra.example.com"]["int"] > 0 &&
+device.attributes["dra.example.com"]["string"] == "fish" &&
+device.attributes["dra.example.com"]["version"].isGreaterThan(semver("0.0.1"))
+""",
+        {
+            "name": "d",
+            "attributes": {
+                "bool": {"bool": True},
+                "int": {"int": 1},
+                "string": {"string": "fish"},
+                "version": {"version": "1.0.0"},
+            },
+            "capacity": {"quantity": {"value": "1Mi"}},
+        },
+        True,
+    ),
+    "many": (
+        f'device.attributes["{DRIVER}"].a && device.attributes["{DRIVER}"].b'
+        f' && device.attributes["{DRIVER}"].c',
+        {"name": "d", "attributes": attrs(a=True, b=True, c=True)},
+        True,
+    ),
+    "check_attribute_ids": (
+        f'device.attributes["{DRIVER}"].exists_one(x, x == "services")',
+        {"name": "d", "attributes": attrs(services="some_example_value")},
+        True,
+    ),
+    "split_attribute": (
+        f'device.attributes["{DRIVER}"].services.split("example").size() >= 2',
+        {"name": "d", "attributes": attrs(services="some_example_value")},
+        True,
+    ),
+    "regexp_attribute": (
+        f'device.attributes["{DRIVER}"].services.matches("[^a]?sym")',
+        {"name": "d", "attributes": attrs(services="asymetric")},
+        True,
+    ),
+    "check_capacity_domains": (
+        f'device.capacity.exists_one(x, x == "{DRIVER}")',
+        {"name": "d", "capacity": {"memory": {"value": "1Mi"}}},
+        True,
+    ),
+    "list-attributes": (
+        f'device.attributes["{DRIVER}"].ids.exists(i, i == 2)'
+        f' && device.attributes["{DRIVER}"].names.size() == 2'
+        f' && device.attributes["{DRIVER}"].versions.all(v, v.isGreaterThan(semver("0.0.1")))',
+        {
+            "name": "d",
+            "attributes": {
+                "ids": {"ints": [1, 2]},
+                "names": {"strings": ["a", "b"]},
+                "versions": {"versions": ["1.0.0"]},
+            },
+        },
         True,
     ),
     "invalid-version-attribute": (

@@ -337,6 +337,25 @@ CASES = {
         ],
         [allocation(result("a/one", "gpu-1"), result("b", "gpu-2"), node_selector=local())],
     ),
+    "first available: no alternative fits": Case(
+        [GPU1],
+        [claim("c", first_available("req", sub("three", count=3), sub("tpu", class_name="tpu")))],
+        'claim default/c, request "req": no alternative fits: "three" needs 3 devices, 2 are '
+        'on this node; "tpu" no device matches the selectors of class "tpu" '
+        '(device.driver == "tpu.example.com")',
+        classes=[
+            device_class(),
+            {
+                "metadata": {"name": "tpu"},
+                "spec": {"selectors": [cel('device.driver == "tpu.example.com"')]},
+            },
+        ],
+    ),
+    "a claim's requests together need more than there is": Case(
+        [GPU1],
+        [claim("c", request("a"), request("b", count=2))],
+        "claim default/c: its requests together need more devices than fit",
+    ),
     "more than 32 devices for a claim": Case(
         [slice_("big", *(device(f"gpu-{i}") for i in range(40)))],
         [claim("c", request(count=33))],
@@ -978,3 +997,12 @@ def test_allocated_state_kept_up_to_date() -> None:
     state.discard(second)
     assert state == AllocatedState()
     assert snapshot == AllocatedState.of([first])
+
+
+def test_many_claims_of_many_devices() -> None:
+    claims = [claim(f"c{i}", request(count=32)) for i in range(80)]
+    slices = [slice_("s", *(device(f"gpu-{i:04}") for i in range(32 * 80)))]
+    allocator = Allocator(AllocatedState(), {"gpu": device_class()}, slices, DeviceSelectors())
+    got = allocator.allocate(NODE, {}, claims)
+    assert isinstance(got, list)
+    assert [len(a["devices"]["results"]) for a in got] == [32] * 80

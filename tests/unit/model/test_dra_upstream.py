@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from dra_upstream_cases import CASES, FIXED_SHARE_ID, Case
 
+from policy_scheduler.model.cel import DeviceSelectors
 from policy_scheduler.model.dra import (
     AllocatedState,
     AllocationError,
@@ -26,9 +27,6 @@ from policy_scheduler.model.dra import (
     Unallocatable,
 )
 from policy_scheduler.model.quantity import parse_quantity
-
-# The device selectors (branch cel) land after this table: until then it is skipped.
-cel = pytest.importorskip("policy_scheduler.model.cel")
 
 INVALID_POOLS = "invalid resource pools were encountered"
 """The one error kube's allocator returns that the scheduler takes as this node unschedulable
@@ -79,7 +77,7 @@ def test_kube_allocator_case(case: Case) -> None:
     slices = _slices(case)
     claims = copy.deepcopy(case.claims)
     inputs = copy.deepcopy((classes, slices, claims))
-    allocator = Allocator(_allocated(case), classes, slices, cel.DeviceSelectors())
+    allocator = Allocator(_allocated(case), classes, slices, DeviceSelectors())
 
     fatal = [each for each in case.error if each != INVALID_POOLS]
     if fatal:

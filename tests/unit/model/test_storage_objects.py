@@ -213,14 +213,10 @@ SLIM_CASES = {
         VA_RAW,
         {"metadata": VA_RAW["metadata"], "spec": VA_RAW["spec"], "status": {}},
     ),
-    "a resource claim keeps its requests, allocation and consumers, not device statuses": (
+    "a resource claim keeps its requests, allocation, consumers and device statuses": (
         volumes.RESOURCE_CLAIM,
         RC_RAW,
-        {
-            "metadata": RC_RAW["metadata"],
-            "spec": RC_RAW["spec"],
-            "status": {k: RC_RAW["status"][k] for k in ("allocation", "reservedFor")},
-        },
+        {"metadata": RC_RAW["metadata"], "spec": RC_RAW["spec"], "status": RC_RAW["status"]},
     ),
     "a resource slice keeps its driver, pool, node, devices and counters": (
         volumes.RESOURCE_SLICE,
@@ -384,6 +380,13 @@ BAD_OBJECT_CASES = {
             {**SLICE_RAW, "spec": {**SLICE_RAW["spec"], "devices": [{"attributes": {}}]}}
         ).validate(),
         "resourceslice node-1-gpu: spec.devices[0].name: required",
+    ),
+    "a DeviceTaintRule without a taint effect": (
+        lambda: volumes.view_of(
+            volumes.DEVICE_TAINT_RULE,
+            {"metadata": {"name": "r"}, "spec": {"taint": {"key": "k"}}},
+        ).validate(),
+        "devicetaintrule r: spec.taint.effect: required",
     ),
     "a DeviceClass selector without an expression": (
         lambda: DeviceClassView({**CLASS_RAW, "spec": {"selectors": [{"cel": {}}]}}).validate(),

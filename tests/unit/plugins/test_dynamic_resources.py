@@ -7,6 +7,7 @@ import asyncio
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -33,6 +34,7 @@ from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import (
     DEVICE_CLASS,
+    DEVICE_TAINT_RULE,
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
     Volumes,
@@ -44,7 +46,10 @@ from policy_scheduler.plugins.dynamic_resources import RESERVED_FOR_MAX_SIZE
 NS = "ns"
 POD_UID = "pod-uid"
 NOT_AVAILABLE = ("resourceclaim not available on the node",)
-PLUGIN = dynamic_resources.new_filter({}, "spec.predicates[0].args")
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+STAMP = "2026-01-02T03:04:05Z"
+# The plugin new_filter makes, with the time stopped at NOW.
+PLUGIN = dynamic_resources._DynamicResourcesFilter(now=lambda: NOW)
 
 
 def pod(*claims: Mapping[str, Any], statuses: Sequence[Mapping[str, Any]] = ()) -> PodView:
@@ -441,11 +446,25 @@ def test_score_is_0_where_kube_allocated_nothing_in_the_cycle(
     assert raw == normalized == [0, 0]
 
 
-def test_the_scorer_takes_no_args() -> None:
-    with pytest.raises(
-        ArgsError, match=r"spec.priorities\[0\].args: DynamicResources takes no args"
-    ):
-        dynamic_resources.new_scorer({"x": 1}, "spec.priorities[0].args")
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            {"x": 1},
+            r"spec.priorities\[0\].args.x: unknown field; expected one of \['placement'\]",
+            id="unknown field",
+        ),
+        pytest.param(
+            {"placement": "Fewest"},
+            r"spec.priorities\[0\].args.placement: must be one of \['Pack', 'Spread'\], "
+            r"got 'Fewest'",
+            id="unknown placement",
+        ),
+    ],
+)
+def test_the_scorers_args_are_checked(args: Mapping[str, Any], message: str) -> None:
+    with pytest.raises(ArgsError, match=message):
+        dynamic_resources.new_scorer(args, "spec.priorities[0].args")
 
 
 class RefusedError(Exception):
@@ -558,7 +577,11 @@ def test_pre_bind_reserves_each_claim_not_reserved_for_the_pod() -> None:
     assert patch == {
         # The version makes a reservation written meanwhile a conflict, not a loss.
         "metadata": {"resourceVersion": "1"},
-        "status": {"reservedFor": [consumer("other"), THE_POD]},
+        "status": {
+            "reservedFor": [consumer("other"), THE_POD],
+            # An allocation without its time gets it, as kube's PreBind gives it.
+            "allocation": {"devices": {"results": []}, "allocationTimestamp": STAMP},
+        },
     }
 
 
@@ -605,13 +628,17 @@ def test_pre_bind_writes_the_finalizer_then_the_allocation_and_reservation() -> 
             STATUS,
             {
                 "metadata": {"resourceVersion": "2"},
-                "status": {"reservedFor": [THE_POD], "allocation": GPU_0},
+                "status": {
+                    "reservedFor": [THE_POD],
+                    "allocation": {**GPU_0, "allocationTimestamp": STAMP},
+                },
             },
         ),
     ]
     # The claim as written is assumed, and its allocation no longer in flight.
     found = cycle.volumes.resource_claim(NS, "gpu-claim")
-    assert found is not None and found.allocation == GPU_0 and POD_UID in found.reserved_for
+    assert found is not None and found.allocation == {**GPU_0, "allocationTimestamp": STAMP}
+    assert POD_UID in found.reserved_for
     assert found.resource_version == "3" and cycle.volumes.in_flight(found) is None
     assert {d.device for d in cycle.volumes.allocated().devices} == {"gpu-0"}
 
@@ -969,3 +996,244 @@ def test_the_score_prefers_the_earlier_subrequest() -> None:
     )
     assert raw == [7, 8]
     assert normalized == [87, 100]
+
+
+def test_a_class_selector_picks_the_devices() -> None:
+    """The class's CEL selector, evaluated by model.cel: only b's second GPU is an a100."""
+    a100 = device_class()
+    a100["spec"]["selectors"] = [
+        {"cel": {"expression": "device.attributes['gpu.example.com'].model == 'a100'"}}
+    ]
+    on_a, on_b = resource_slice("a", "gpu-0"), resource_slice("b", "gpu-0", "gpu-1")
+    for device, model in zip(
+        [*on_a["spec"]["devices"], *on_b["spec"]["devices"]], ["t4", "t4", "a100"], strict=True
+    ):
+        device["attributes"] = {"model": {"string": model}}
+    around = WithDevices(
+        claims=[claim(allocated=None, requests=[gpus(1)])], classes=[a100], slices=[on_a, on_b]
+    )
+    the_pod = pod(uses("gpu-claim"))
+    volumes = around.volumes()
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=volumes)))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert [tuple(PLUGIN.filter(state, the_pod, n)) for n in THREE] == [
+        NO_DEVICE,
+        FITS,
+        NO_DEVICE,
+    ]
+    assert state.allocations["b"][0]["devices"]["results"] == [result("b", "gpu-1")]
+    assert "model == 'a100'" in state.unallocatable["a"]
+
+
+def test_a_selector_that_does_not_compile_is_an_error_status() -> None:
+    broken = device_class()
+    broken["spec"]["selectors"] = [{"cel": {"expression": "device.driver =="}}]
+    around = WithDevices(claims=[claim(allocated=None, requests=[gpus(1)])], classes=[broken])
+    the_pod = pod(uses("gpu-claim"))
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=around.volumes())))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    with pytest.raises(StatusError) as error:
+        PLUGIN.filter(state, the_pod, THREE[0])
+    assert str(error.value).startswith('running "DynamicResources" filter plugin: ')
+
+
+# --- binding conditions (on in v1.37) ---------------------------------------------------------
+
+WAITING: Mapping[str, Any] = {
+    "devices": {
+        "results": [
+            {
+                **GPU_0["devices"]["results"][0],
+                "bindingConditions": ["Attached"],
+                "bindingFailureConditions": ["AttachFailed"],
+            }
+        ]
+    },
+    "nodeSelector": on_node("a"),
+}
+
+
+def device_status(*conditions: tuple[str, str]) -> dict[str, Any]:
+    """The status of gpu-0 on a, with these (type, status) conditions."""
+    return {
+        "driver": "d",
+        "pool": "a",
+        "device": "gpu-0",
+        "conditions": [
+            {"type": kind, "status": status, "reason": "Driver", "message": f"{kind} says so"}
+            for kind, status in conditions
+        ],
+    }
+
+
+class Driver:
+    """The driver at work while PreBind waits: at each of PreBind's sleeps, the informer
+    brings the claim with the next of ``statuses`` (none left: nothing changes); the clock
+    moves by each sleep."""
+
+    def __init__(self, cycle: Bound, *statuses: Sequence[Mapping[str, Any]]) -> None:
+        self.cycle, self.statuses, self.at, self.slept = cycle, list(statuses), 0.0, 0
+
+    async def sleep(self, seconds: float) -> None:
+        self.at += seconds
+        self.slept += 1
+        if self.statuses:
+            found = self.cycle.volumes.resource_claim(NS, "gpu-claim")
+            assert found is not None
+            raw = copy.deepcopy(dict(found.raw))
+            raw["status"]["devices"] = list(self.statuses.pop(0))
+            raw["metadata"]["resourceVersion"] = str(int(raw["metadata"]["resourceVersion"]) + 1)
+            self.cycle.volumes.set(RESOURCE_CLAIM, raw)
+
+    def pre_bind(self) -> str | None:
+        plugin = dynamic_resources._DynamicResourcesFilter(
+            binding_timeout=60, sleep=self.sleep, clock=lambda: self.at, now=lambda: NOW
+        )
+        api = FakeApi(self.cycle.volumes)
+        return asyncio.run(plugin.pre_bind(self.cycle.state, self.cycle.pod, "a", api))
+
+
+def waiting_cycle() -> Bound:
+    cycle = Bound.start(pod(uses("gpu-claim")), [UNALLOCATED])
+    cycle.chose(WAITING)
+    assert cycle.reserve() is None
+    return cycle
+
+
+@pytest.mark.parametrize(
+    ("statuses", "outcome", "slept"),
+    [
+        pytest.param(
+            [[device_status(("Attached", "False"))], [device_status(("Attached", "True"))]],
+            None,
+            2,
+            id="bound once the device's binding condition is true",
+        ),
+        pytest.param(
+            [[device_status(("AttachFailed", "True"))]],
+            'running PreBind plugin "DynamicResources": device binding failed: '
+            'claim=gpu-claim, reason=Driver, message="AttachFailed says so"',
+            1,
+            id="a binding failure condition fails the bind in kube's words",
+        ),
+        pytest.param(
+            [],
+            'running PreBind plugin "DynamicResources": device binding timeout: '
+            "context deadline exceeded",
+            12,
+            id="no condition within the binding timeout",
+        ),
+    ],
+)
+def test_pre_bind_waits_for_the_devices_binding_conditions(
+    statuses: list[Sequence[Mapping[str, Any]]], outcome: str | None, slept: int
+) -> None:
+    driver = Driver(waiting_cycle(), *statuses)
+    assert driver.pre_bind() == outcome
+    assert driver.slept == slept
+
+
+@pytest.mark.parametrize(
+    ("status", "allocated_at", "expected"),
+    [
+        pytest.param([], NOW, [FITS, FITS], id="waiting, within the timeout"),
+        pytest.param(
+            [],
+            NOW - timedelta(seconds=601),
+            [NOT_AVAILABLE, NOT_AVAILABLE],
+            id="waiting past the binding timeout: on no node",
+        ),
+        pytest.param(
+            [device_status(("AttachFailed", "True"))],
+            NOW,
+            [NOT_AVAILABLE, NOT_AVAILABLE],
+            id="its binding failed: on no node",
+        ),
+        pytest.param(
+            [device_status(("Attached", "True"))],
+            NOW - timedelta(seconds=601),
+            [FITS, FITS],
+            id="bound: the timeout no longer matters",
+        ),
+    ],
+)
+def test_an_allocated_claim_whose_binding_failed_fits_no_node(
+    status: Sequence[Mapping[str, Any]], allocated_at: datetime, expected: list[tuple[str, ...]]
+) -> None:
+    """kube's Filter: such a claim is unavailable (and PostFilter may deallocate it)."""
+    allocation = {
+        **WAITING,
+        "allocationTimestamp": allocated_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    del allocation["nodeSelector"]
+    waiting = claim()
+    waiting["status"]["allocation"] = allocation
+    waiting["status"]["devices"] = list(status)
+    assert verdicts(pod(uses("gpu-claim")), waiting) == expected
+
+
+def test_a_device_taint_rule_keeps_its_devices_from_pods() -> None:
+    """kube v1.37 (DRADeviceTaintRules, GA): a rule's NoSchedule taint on b's gpu-0 counts as
+    the device's own; the pod does not tolerate it."""
+    rule = {
+        "metadata": {"name": "maintenance", "uid": "uid-maintenance"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "b", "device": "gpu-0"},
+            "taint": {"key": "maintenance", "effect": "NoSchedule"},
+        },
+    }
+    the_pod = pod(uses("gpu-claim"))
+    volumes = WithDevices(claims=[claim(allocated=None, requests=[gpus(2)])]).volumes()
+    volumes.set(DEVICE_TAINT_RULE, rule)
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(THREE, volumes=volumes)))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert [tuple(PLUGIN.filter(state, the_pod, n)) for n in THREE] == [NO_DEVICE] * 3
+
+
+def test_a_claim_allocated_before_the_cycle_adds_its_subrequest_to_every_node() -> None:
+    """kube's computeScore reads the allocated claims' results too, on the nodes where it
+    allocated the others: b 8 + 7, a 7 + 7."""
+    prioritized = first_available("gpu", "gpu-class", "gpu-class")
+    prioritized["firstAvailable"][0]["count"] = 2
+    earlier = claim("earlier", requests=[first_available("gpu", "gpu-class", "gpu-class")])
+    elsewhere = {"request": "gpu/s1", "driver": "other.example.com", "pool": "p", "device": "d"}
+    earlier["status"]["allocation"]["devices"]["results"] = [elsewhere]
+    claims = [claim(allocated=None, requests=[prioritized]), earlier]
+    raw, normalized = raw_and_normalized(
+        SCORER,
+        pod(uses("gpu-claim"), uses("earlier", "other")),
+        NODES,
+        around=WithDevices(claims=claims),
+    )
+    assert raw == [14, 15]
+    assert normalized == [93, 100]
+
+
+@pytest.mark.parametrize(
+    ("placement", "raw"),
+    [
+        pytest.param("Pack", [100, 50], id="Pack: a's only GPU, all of a in use"),
+        pytest.param("Spread", [0, 50], id="Spread: half of b left"),
+    ],
+)
+def test_a_placement_scores_the_share_of_the_nodes_devices_in_use(
+    placement: str, raw: list[int]
+) -> None:
+    """Beyond kube-scheduler: one GPU of a (1 GPU) or b (2 GPUs)."""
+    scorer = dynamic_resources.new_scorer({"placement": placement}, "spec.priorities[0].args")
+    claims = [claim(allocated=None, requests=[gpus(1)])]
+    scores, normalized = raw_and_normalized(
+        scorer, pod(uses("gpu-claim")), NODES, around=WithDevices(claims=claims)
+    )
+    assert scores == normalized == raw
+
+
+def test_a_placement_counts_the_devices_in_use_before() -> None:
+    held = claim("held", reserved_for=["other"])
+    held["status"]["allocation"] = {"devices": {"results": [result("b", "gpu-0")]}}
+    scorer = dynamic_resources.new_scorer({"placement": "Pack"}, "spec.priorities[0].args")
+    claims = [claim(allocated=None, requests=[gpus(1)]), held]
+    scores, _ = raw_and_normalized(
+        scorer, pod(uses("gpu-claim")), NODES, around=WithDevices(claims=claims)
+    )
+    assert scores == [100, 100]

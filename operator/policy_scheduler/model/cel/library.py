@@ -34,6 +34,8 @@ QUANTITY_FORMAT_ERROR = (
 QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
 _QUANTITY_FORM = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+OPT_SELECT = "_optSelect"
+"""The function `x.?f` and `x[?k]` become: celpy's grammar has no optional syntax."""
 
 
 def error(message: str) -> CELEvalError:
@@ -90,10 +92,11 @@ class Semver:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Semver):
             raise TypeError("no such overload")
-        return self.compare(other) == 0 and self.build == other.build
+        # Build metadata does not count, as blang/semver's Equals.
+        return self.compare(other) == 0
 
     def __hash__(self) -> int:
-        return hash((self.major, self.minor, self.patch, self.pre, self.build))
+        return hash((self.major, self.minor, self.patch, self.pre))
 
 
 class SemverError(ValueError):
@@ -193,6 +196,8 @@ def _text(value: Any) -> str:
     return value
 
 
+# Selectors repeat a handful of literal quantities and versions: each is parsed once.
+@functools.lru_cache(maxsize=1024)
 def _quantity_of(text: str) -> Quantity | None:
     try:
         return Quantity(parse_quantity(text))
@@ -303,6 +308,7 @@ def _flag(normalize: Any) -> bool:
     return bool(normalize)
 
 
+@functools.lru_cache(maxsize=1024)
 def _semver_of(text: str, normalize: bool) -> Semver:
     return parse_semver(_normalize_semver(text) if normalize else text)
 
@@ -329,6 +335,63 @@ def _semver_part(name: str) -> Callable[[Any], celtypes.IntType]:
         return celtypes.IntType(getattr(v, name))
 
     return part
+
+
+# --- optionals (cel-go's optional types, which the Kubernetes base environment enables) -------
+
+
+_ABSENT = object()
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalValue:
+    """A CEL optional: `optional.of(v)`, or `optional.none()` when `value` is absent."""
+
+    value: Any = _ABSENT
+
+    def present(self) -> bool:
+        return self.value is not _ABSENT
+
+
+_NONE = OptionalValue()
+
+
+def _optional(value: Any) -> OptionalValue:
+    if not isinstance(value, OptionalValue):
+        raise TypeError("no such overload")
+    return value
+
+
+def _is_zero(value: Any) -> bool:
+    return value is None or (not isinstance(value, Quantity | Semver) and not value)
+
+
+def opt_field(target: Any, key: Any) -> OptionalValue:
+    """`target.?key` and `target[?key]`: the entry if there, else optional.none()."""
+    if isinstance(target, OptionalValue):
+        if not target.present():
+            return _NONE
+        target = target.value
+    if isinstance(target, dict):
+        return OptionalValue(target[key]) if key in target else _NONE
+    if isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool):
+        return OptionalValue(target[key]) if 0 <= key < len(target) else _NONE
+    raise TypeError("no such overload")
+
+
+def opt_value(target: Any) -> Any:
+    optional = _optional(target)
+    return optional.value if optional.present() else error("optional.none() dereference")
+
+
+def opt_or_value(target: Any, default: Any) -> Any:
+    optional = _optional(target)
+    return optional.value if optional.present() else default
+
+
+def opt_or(target: Any, other: Any) -> OptionalValue:
+    optional = _optional(target)
+    return optional if optional.present() else _optional(other)
 
 
 # --- lists (kube's library) and strings (cel-go's extension) ----------------------------------
@@ -467,7 +530,9 @@ def quote(text: Any) -> celtypes.StringType:
     return celtypes.StringType(f'"{escaped}"')
 
 
+@functools.lru_cache(maxsize=256)
 def _regex(pattern: str) -> Any:
+    # A selector's patterns are literals: each is compiled once.
     try:
         return re2.compile(pattern)
     except re2.error as e:
@@ -530,5 +595,14 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "strings.quote": quote,
     "find": find,
     "findAll": find_all,
+    "optional.of": OptionalValue,
+    "optional.none": lambda: _NONE,
+    "optional.ofNonZeroValue": lambda v: _NONE if _is_zero(v) else OptionalValue(v),
+    "hasValue": lambda o: celtypes.BoolType(_optional(o).present()),
+    "value": opt_value,
+    "orValue": opt_or_value,
+    "or": opt_or,
+    # What `x.?f` and `x[?k]` are rewritten to before celpy parses them (program.py).
+    OPT_SELECT: opt_field,
 }
 """Every function of the libraries above, by its CEL name (a method's name is its function's)."""

@@ -10,7 +10,8 @@ operations rather than cel-go's).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 import lark
@@ -18,13 +19,23 @@ from celpy import Environment, celtypes
 from celpy.celparser import CELParseError
 from celpy.evaluation import Activation, CELEvalError, Evaluator, base_functions
 
-from policy_scheduler.model.cel.library import FUNCTIONS
+from policy_scheduler.model.cel.library import FUNCTIONS, OPT_SELECT
 
 MAX_EXPRESSION_LENGTH = 10 * 1024
 """kube's limit on a selector's length (resourceapi.CELSelectorExpressionMaxLength)."""
 
 DEFAULT_COST_LIMIT = 1_000_000
 """kube's runtime cost limit per selector evaluation (resourceapi.CELSelectorExpressionMaxCost)."""
+
+# Macros whose first argument names a variable for the others.
+_BINDING_MACROS = frozenset({"map", "filter", "all", "exists", "exists_one", "bind"})
+# Names of types, which an expression may read (`type(x) == int`).
+_TYPE_NAMES = frozenset(
+    {"bool", "int", "uint", "double", "string", "bytes", "list", "map", "null_type", "type"}
+)
+
+# The prefixes of namespaced functions (`strings.quote`, `optional.of`).
+_NAMESPACES = ("strings", "optional")
 
 # Called by name but not functions: celpy's macros, and `cel.bind`, which this module adds.
 _MACROS = frozenset({"has", "dyn", "map", "filter", "all", "exists", "exists_one", "bind"})
@@ -88,6 +99,18 @@ class _KubeEvaluator(Evaluator):
                 raise _CostLimitError
         return super()._visit_tree(tree)
 
+    def macro_has_eval(self, exprlist: lark.Tree[Any]) -> celtypes.BoolType:
+        # has(m.f) on a map tests whether the key is there (celpy tests whether m.f evaluates,
+        # which `device.attributes`' empty map for an unknown domain would make true).
+        node: Any = exprlist.children[0] if exprlist.children else None
+        while isinstance(node, lark.Tree) and len(node.children) == 1:
+            node = node.children[0]
+        if isinstance(node, lark.Tree) and node.data == "member_dot":
+            target = self.visit(node.children[0])
+            if isinstance(target, celtypes.MapType):
+                return celtypes.BoolType(str(node.children[1]) in target)
+        return super().macro_has_eval(exprlist)
+
     def literal(self, tree: lark.Tree[Any]) -> Any:
         # celpy converts a literal's text again at every evaluation (a string's escapes
         # included); a literal's value never changes.
@@ -102,6 +125,12 @@ class _KubeEvaluator(Evaluator):
         member_tree, name = tree.children[0], tree.children[1]
         if isinstance(name, lark.Token) and name.value == "bind" and _is_ident(member_tree, "cel"):
             return self._bind(tree)
+        namespace = next((n for n in _NAMESPACES if _is_ident(member_tree, n)), None)
+        if isinstance(name, lark.Token) and namespace is not None:
+            # `strings.quote(s)`, `optional.of(v)`: a function of a namespace, which celpy
+            # would take for a method of a variable of that name.
+            args = [] if len(tree.children) < 3 else self.visit_children(tree.children[2])
+            return self.function_eval(lark.Token("IDENT", f"{namespace}.{name}"), args)
         if isinstance(name, lark.Token) and name.value in ("min", "max"):
             # celpy's own `min()` macro would shadow kube's lists library function.
             member = self.visit(member_tree)
@@ -165,8 +194,85 @@ class Program:
             raise CelError("operation cancelled: actual cost limit exceeded") from None
 
 
-def compile_expression(expression: str) -> Program:
-    """Parse `expression` and check the functions it calls; raises CelError (compile)."""
+_OPERAND_END = re.compile(r"[\w)\]}'\"]")
+_IDENT = re.compile(r"[_a-zA-Z][_a-zA-Z0-9]*")
+
+
+def _optional_syntax(expression: str) -> str:
+    """`x.?f` as `x._optSelect("f")` and `x[?k]` as `x._optSelect(k)`, outside string literals.
+
+    celpy's grammar has neither; the rewrite keeps every other character where it was (an
+    optional element of a list or map literal is left, and fails to parse)."""
+    if ".?" not in expression and "[?" not in expression:
+        return expression
+    out: list[str] = []
+    closers: list[str] = []
+    i, n = 0, len(expression)
+    while i < n:
+        c = expression[i]
+        if c in "'\"":
+            end = _string_end(expression, i)
+            out.append(expression[i:end])
+            i = end
+            continue
+        if expression.startswith(".?", i):
+            ident = _IDENT.match(expression, i + 2)
+            if ident:
+                out.append(f'.{OPT_SELECT}("{ident.group()}")')
+                i = ident.end()
+                continue
+        if c == "[":
+            previous = "".join(out).rstrip()[-1:]
+            if expression.startswith("[?", i) and _OPERAND_END.match(previous or " "):
+                out.append(f".{OPT_SELECT}(")
+                closers.append(")")
+                i += 2
+                continue
+            closers.append("]")
+        elif c == "]" and closers:
+            out.append(closers.pop())
+            i += 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index after the string literal opening at `start` (raw prefixes need no care: a
+    backslash before the quote only matters inside)."""
+    quote = text[start] * 3 if text.startswith(text[start] * 3, start) else text[start]
+    raw = start > 0 and text[start - 1] in "rR"
+    i = start + len(quote)
+    while i < len(text):
+        if text[i] == "\\" and not raw:
+            i += 2
+            continue
+        if text.startswith(quote, i):
+            return i + len(quote)
+        i += 1
+    return len(text)
+
+
+def _undeclared(ast: lark.Tree[Any], variables: Collection[str]) -> Any:
+    """The first name `ast` reads that is neither a variable, nor one a macro binds, nor a
+    namespace or type name; None if there is none. (Scopes are not followed: a macro's
+    variable is taken as declared everywhere in the expression.)"""
+    declared = {*variables, *_NAMESPACES, "cel", *_TYPE_NAMES}
+    for call in ast.find_data("member_dot_arg"):
+        if str(call.children[1]) in _BINDING_MACROS and len(call.children) > 2:
+            first = call.children[2].children[0]
+            if isinstance(first, lark.Tree):
+                declared.update(str(ident.children[0]) for ident in first.find_data("ident"))
+    for ident in ast.find_data("ident"):
+        if str(ident.children[0]) not in declared:
+            return ident.children[0]
+    return None
+
+
+def compile_expression(expression: str, variables: Collection[str] = ("device",)) -> Program:
+    """Parse `expression` and check the names it reads and the functions it calls (`variables`
+    are the names the environment declares); raises CelError (compile)."""
     if len(expression) > MAX_EXPRESSION_LENGTH:
         raise CelError(
             f"compilation failed: expression too long ({len(expression)} bytes, "
@@ -174,7 +280,7 @@ def compile_expression(expression: str) -> Program:
             "compile",
         )
     try:
-        ast = _ENVIRONMENT.compile(expression)
+        ast = _ENVIRONMENT.compile(_optional_syntax(expression))
     except CELParseError as e:
         line, column = getattr(e, "line", None) or 1, getattr(e, "column", None) or 1
         first = str(e.args[0]).splitlines()[0] if e.args else "invalid expression"
@@ -184,18 +290,24 @@ def compile_expression(expression: str) -> Program:
     for call in (*ast.find_data("member_dot_arg"), *ast.find_data("ident_arg")):
         token = call.children[1] if call.data == "member_dot_arg" else call.children[0]
         name = str(token)
-        if call.data == "member_dot_arg" and _is_ident(call.children[0], "strings"):
-            name = f"strings.{name}"
-        if name in _KNOWN and name not in _NOT_CEL:
-            continue
-        line = getattr(token, "line", 1)
-        column = getattr(token, "column", 1)
-        raise CelError(
-            f"compilation failed: ERROR: <input>:{line}:{column}: "
-            f"undeclared reference to '{token}' (in container '')",
-            "compile",
-        )
+        namespace = next((n for n in _NAMESPACES if _is_ident(call.children[0], n)), None)
+        if call.data == "member_dot_arg" and namespace is not None:
+            name = f"{namespace}.{name}"
+        if name not in _KNOWN or name in _NOT_CEL:
+            raise _undeclared_error(token)
+    token = _undeclared(ast, variables)
+    if token is not None:
+        raise _undeclared_error(token)
     return Program(expression, ast)
+
+
+def _undeclared_error(token: Any) -> CelError:
+    line, column = getattr(token, "line", 1), getattr(token, "column", 1)
+    return CelError(
+        f"compilation failed: ERROR: <input>:{line}:{column}: "
+        f"undeclared reference to '{token}' (in container '')",
+        "compile",
+    )
 
 
 def kube_text(error: CELEvalError) -> str:
@@ -212,6 +324,9 @@ def kube_text(error: CELEvalError) -> str:
         return "return error for overflow" if cause is ValueError else "integer overflow"
     if message == "invalid_argument" and cause is IndexError:
         return "index out of range"
+    if message.startswith("undeclared reference to "):
+        # celpy appends its whole activation; cel-go names the container.
+        return message.split(" (in ", 1)[0] + " (in container '')"
     if message.startswith("no such overload") or message.startswith("found no matching overload"):
         return "no such overload"
     return message

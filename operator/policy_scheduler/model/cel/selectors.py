@@ -25,8 +25,8 @@ from policy_scheduler.model.cel.program import (
 )
 from policy_scheduler.model.quantity import QuantityError, parse_quantity
 
-# Results kept before the oldest half is dropped: a device's key changes with its slice's
-# resourceVersion, so results of superseded slices would otherwise pile up.
+# Results (and device variables) kept before the oldest half is dropped: a device's key changes
+# with its slice's resourceVersion, so entries of superseded slices would otherwise pile up.
 _MAX_RESULTS = 1 << 18
 
 
@@ -40,7 +40,24 @@ class _DomainMap(celtypes.MapType):
             return celtypes.MapType()
 
 
+def _semver(name: str, text: str) -> Any:
+    try:
+        return parse_semver(text)
+    except SemverError as e:
+        raise CelError(f"attribute {name}: parse semantic version: {e}") from None
+
+
 def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
+    # List values (ints, bools, strings, versions) come first, as in kube's getAttributeValue,
+    # which converts them whether or not the DRAListTypeAttributes gate is on.
+    if "ints" in attribute:
+        return celtypes.ListType(celtypes.IntType(v) for v in attribute["ints"])
+    if "bools" in attribute:
+        return celtypes.ListType(celtypes.BoolType(v) for v in attribute["bools"])
+    if "strings" in attribute:
+        return celtypes.ListType(celtypes.StringType(v) for v in attribute["strings"])
+    if "versions" in attribute:
+        return celtypes.ListType(_semver(name, v) for v in attribute["versions"])
     if "int" in attribute:
         return celtypes.IntType(attribute["int"])
     if "bool" in attribute:
@@ -48,10 +65,7 @@ def _attribute_value(name: str, attribute: Mapping[str, Any]) -> Any:
     if "string" in attribute:
         return celtypes.StringType(attribute["string"])
     if "version" in attribute:
-        try:
-            return parse_semver(attribute["version"])
-        except SemverError as e:
-            raise CelError(f"attribute {name}: parse semantic version: {e}") from None
+        return _semver(name, attribute["version"])
     raise CelError(f"attribute {name}: unsupported attribute value")
 
 
@@ -98,6 +112,8 @@ class DeviceSelectors:
         self.cost_limit = cost_limit
         self._programs: dict[str, Program | CelError] = {}
         self._results: dict[tuple[str, Hashable], bool | CelError] = {}
+        # A device's `device` variable, shared by the expressions evaluated on it.
+        self._devices: dict[Hashable, celtypes.MapType | CelError] = {}
         self.evaluations = 0
         """How many times an expression was evaluated (not answered from the cache)."""
 
@@ -125,20 +141,36 @@ class DeviceSelectors:
         cache_key = (expression, key)
         result = self._results.get(cache_key)
         if result is None:
-            result = self._evaluate(expression, driver, device)
-            if len(self._results) >= _MAX_RESULTS:
-                for old in list(self._results)[: _MAX_RESULTS // 2]:
-                    del self._results[old]
-            self._results[cache_key] = result
+            result = self._evaluate(expression, driver, device, key)
+            _bounded(self._results)[cache_key] = result
         if isinstance(result, CelError):
-            raise result
+            # A new exception each time: raising the cached one would grow its traceback.
+            raise CelError(result.message, result.phase)
         return result
 
-    def _evaluate(self, expression: str, driver: str, device: Mapping[str, Any]) -> bool | CelError:
+    def _evaluate(
+        self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
+    ) -> bool | CelError:
         try:
             program = self.compile(expression)
+            variable = self._devices.get(key)
+            if variable is None:
+                try:
+                    variable = device_variable(driver, device)
+                except CelError as e:
+                    variable = e
+                _bounded(self._devices)[key] = variable
+            if isinstance(variable, CelError):
+                return variable
             self.evaluations += 1
-            variable = device_variable(driver, device)
             return as_bool(program.evaluate({"device": variable}, self.cost_limit))
         except CelError as e:
             return e
+
+
+def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
+    """`cache`, its oldest half dropped when it is full."""
+    if len(cache) >= _MAX_RESULTS:
+        for old in list(cache)[: _MAX_RESULTS // 2]:
+            del cache[old]
+    return cache

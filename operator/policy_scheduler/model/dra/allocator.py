@@ -20,10 +20,10 @@ the node, :class:`Unallocatable` says which claim and request failed and why, in
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from fractions import Fraction
 from typing import Any, Protocol
 
@@ -41,6 +41,7 @@ MAX_DEVICES_PER_CLAIM = 32
 CANNOT_ALLOCATE = "cannot allocate all claims"
 INVALID_POOLS = "invalid resource pools were encountered"
 _BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
+_FRAMES_IN_USE = 1000  # a margin for the frames of the loop, the plugin and the diagnosis
 
 
 class Selectors(Protocol):
@@ -70,7 +71,7 @@ class Unallocatable:
     message: str = CANNOT_ALLOCATE
 
 
-class AllocationTimeout(AllocationError):  # noqa: N818 (kube's name for it)
+class AllocationTimeout(AllocationError):  # noqa: N818 (an AllocationError, named for its cause)
     """The search ran past its time (kube's DRASchedulerFilterTimeout): an error for the pod,
     which is tried again after a backoff."""
 
@@ -189,18 +190,15 @@ class Allocator:
         slices: Sequence[Mapping[str, Any]],
         selectors: Selectors,
         *,
-        now: Callable[[], datetime] | None = None,
         new_share_id: Callable[[], str] | None = None,
         slice_cache: SliceCache | None = None,
         taint_rules: Sequence[Mapping[str, Any]] = (),
     ) -> None:
-        """``now`` is accepted for the plugin's sake and not read: in v1.37 a taint keeps a
-        device from being allocated whatever its ``timeAdded``. ``new_share_id`` names the
+        """``new_share_id`` names the
         shares of devices allocated more than once (random UUIDs, as kube's, by default).
         ``slice_cache`` keeps the slices parsed across allocators (the caller retains the
         current slices in it). ``taint_rules`` are the DeviceTaintRules: their taints count
         as the devices' own (kube's slice tracker adds them to the slices it hands over)."""
-        del now
         self.allocated = allocated
         self.classes = classes
         self.selectors = selectors
@@ -514,6 +512,12 @@ class _Search:
 
     def solve(self) -> bool:
         """Whether all claims can be allocated; the devices chosen are in ``results``."""
+        # The search recurses once per device and per request: a pod with many claims of
+        # many devices may need more frames than Python allows by default (Go's stack grows).
+        frames = sum(MAX_DEVICES_PER_CLAIM + 2 * len(claim.requests) + 2 for claim in self.claims)
+        limit = sys.getrecursionlimit()
+        if limit < frames + _FRAMES_IN_USE:
+            sys.setrecursionlimit(frames + _FRAMES_IN_USE)
         try:
             return self._one(0, 0, 0, 0)
         except _MaxSizeExceededError:
@@ -932,6 +936,8 @@ class _Search:
                 alone = self._solvable([claim.raw])
             except AllocationTimeout:
                 return f"claim {claim.label}: no allocation found in time to say why{notes}"
+            except AllocationError as error:
+                return f"claim {claim.label}: {error.message}{notes}"
             if not alone and claim.constraints:
                 unmet = ", ".join(f'{c.kind} "{c.attribute}"' for c in claim.constraints)
                 return (
@@ -952,7 +958,14 @@ class _Search:
     def _shortfall(self, key: tuple[int, int, int], request: _Request) -> str:
         """Why the node's devices cannot serve the (sub)request alone, or "" if they can:
         devices are counted through each check in turn, and the first check that leaves
-        fewer than needed is named."""
+        fewer than needed is named. A selector that fails on a device the search did not
+        reach is a reason here, not kube's fatal error."""
+        try:
+            return self._count_through(key, request)
+        except AllocationError as error:
+            return f"a selector cannot be evaluated: {error.message}"
+
+    def _count_through(self, key: tuple[int, int, int], request: _Request) -> str:
         claim = self.claims[key[0]]
         every = bool(request.all_devices)
         if every:
@@ -967,10 +980,14 @@ class _Search:
         class_name = request.class_name
         of_class = _expressions((request.class_.get("spec") or {}).get("selectors"))
         of_request = _expressions(request.raw.get("selectors"))
-        checks: list[tuple[str, str, Callable[[Device, Slice, Pool], bool]]] = []
+        free = ("is free", "are free", lambda d, s, p: request.admin or d.id not in self.a._whole)
+        # In kube's order: whether a device is in use is known before its selectors are
+        # evaluated, and a node whose devices are all taken costs no CEL.
+        checks: list[tuple[str, str, Callable[[Device, Slice, Pool], bool]]] = [free]
         if not every:
-            checks += [
+            checks = [
                 ("is on this node", "are on this node", lambda d, s, p: True),
+                free,
                 (
                     f'matches the selectors of class "{class_name}"{of_class}',
                     f'match the selectors of class "{class_name}"{of_class}',
@@ -983,7 +1000,6 @@ class _Search:
                 ),
             ]
         checks += [
-            ("is free", "are free", lambda d, s, p: request.admin or d.id not in self.a._whole),
             (
                 "is free of taints not tolerated",
                 "are free of taints not tolerated",

@@ -1,0 +1,172 @@
+"""The loop with DynamicResources, through its ports: a pod whose claim no node has devices for is
+parked, and a ResourceSlice or DeviceClass event (or its claim's change) moves it back; two pods
+decided before either binds do not get the same device (the first one's allocation is in
+flight); PreBind's writes go out through the ObjectWriter; a claim no node can use, held by no
+one, is deallocated by PostFilter's write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_loop import Run, later, node, settle
+from test_loop_storage import run_steps, storage
+
+from policy_scheduler.framework.interface import ObjectRef
+from policy_scheduler.model import volumes
+from policy_scheduler.scheduling.queue import Where
+
+Raw = dict[str, Any]
+
+POLICY: Raw = {
+    "apiVersion": "policy-scheduler.dev/v1alpha1",
+    "kind": "SchedulingPolicy",
+    "metadata": {"name": "test", "uid": "first", "generation": 1},
+    "spec": {
+        "schedulerName": "test",
+        # Its PostFilter runs as a predicate's other extension points do.
+        "predicates": [{"name": "DynamicResources"}],
+    },
+}
+GPU_CLASS: Raw = {"metadata": {"name": "gpu", "uid": "gpu"}, "spec": {}}
+
+
+def gpu_slice(node_name: str, *devices: str) -> Raw:
+    spec = {
+        "driver": "gpu.example.com",
+        "pool": {"name": node_name, "generation": 0, "resourceSliceCount": 1},
+        "nodeName": node_name,
+        "devices": [{"name": d} for d in devices],
+    }
+    return {"metadata": {"name": f"{node_name}-gpus", "uid": f"{node_name}-gpus"}, "spec": spec}
+
+
+def gpu_claim(name: str, allocation: Raw | None = None) -> Raw:
+    request = {"name": "g", "exactly": {"deviceClassName": "gpu", "count": 1}}
+    raw: Raw = {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "1"},
+        "spec": {"devices": {"requests": [request]}},
+        "status": {},
+    }
+    if allocation is not None:
+        raw["status"]["allocation"] = allocation
+    return raw
+
+
+def gpu_pod(name: str, claim: str) -> Raw:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": name},
+        "spec": {
+            "schedulerName": "test",
+            "containers": [{"name": "c"}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": claim}],
+        },
+    }
+
+
+def start(*steps: Any) -> list[Any]:
+    """Node n1, the policy, the class, pod a with claim one; then ``steps``, then the decisions."""
+    return [
+        lambda run: run.scheduler.node_changed(node("n1")),
+        lambda run: run.scheduler.policy_changed(POLICY),
+        storage(volumes.DEVICE_CLASS, GPU_CLASS),
+        storage(volumes.RESOURCE_CLAIM, gpu_claim("one")),
+        *steps,
+        settle(),
+    ]
+
+
+def parked(*steps: Any) -> list[Any]:
+    """Pod a tried with no devices anywhere and parked, its backoff over; then ``steps``."""
+    return [
+        *start(lambda run: run.scheduler.pod_changed(gpu_pod("a", "one"))),
+        later(20),
+        *steps,
+    ]
+
+
+def status(claim: str) -> ObjectRef:
+    return ObjectRef("resource.k8s.io/v1", "resourceclaims", claim, "ns", "status")
+
+
+def written(run: Run, claim: str) -> list[Raw]:
+    return [dict(patch) for ref, patch in run.memory.patches if ref == status(claim)]
+
+
+def test_a_pod_without_devices_waits_and_a_slice_brings_them() -> None:
+    run = run_steps(parked())
+    assert run.where("a") is Where.UNSCHEDULABLE
+    assert run.memory.conditions == [
+        ("ns/a", "0/1 nodes are available: 1 cannot allocate all claims.")
+    ]
+    run = run_steps(parked(storage(volumes.RESOURCE_SLICE, gpu_slice("n1", "gpu-0")), settle()))
+    assert run.memory.binds == [("ns/a", "n1")]
+    [write] = written(run, "one")
+    assert write["status"]["reservedFor"] == [{"resource": "pods", "name": "a", "uid": "a"}]
+    assert write["status"]["allocation"]["devices"]["results"] == [
+        {"request": "g", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}
+    ]
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        pytest.param(
+            storage(volumes.DEVICE_CLASS, {**GPU_CLASS, "spec": {"selectors": []}}),
+            id="a class changed",
+        ),
+        pytest.param(
+            storage(volumes.RESOURCE_CLAIM, {**gpu_claim("one"), "spec": {}}),
+            id="its claim changed",
+        ),
+    ],
+)
+def test_a_class_or_claim_event_moves_the_parked_pod(event: Any) -> None:
+    run = run_steps(parked(event))
+    assert run.where("a") is Where.ACTIVE
+
+
+def test_two_pods_decided_before_either_binds_get_different_devices() -> None:
+    steps = start(
+        storage(volumes.RESOURCE_SLICE, gpu_slice("n1", "gpu-0", "gpu-1")),
+        storage(volumes.RESOURCE_CLAIM, gpu_claim("two")),
+        lambda run: run.scheduler.pod_changed(gpu_pod("a", "one")),
+        lambda run: run.scheduler.pod_changed(gpu_pod("b", "two")),
+    )
+    run = run_steps(steps)
+    assert sorted(run.memory.binds) == [("ns/a", "n1"), ("ns/b", "n1")]
+    devices = {
+        written(run, claim)[0]["status"]["allocation"]["devices"]["results"][0]["device"]
+        for claim in ("one", "two")
+    }
+    assert devices == {"gpu-0", "gpu-1"}
+
+
+def test_a_claim_allocated_where_no_node_is_deallocated() -> None:
+    elsewhere = {
+        "devices": {"results": []},
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["gone"]}]}
+            ]
+        },
+    }
+    run = run_steps(
+        start(
+            storage(volumes.RESOURCE_CLAIM, gpu_claim("one", elsewhere)),
+            lambda run: run.scheduler.pod_changed(gpu_pod("a", "one")),
+        )
+    )
+    assert written(run, "one") == [
+        {
+            "metadata": {"resourceVersion": "1"},
+            "status": {"reservedFor": None, "allocation": None, "devices": None},
+        }
+    ]
+    assert run.memory.conditions == [
+        (
+            "ns/a",
+            "0/1 nodes are available: 1 resourceclaim not available on the node. "
+            "deallocation of ResourceClaim completed",
+        )
+    ]
