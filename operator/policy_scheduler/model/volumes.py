@@ -902,6 +902,19 @@ class Volumes:
         """The allocation in flight for ``claim``, if any."""
         return self._in_flight.get(claim.key)
 
+    def hand_over(self, flight: ResourceClaimView, claim: ResourceClaimView) -> None:
+        """The allocation in flight under ``flight`` (a claim not made yet when Reserve chose
+        it) is now the written ``claim``'s: assumed, its devices counted once, also when the
+        informer brought the claim, the same devices, meanwhile (the count is of devices, not
+        of the claims holding them: dropping the flight would free them)."""
+        allocation = self._in_flight.pop(flight.key, None)
+        if allocation is not None:
+            self._allocated.discard(allocation)
+            counted = self._counted(claim.key)
+            if counted is not None:
+                self._allocated.add(counted)
+        self.assume(claim)
+
     def release(self, claim: ResourceClaimView) -> bool:
         """Drop the allocation in flight for ``claim``: whether there was one."""
         before = self._in_flight.pop(claim.key, None)

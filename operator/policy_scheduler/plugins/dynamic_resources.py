@@ -945,9 +945,7 @@ async def bind_extended(
     written = await _bind_claim(created, allocation, pod, objects, now)
     extended.claim = written
     if state.volumes is not None:
-        # In this order: the devices are counted once, so the flight's release would free them.
-        state.volumes.release(flight)
-        state.volumes.assume(written)
+        state.volumes.hand_over(flight, written)
     status = {
         "extendedResourceClaimStatus": {
             "requestMappings": [dict(m) for m in planned.mappings],

@@ -24,6 +24,7 @@ from policy_scheduler.framework.interface import FITS, SKIP, ObjectRef, PreBind,
 from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.volumes import RESOURCE_CLAIM, ResourceClaimView
 from policy_scheduler.plugins import dra_extended, dynamic_resources, node_resources_fit
 from policy_scheduler.plugins.dra_extended import CLAIM_ANNOTATION, NodeClaim
 
@@ -301,6 +302,26 @@ def test_reserve_pre_bind_and_unreserve() -> None:
     assert f"{NS}/{MADE}" not in api.objects
     assert api.patches[-1] == (ObjectRef("resource.k8s.io/v1", "resourceclaims", MADE, NS), {})
     assert not state.volumes.allocated().devices
+
+
+@pytest.mark.parametrize("informer_first", [False, True], ids=["assumed first", "informer first"])
+def test_the_written_claim_takes_over_the_devices_in_flight(informer_first: bool) -> None:
+    """Seen beside kube-scheduler: the informer brought the written claim before PreBind
+    assumed it, and dropping the flight freed its devices for the next pod."""
+    allocation = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "b",
+                                           "device": "gpu-0"}]}}  # fmt: skip
+    volumes = WithClaims().volumes()
+    flight = dynamic_resources._flight(dra_extended.in_memory_claim(gpu_pod()))
+    volumes.allocate(flight, allocation)
+    raw = {"metadata": {"name": MADE, "namespace": NS, "resourceVersion": "3"},
+           "spec": {}, "status": {"allocation": allocation}}  # fmt: skip
+    if informer_first:
+        volumes.set(RESOURCE_CLAIM, raw)
+    volumes.hand_over(flight, ResourceClaimView(raw))
+    assert {d.device for d in volumes.allocated().devices} == {"gpu-0"}
+    volumes.set(RESOURCE_CLAIM, raw)
+    assert {d.device for d in volumes.allocated().devices} == {"gpu-0"}
+    assert volumes.in_flight(flight) is None
 
 
 def test_unreserve_before_pre_bind_frees_the_devices_in_flight() -> None:
