@@ -74,6 +74,16 @@ STORAGE_WATCHED = (
 # Merge-patched by VolumeBinding's PreBind (kube/ports.py's KubeObjects): a PV's claimRef, a
 # PVC's selected-node annotation.
 STORAGE_PATCHED = ("persistentvolumeclaims", "persistentvolumes")
+# Listed and watched for DynamicResources: the devices, their classes and taints.
+DEVICES_WATCHED = (
+    "resourceslices.resource.k8s.io",
+    "deviceclasses.resource.k8s.io",
+    "devicetaintrules.resource.k8s.io",
+)
+# DynamicResources' PreBind: a claim's finalizer patched (and read again on a conflict), and the
+# claim of a pod's extended resources created (deleted by Unreserve when the bind fails).
+CLAIMS = "resourceclaims.resource.k8s.io"
+CLAIM_VERBS = ("get", "patch", "create", "delete")
 
 
 def manifests(cluster: Cluster) -> list[dict[str, Any]]:
@@ -253,9 +263,11 @@ ALLOWED = [
     *((verb, kind, "-A") for kind in WATCHED for verb in ("list", "watch")),
     # The storage and device objects the volume plugins and DynamicResources read.
     *((verb, kind, "-A") for kind in STORAGE_WATCHED for verb in ("list", "watch")),
+    *((verb, kind, "") for kind in DEVICES_WATCHED for verb in ("list", "watch")),
     *(("patch", kind, "-n default") for kind in STORAGE_PATCHED),
     # DynamicResources' PreBind reserves an allocated claim for the pod.
     ("patch", "resourceclaims.resource.k8s.io/status", "-n default"),
+    *((verb, CLAIMS, "-n default") for verb in CLAIM_VERBS),
     # ... and, since v1.36, the reservation's cluster-wide permission.
     ("patch", "resourceclaims.resource.k8s.io/binding", ""),
     ("get", POLICIES, ""),
@@ -295,17 +307,16 @@ REFUSED = [
         (verb, kind, "-A")
         for kind in STORAGE_WATCHED
         for verb in ("get", "create", "update", "delete")
+        if kind != CLAIMS or verb not in CLAIM_VERBS
     ),
     *(
         ("patch", kind, "-A")
         for kind in STORAGE_WATCHED
-        if kind.partition(".")[0] not in STORAGE_PATCHED
+        if kind.partition(".")[0] not in STORAGE_PATCHED and kind != CLAIMS
     ),
     ("patch", "persistentvolumeclaims/status", "-n default"),
     ("update", "resourceclaims.resource.k8s.io/status", "-n default"),
     ("list", "resourceclaimtemplates.resource.k8s.io", "-A"),
-    ("list", "resourceslices.resource.k8s.io", ""),
-    ("list", "deviceclasses.resource.k8s.io", ""),
     ("list", "deployments.apps", "-A"),
     ("list", "jobs.batch", "-A"),
     ("list", "endpoints", "-A"),
@@ -414,6 +425,8 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         **{kind: {"list", "watch"} for kind in WATCHED},
         **{kind: {"list", "watch"} for kind in STORAGE_WATCHED},
         **{kind: {"list", "watch", "patch"} for kind in STORAGE_PATCHED},
+        CLAIMS: {"list", "watch", *CLAIM_VERBS},
+        **{kind: {"list", "watch"} for kind in DEVICES_WATCHED},
         "resourceclaims.resource.k8s.io/status": {"patch"},
         "resourceclaims.resource.k8s.io/binding": {"patch"},
         POLICIES: {"get", "list", "watch"},
