@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from policy_scheduler.model.cel import CelError
+from policy_scheduler.model.dra.devices import Device, Slice
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence, parse_resources
 from policy_scheduler.model.volumes import ResourceClaimView, Volumes
 
@@ -227,3 +229,61 @@ def claim_body(claim: ResourceClaimView, node: NodeClaim) -> dict[str, Any]:
         "metadata": metadata,
         "spec": {"devices": {"requests": [dict(r) for r in node.requests]}},
     }
+
+
+class DeviceCount:
+    """The devices of one DeviceClass per node, for the resource scorers (kube's
+    calculateDRAResourceTotals): how many devices that serve the node match the class's
+    selectors, and how many of those are in use. Every slice counts, whatever its pool's
+    generation, as in kube; a slice naming no node, no selector and not all nodes counts for
+    every node, as in kube's; a selector that fails leaves the resource out of the node's score
+    (0 devices)."""
+
+    def __init__(self, volumes: Volumes, class_name: str) -> None:
+        self._volumes = volumes
+        self._expressions = [
+            str(_mapping(s.get("cel")).get("expression", ""))
+            for s in map(
+                _mapping,
+                _sequence(
+                    _mapping(volumes.device_classes().get(class_name, {}).get("spec")).get(
+                        "selectors"
+                    )
+                ),
+            )
+            if s.get("cel") is not None
+        ]
+        self._in_use = volumes.allocated().in_use()
+        self._slices: list[Slice] = []
+        for raw in volumes.resource_slices():
+            try:
+                self._slices.append(volumes.slice_cache.model(raw))
+            except ValueError:
+                continue  # the allocator reports a slice it cannot read
+
+    def _matches(self, device: Device) -> bool:
+        return all(
+            self._volumes.selectors.matches(e, device.id.driver, device.raw, device.cel_key)
+            for e in self._expressions
+        )
+
+    def on(self, node_name: str, labels: Mapping[str, str]) -> tuple[int, int]:
+        """(devices of the class that serve the node, those of them in use)."""
+        total = used = 0
+        try:
+            for slice_ in self._slices:
+                if slice_.per_device:
+                    devices = [
+                        d for d in slice_.devices
+                        if d.node is not None and d.node.matches(node_name, labels)
+                    ]  # fmt: skip
+                elif slice_.node.given and not slice_.node.matches(node_name, labels):
+                    continue
+                else:
+                    devices = list(slice_.devices)
+                for device in filter(self._matches, devices):
+                    total += 1
+                    used += device.id in self._in_use
+        except CelError:
+            return 0, 0
+        return total, used

@@ -20,7 +20,11 @@ parses their common ``resources: [{name, weight}]`` args and gathers the pairs a
   does; NodeResourcesFit's filter counts the pod-level requests. The node's pods count as
   kube-scheduler's NodeInfo counts them, pod-level requests included
   (:attr:`~policy_scheduler.model.objects.PodView.nonzero_requests`);
-- a resource the node does not have (allocatable 0 or absent) is left out of the node's score;
+- a resource the node does not have (allocatable 0 or absent) is left out of the node's score,
+  unless a DeviceClass maps it (an extended resource backed by devices, kube's
+  DRAExtendedResource): then its allocatable is the number of the class's devices that serve
+  the node and its requested amount those of them in use plus the pod's request
+  (:class:`~policy_scheduler.plugins.dra_extended.DeviceCount`);
 - so is an extended/scalar resource (``vendor/name``, ``hugepages-*``) the pod does not request,
   and a resource name that is neither CPU, memory, ephemeral storage nor scalar.
 """
@@ -40,6 +44,7 @@ from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import Array, NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY
+from policy_scheduler.plugins.dra_extended import DeviceCount, class_mapping, is_dra_extended_name
 
 MAX_RESOURCE_WEIGHT = 100
 
@@ -66,8 +71,14 @@ on each node only the resources that count for it may contribute."""
 _Entry = tuple[str, bool, int, int]
 """Per pod and resource: (name, whether the node's non-zero requests apply, pod request, weight)."""
 
-_State = tuple[_Entry, ...]
-"""The resources that can count for the pod."""
+
+@dataclass(frozen=True, slots=True)
+class _State:
+    """The resources that can count for the pod, and the devices of the classes that map those
+    of them backed by devices."""
+
+    entries: tuple[_Entry, ...]
+    devices: Mapping[str, DeviceCount]
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,18 +214,43 @@ class ResourceAllocationScorer(Scorer[_State]):
                 entries.append((spec.name, not self._use_requested, request, spec.weight))
             elif spec.name == EPHEMERAL_STORAGE or (is_scalar_resource(spec.name) and request):
                 entries.append((spec.name, False, request, spec.weight))
-        return tuple(entries)
+        devices: dict[str, DeviceCount] = {}
+        if any(is_dra_extended_name(name) for name, _, _, _ in entries):
+            volumes = cycle.snapshot.volumes
+            mapping = class_mapping(volumes.device_classes())
+            devices = {
+                name: DeviceCount(volumes, mapping[name])
+                for name, _, _, _ in entries
+                if name in mapping
+            }
+        return _State(tuple(entries), devices)
 
     def score(self, state: _State, pod: PodView, node: NodeInfo) -> int:
         return int(self.score_nodes(state, pod, NodeBlock.of(node))[0])
 
     def score_nodes(self, state: _State, pod: PodView, nodes: NodeBlock) -> Scores:
         amounts = []
-        for name, nonzero, request, weight in state:
+        for name, nonzero, request, weight in state.entries:
             allocatable = nodes.allocatable(name)
-            counts = allocatable != 0
             used = nodes.nonzero_requested(name) if nonzero else nodes.requested(name)
+            if name in state.devices:
+                allocatable, used = _with_devices(state.devices[name], nodes, allocatable, used)
+            counts = allocatable != 0
             amounts.append(
                 Amount(plus(used, request), used, np.where(counts, allocatable, 1), counts, weight)
             )
         return self._combine(amounts, len(nodes))
+
+
+def _with_devices(
+    devices: DeviceCount, nodes: NodeBlock, allocatable: Array, used: Array
+) -> tuple[Array, Array]:
+    """``allocatable`` and ``used`` with, on the nodes that have none of the resource, the
+    class's devices that serve them and those in use (where there are any)."""
+    allocatable, used = np.array(allocatable), np.array(used)
+    for i in np.flatnonzero(allocatable == 0):
+        node = nodes[int(i)]
+        total, in_use = devices.on(node.name, node.node.labels)
+        if total:
+            allocatable[i], used[i] = total, in_use
+    return allocatable, used

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_nodes, make_node
+from plugin_harness import filter_nodes, make_node, raw_and_normalized
 from test_dynamic_resources import (
     NS,
     PLUGIN,
@@ -25,7 +25,13 @@ from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import RESOURCE_CLAIM, ResourceClaimView
-from policy_scheduler.plugins import dra_extended, dynamic_resources, node_resources_fit
+from policy_scheduler.plugins import (
+    dra_extended,
+    dynamic_resources,
+    least_allocated,
+    most_allocated,
+    node_resources_fit,
+)
 from policy_scheduler.plugins.dra_extended import CLAIM_ANNOTATION, NodeClaim
 
 GPU = "example.com/gpu"
@@ -349,3 +355,38 @@ def test_slices_are_the_harness_ones() -> None:
     # The devices these tests count on: a has one GPU, b two.
     assert [len(s["spec"]["devices"]) for s in WithDevices.slices] == [1, 2]
     assert resource_slice("a", "gpu-0") == WithDevices.slices[0]
+
+
+def held(*devices: str) -> dict[str, Any]:
+    """A claim of another pod holding these GPUs of node b."""
+    results = [
+        {"request": "r", "driver": "gpu.example.com", "pool": "b", "device": d} for d in devices
+    ]
+    metadata = {"name": "held", "namespace": NS, "uid": "uid-held", "resourceVersion": "1"}
+    return {
+        "metadata": metadata,
+        "spec": {},
+        "status": {"allocation": {"devices": {"results": results}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("scorer", "claims", "expected"),
+    [
+        # a: 1 GPU of the class, b: 2, c: none; the plugin's node lists 1 in its allocatable.
+        pytest.param("LeastAllocated", [], [0, 50, 0, 0], id="least: b half free after the pod"),
+        pytest.param("LeastAllocated", [held("gpu-0")], [0, 0, 0, 0], id="least: b full"),
+        pytest.param("MostAllocated", [held("gpu-0")], [100, 100, 0, 100], id="most: a and b full"),
+    ],
+)
+def test_the_resource_scorers_count_the_class_devices_of_a_node_without_the_resource(
+    scorer: str, claims: Sequence[Mapping[str, Any]], expected: list[int]
+) -> None:
+    """kube's calculateDRAExtendedResourceAllocatableRequest: a node that does not list the
+    resource scores it by the class's devices serving it and those in use."""
+    make = {"LeastAllocated": least_allocated, "MostAllocated": most_allocated}[scorer]
+    plugin = make.new_scorer({"resources": [{"name": GPU, "weight": 1}]}, "args")
+    the_pod = gpu_pod(container("c", **{G: 1}))
+    around = WithDevices(claims=claims, classes=(mapped_class(),))
+    raw, _ = raw_and_normalized(plugin, the_pod, NODES, around=around)
+    assert raw == expected
