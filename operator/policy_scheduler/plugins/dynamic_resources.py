@@ -127,7 +127,13 @@ from policy_scheduler.framework.interface import (
     filter_each,
 )
 from policy_scheduler.framework.types import Cycle
-from policy_scheduler.model.dra import AllocationError, Allocator, DeviceID, Unallocatable
+from policy_scheduler.model.dra import (
+    AllocationError,
+    Allocator,
+    DeviceChoice,
+    DeviceID,
+    Unallocatable,
+)
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
@@ -212,6 +218,8 @@ class ClaimState:
     """Claim uid -> the allocation Reserve put in flight for it."""
     in_use: set[DeviceID] = field(default_factory=set)
     """The devices in use before the cycle, for a priority's placement."""
+    notes: dict[str, list[list[str]]] = field(default_factory=dict)
+    """Node name -> per claim to allocate, per device, why a priority's device choice took it."""
 
 
 def _claim_names(pod: PodView) -> list[str] | str:
@@ -323,19 +331,31 @@ def claim_state(pod: PodView, volumes: Volumes, now: datetime | None = None) -> 
     )
 
 
-def allocate(state: ClaimState, node: NodeInfo) -> list[dict[str, Any]] | Unallocatable:
+def allocate(
+    state: ClaimState, node: NodeInfo, choice: DeviceChoice | None = None
+) -> list[dict[str, Any]] | Unallocatable:
     """The allocator's answer for the pod's claims to allocate on ``node``, given at most
     :data:`FILTER_TIMEOUT_SECONDS`; an AllocationError (a timeout among them) is kube's error
-    status, which ends the attempt."""
+    status, which ends the attempt. With a ``choice`` (beyond kube) the devices are chosen by
+    it, and why each was is kept in :attr:`ClaimState.notes`."""
     assert state.allocator is not None
     deadline = time.monotonic() + FILTER_TIMEOUT_SECONDS
     claims = [c.raw for c in state.to_allocate]
+    notes: list[list[str]] = []
     try:
-        return state.allocator.allocate(
-            node.name, node.node.labels, claims, expired=lambda: time.monotonic() > deadline
+        found = state.allocator.allocate(
+            node.name,
+            node.node.labels,
+            claims,
+            expired=lambda: time.monotonic() > deadline,
+            choice=choice,
+            notes=notes,
         )
     except AllocationError as error:
         raise StatusError(f'running "{NAME}" filter plugin: {error.message}') from None
+    if notes:
+        state.notes[node.name] = notes
+    return found
 
 
 def _now() -> datetime:
@@ -416,11 +436,14 @@ def _ref(claim: ResourceClaimView, subresource: str = "") -> ObjectRef:
     return ObjectRef(API_VERSION, "resourceclaims", claim.name, claim.namespace, subresource)
 
 
-def _devices(allocation: Mapping[str, Any]) -> tuple[str, ...]:
-    """An allocation's devices as people read them: ``request: driver/pool/device``."""
+def _devices(allocation: Mapping[str, Any], notes: Sequence[str] = ()) -> tuple[str, ...]:
+    """An allocation's devices as people read them: ``request: driver/pool/device``, each
+    followed by why a device choice took it, when one did (``notes``, per result)."""
+    results = [_mapping(r) for r in _sequence(_mapping(allocation.get("devices")).get("results"))]
     return tuple(
         f"{r.get('request', '')}: {r.get('driver', '')}/{r.get('pool', '')}/{r.get('device', '')}"
-        for r in map(_mapping, _sequence(_mapping(allocation.get("devices")).get("results")))
+        + (f" ({note})" if note else "")
+        for r, note in zip(results, notes or [""] * len(results), strict=True)
     )
 
 
@@ -528,7 +551,11 @@ class _DynamicResourcesFilter(
         allocations = state.allocations.get(node)
         if allocations is None:
             return {}
-        return {c.name: _devices(a) for c, a in zip(state.to_allocate, allocations, strict=True)}
+        notes = state.notes.get(node) or [[] for _ in allocations]
+        return {
+            c.name: _devices(a, n)
+            for c, a, n in zip(state.to_allocate, allocations, notes, strict=True)
+        }
 
     def filter_nodes(self, state: ClaimState, pod: PodView, nodes: NodeBlock) -> Rejections:
         # Most pods' claims are allocated for any node (a rejected pod has neither selectors
@@ -826,8 +853,9 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
     # What its filter wakes on: a policy may score with it alone.
     reads = frozenset({RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS, DEVICE_TAINT_RULE})
 
-    def __init__(self, placement: str = "") -> None:
+    def __init__(self, placement: str = "", choice: DeviceChoice | None = None) -> None:
         self.placement = placement
+        self.choice = choice
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:
@@ -839,7 +867,7 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
             claims = _lookup(cycle.pod, cycle.snapshot.volumes)
         # Without firstAvailable requests kube's score is 0 on every node: nothing to allocate
         # (nor a claim to look at again, when one is missing).
-        if isinstance(claims, str) or not (self.placement or _prioritized(claims)):
+        if isinstance(claims, str) or not (self.placement or self.choice or _prioritized(claims)):
             return ClaimState()
         state = (
             filtered
@@ -855,9 +883,16 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:
             return 0
-        # What the filter allocated on the node; allocated here when the policy scores with
-        # this plugin without filtering with it.
-        found = state.allocations.get(node.name) or allocate(state, node)
+        if self.choice is not None:
+            # The filter found kube's first solution; the devices are chosen again, in the
+            # choice's order, and these are what Reserve puts in flight.
+            found = allocate(state, node, self.choice)
+            if not isinstance(found, Unallocatable):
+                state.allocations[node.name] = found
+        else:
+            # What the filter allocated on the node; allocated here when the policy scores
+            # with this plugin without filtering with it.
+            found = state.allocations.get(node.name) or allocate(state, node)
         if isinstance(found, Unallocatable):
             return 0
         if self.placement:
@@ -875,16 +910,79 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
             normalize_to_max(scores)
 
 
+SCORER_ARGS: Final = ("placement", "preferSmallest", "capacities", "numaAttribute", "numaPlacement")
+
+
+def _qualified(value: object) -> bool:
+    """Whether ``value`` is a qualified name, ``domain/name``, as device attributes are named."""
+    if not isinstance(value, str):
+        return False
+    domain, slash, name = value.partition("/")
+    return bool(slash and domain and name and "/" not in name)
+
+
+def _device_choice(args: Args, path: str, errors: list[FieldError]) -> DeviceChoice | None:
+    """The device choice the args ask for (None: kube's first solution), its errors added to
+    ``errors``."""
+    smallest = args.get("preferSmallest", False)
+    if not isinstance(smallest, bool):
+        errors.append(FieldError(f"{path}.preferSmallest", f"must be a boolean, got {smallest!r}"))
+        smallest = False
+    capacities = args.get("capacities", [])
+    if not isinstance(capacities, list):
+        errors.append(
+            FieldError(
+                f"{path}.capacities", f"must be a list of capacity names, got {capacities!r}"
+            )
+        )
+        capacities = []
+    for i, name in enumerate(capacities):
+        if not _qualified(name):
+            errors.append(
+                FieldError(
+                    f"{path}.capacities[{i}]",
+                    f"must be a capacity's qualified name (domain/name), got {name!r}",
+                )
+            )
+    if capacities and not smallest:
+        errors.append(FieldError(f"{path}.capacities", "only with preferSmallest: true"))
+    attribute = args.get("numaAttribute", "")
+    if attribute != "" and not _qualified(attribute):
+        errors.append(
+            FieldError(
+                f"{path}.numaAttribute",
+                f"must be a device attribute's qualified name (domain/name), got {attribute!r}",
+            )
+        )
+    numa = args.get("numaPlacement", "")
+    if numa != "" and numa not in PLACEMENTS:
+        errors.append(
+            FieldError(f"{path}.numaPlacement", f"must be one of {list(PLACEMENTS)}, got {numa!r}")
+        )
+    if numa != "" and not attribute:
+        errors.append(FieldError(f"{path}.numaPlacement", "only with numaAttribute"))
+    choice = DeviceChoice(
+        smallest=smallest,
+        capacities=tuple(map(str, capacities)),
+        numa_attribute=str(attribute),
+        numa_spread=numa == SPREAD,
+    )
+    return choice if choice.active else None
+
+
 def new_scorer(args: Args, path: str) -> Scorer[ClaimState]:
     """No args: kube-scheduler's score. ``placement`` (not kube's): ``Pack`` prefers the nodes
     whose devices are most in use once the pod has its own (the fewest nodes used), ``Spread``
-    the least."""
-    errors = unknown_fields(args, ("placement",), path)
+    the least. ``preferSmallest`` (with ``capacities``, the order they are compared in) and
+    ``numaAttribute`` (with ``numaPlacement``, ``Pack`` by default) choose among the devices
+    that fit on a node, beyond kube's first solution (:class:`DeviceChoice`)."""
+    errors = unknown_fields(args, SCORER_ARGS, path)
     placement = args.get("placement", "")
     if placement != "" and placement not in PLACEMENTS:
         errors.append(
             FieldError(f"{path}.placement", f"must be one of {list(PLACEMENTS)}, got {placement!r}")
         )
+    choice = _device_choice(args, path, errors)
     if errors:
         raise ArgsError(errors)
-    return _DynamicResourcesScorer(str(placement))
+    return _DynamicResourcesScorer(str(placement), choice)

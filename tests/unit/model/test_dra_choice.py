@@ -241,6 +241,13 @@ CASES = [
         ["n3"],
     ),
     Case(
+        "pack and smallest: of domains unused alike, the one with the smallest device",
+        [slice_(gpu("n0-big", "80Gi", 0), gpu("n1-big", "80Gi", 1), gpu("n1-small", "40Gi", 1))],
+        [claim(request(count=2))],
+        DeviceChoice(smallest=True, numa_attribute=NUMA),
+        ["n1-small", "n1-big"],
+    ),
+    Case(
         "smallest within the packed domain",
         [slice_(gpu("n0-big", "80Gi", 0), gpu("n1-big", "80Gi", 1), gpu("n1-small", "20Gi", 1))],
         [claim(request())],

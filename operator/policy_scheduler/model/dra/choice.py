@@ -14,7 +14,8 @@ still tried, so a node fits exactly when it does for kube, and only which device
 - ``numa_attribute`` with ``numa_spread`` False (Pack): the devices of the NUMA domain (the
   device attribute's value) most in use first, counting the devices allocated before and those
   the pod has taken so far, so that a pod's devices, and successive pods' devices, fill the
-  fewest domains; ties in the order the domains' first devices are listed. With
+  fewest domains; of domains in use alike, the one with the smallest free device first (with
+  ``smallest``), then in the order the domains' first devices are listed. With
   ``numa_spread`` (Spread): each least-used domain's first device, then each one's second, and
   so on. Devices without the attribute come last.
 
@@ -89,11 +90,15 @@ class DeviceChoice:
             domains = [device_of(c).attribute(self.numa_attribute) for c in candidates]
             use: dict[AttributeValue, int] = {}
             first: dict[AttributeValue, int] = {}
+            least: dict[AttributeValue, tuple[Fraction, ...]] = {}
             for i, (candidate, domain) in enumerate(zip(candidates, domains, strict=True)):
                 if domain is None:
                     continue
                 first.setdefault(domain, i)
-                use[domain] = use.get(domain, 0) + (device_of(candidate).id in in_use)
+                taken = device_of(candidate).id in in_use
+                use[domain] = use.get(domain, 0) + taken
+                if not taken and (domain not in least or size[i] < least[domain]):
+                    least[domain] = size[i]
             # The position of each device within its domain, smallest first (Spread's rounds).
             within: dict[AttributeValue, int] = {}
             rank: dict[int, int] = {}
@@ -108,7 +113,7 @@ class DeviceChoice:
                     keys.append((1, 0, (), size[i], i))
                     continue
                 busy = use[domain] if self.numa_spread else -use[domain]
-                domain_key = (busy, first[domain])
+                domain_key = (busy, least.get(domain, ()), first[domain])
                 keys.append(
                     (0, rank[i], domain_key, size[i], i)
                     if self.numa_spread
