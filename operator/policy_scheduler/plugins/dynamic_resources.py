@@ -57,6 +57,15 @@ in use once the pod has its own there: ``Pack`` scores that share (the pod goes 
 already taken, leaving whole nodes free for large claims), ``Spread`` what is left. It replaces
 kube's subrequest score, and shows in the plugin's column of the score breakdown.
 
+Also beyond kube-scheduler, whose allocator takes the first devices that fit, the priority's
+``preferSmallest`` (optionally with ``capacities``, the order they are compared in) and
+``numaAttribute`` (with ``numaPlacement``: ``Pack``, the default, or ``Spread``) choose among
+the devices that fit on each node (:class:`~policy_scheduler.model.dra.DeviceChoice`): the
+priority allocates again on each feasible node in the choice's order, and those allocations
+are the ones scored and reserved (the filter's first ones only said that the node fits: the
+same nodes fit either way). ``explain``, ``simulate`` and ``status.decisions`` follow each
+device with why it came first (its capacities compared, its NUMA domain).
+
 **Reserve** records the chosen node's allocations as in flight
 (:meth:`~policy_scheduler.model.volumes.Volumes.allocate`), so that the next cycles, which do
 not wait for the bind, count those devices as taken, and a pod sharing the claim waits for it;
