@@ -49,15 +49,16 @@ demo: $(BIN)/.installed controlplane
 
 # policy-scheduler, kube-scheduler and the two raw bind limits on identical fresh control planes,
 # every phase (burst, steady, storage, preemption, anti-affinity, spread, preferred-affinity,
-# parked); results in bench/results/ (see bench/README.md). bench-quick finishes in under five
-# minutes (its counts: a fifth of --pods for storage and the shaped phases, --pods arriving while
-# a fifth of them are parked).
+# parked), then the DRA steady state (500 nodes, on control planes with kube-controller-manager);
+# results in bench/results/ (see bench/README.md). bench-quick finishes in under five minutes plus
+# its DRA runs at 100 nodes (its counts: a fifth of --pods for storage and the shaped phases,
+# --pods arriving while a fifth of them are parked).
 bench: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py
 
 bench-quick: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 300 --steady-rate 50 --steady-seconds 5 \
-	    --preemption-pods 10
+	    --preemption-pods 10 --dra-nodes 100
 
 # Faults injected while the operator works (etcd and kube-apiserver restarts, a frozen leader, a
 # policy deleted while the watches are down), then parked pods under node churn against

@@ -79,6 +79,25 @@ burst of pods of the mix of requests with one term added, measured as the burst:
 
 A phase of 0 pods is skipped.
 
+Then, for the two deciders only, the DRA steady state (``--dra-nodes``, 500; 0 skips it), in a
+run of its own on a control plane that also runs kube-controller-manager and kwok (``up``
+without ``--bare``): its resourceclaim controller makes each pod's ResourceClaim from the
+template, and deletes it once the pod is gone, which nothing here can stand in for as cheaply.
+The shape is scheduler_perf's SteadyStateClusterResourceClaimTemplate/half_500nodes (v1.37.2,
+test/integration/scheduler_perf/dra): a DeviceClass of the test driver, one ResourceSlice per
+node of ``--dra-devices`` (10) devices with its templates' attributes and capacities, half of
+each node's devices allocated beforehand to claims of the namespace DRA_INIT_NAMESPACE (written
+allocated by this harness, as its allocResourceClaims does), and a ResourceClaimTemplate of one
+request. kube-controller-manager's client rate limit is raised to ``--kube-qps`` (up's
+``--controller-qps``): scheduler_perf runs the controller unthrottled, and its default, 20
+requests/s, would cap both schedulers at about 5 pods/s. ``--dra-in-flight`` (10) pods, each
+with a claim from the template and no requests, are created; each pod seen bound is deleted
+(grace 0) and replaced by a new one until ``--dra-seconds`` (10) have passed; the pods then left
+are waited for. Measured as the other
+phases, from the first pod created to the last bound; kube-controller-manager and kwok share the
+machine with the scheduler, alike for both. Its check: no device is allocated to two claims, and
+each pod left has its claim allocated on its node and reserved for it.
+
 Definitions:
 
 - created: this process's clock when the pod's POST is sent (creationTimestamp has one-second
@@ -129,6 +148,7 @@ status is 1 when a run did not bind all its pods or failed a correctness check.
         [--steady-rate 100] [--steady-seconds 30] [--storage-pods PODS/5]
         [--preemption-pods PODS/10] [--anti-affinity-pods PODS/5] [--spread-pods PODS/5]
         [--preferred-affinity-pods PODS/5] [--parked-pods PODS] [--unschedulable-pods PODS/5]
+        [--dra-nodes 500] [--dra-devices 10] [--dra-in-flight 10] [--dra-seconds 10]
         [--schedulers policy-scheduler kube-scheduler raw raw+events]
 """
 
@@ -162,7 +182,17 @@ from harness.metrics import (
     samples_of,
     total,
 )
-from harness.objects import HOSTNAME, pod
+from harness.objects import (
+    HOSTNAME,
+    device,
+    device_class,
+    exactly,
+    pod,
+    resource_claim,
+    resource_claim_template,
+    resource_slice,
+    version,
+)
 from harness.processes import KUBE_QPS, Process, start_kube_scheduler, start_operator
 from harness.watches import PROGRESS_SECONDS, BindWatch
 from harness.workload import (
@@ -228,6 +258,10 @@ class Config:
     parked_pods: int  # the parked phase's schedulable pods, measured
     unschedulable_pods: int  # the parked phase's pods that fit nowhere, parked first
     schedulers: tuple[str, ...]
+    dra_nodes: int  # the DRA steady state's nodes (0: not run)
+    dra_devices: int  # devices per node, half allocated before the phase
+    dra_in_flight: int  # its pods in flight
+    dra_seconds: float  # how long they are churned
     concurrency: int
     create_threads: int
     kube_qps: int
@@ -606,6 +640,25 @@ class PhaseRun:
     bound: list[str]
     pending: list[str] = field(default_factory=list)
     check: Check | None = None
+    gone: list[str] = field(default_factory=list)
+    """Pods the phase deleted once bound (the DRA steady state's): told Scheduled once, on no
+    node now."""
+
+
+@dataclass(frozen=True)
+class Before:
+    """What a phase's figures are measured from: the scheduler's requests, metrics and CPU
+    just before its first pod is created."""
+
+    requests: float
+    kinds: Counter[str]
+    page: Samples | None
+    cpu: float
+
+    @classmethod
+    def taken(cls, run: Run) -> Before:
+        requests, kinds = apiserver_requests(run.admin, FLOW_SCHEMAS[run.scheduler.name])
+        return cls(requests, kinds, run.scheduler.metrics(), run.scheduler.cpu_seconds())
 
 
 def measure(
@@ -617,15 +670,12 @@ def measure(
 ) -> dict[str, Any]:
     """One phase: create ``pods`` (each after its claim in ``claims``, if any), wait for all to be
     bound, and what it took."""
-    admin, watch, scheduler, config = run.admin, run.watch, run.scheduler, run.config
-    flow_schema = FLOW_SCHEMAS[scheduler.name]
-    requests_before, kinds_before = apiserver_requests(admin, flow_schema)
-    page_before = scheduler.metrics()
-    cpu_before = scheduler.cpu_seconds()
-    creator = Creator(admin, config.create_threads, claims or {}, on_uid=created(scheduler))
+    config, scheduler = run.config, run.scheduler
+    before = Before.taken(run)
+    creator = Creator(run.admin, config.create_threads, claims or {}, on_uid=created(scheduler))
     names = [name for name, _ in pods]
     with creator.running(pods, rate):
-        complete = watch.wait(
+        complete = run.watch.wait(
             names,
             config.timeout,
             lambda bound: (
@@ -633,11 +683,26 @@ def measure(
             ),
             scheduler.check_alive,
         )
+    return phase_figures(phase, names, creator, complete, run=run, before=before)
+
+
+def phase_figures(
+    phase: str,
+    names: Sequence[str],
+    creator: Creator,
+    complete: bool,
+    *,
+    run: Run,
+    before: Before,
+) -> dict[str, Any]:
+    """A phase's figures once its pods ``names``, created by ``creator``, are bound (or the
+    wait for them gave up: not ``complete``), measured from ``before``."""
+    admin, watch, scheduler = run.admin, run.watch, run.scheduler
     time.sleep(SETTLE_SECONDS)
-    cpu = scheduler.cpu_seconds() - cpu_before
+    cpu = scheduler.cpu_seconds() - before.cpu
     page_after = scheduler.metrics()
-    requests_after, kinds_after = apiserver_requests(admin, flow_schema)
-    kinds_after.subtract(kinds_before)
+    requests_after, kinds_after = apiserver_requests(admin, FLOW_SCHEMAS[scheduler.name])
+    kinds_after.subtract(before.kinds)
     latencies = [
         (watch.bound[name] - creator.created[name]) * 1000
         for name in names
@@ -649,6 +714,7 @@ def measure(
     first_created = min(creator.created.values())
     last_bound = max((watch.bound[n] for n in names if n in watch.bound), default=first_created)
     seconds = last_bound - first_created
+    requests = requests_after - before.requests
     result: dict[str, Any] = {
         "pods": len(names),
         "bound": len(latencies),
@@ -662,8 +728,8 @@ def measure(
         },
         "cpu_seconds": round(cpu, 2),
         "cpu_ms_per_pod": round(cpu * 1000 / len(names), 3),
-        "api_requests": round(requests_after - requests_before),
-        "api_requests_per_pod": round((requests_after - requests_before) / len(names), 3),
+        "api_requests": round(requests),
+        "api_requests_per_pod": round(requests / len(names), 3),
         "api_requests_all_clients": {k: v for k, v in sorted(kinds_after.items()) if v > 0},
         "attempts_per_pod": None,
         # Where the latency goes: the create call (sent to answered: the API server's, before
@@ -674,11 +740,11 @@ def measure(
         "create_ms": {f"p{p}": round(percentile(create_calls, p), 1) for p in (50, 99)},
         "attempt_ms": None,
     }
-    if page_before is not None and page_after is not None:
-        attempts = total(page_after, ATTEMPTS) - total(page_before, ATTEMPTS)
+    if before.page is not None and page_after is not None:
+        attempts = total(page_after, ATTEMPTS) - total(before.page, ATTEMPTS)
         result["attempts_per_pod"] = round(attempts / len(names), 3)
         result["attempt_ms"] = bucket_percentiles(
-            page_before, page_after, ATTEMPT_DURATION, (50, 99), result="scheduled"
+            before.page, page_after, ATTEMPT_DURATION, (50, 99), result="scheduled"
         )
     log(
         f"  {phase}: {result['bound']}/{len(names)} bound in {seconds:.1f} s, "
@@ -881,6 +947,229 @@ def wait_parked(run: Run, names: Sequence[str]) -> None:
         time.sleep(0.5)
 
 
+# --- the DRA steady state ---------------------------------------------------------------------
+
+# scheduler_perf's DRA objects (test/integration/scheduler_perf/dra/templates, v1.37.2): the test
+# driver's DeviceClass, a ResourceSlice of basic devices per node, and the one-request template.
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+DRA_CLASS = "test-class"
+DRA_TEMPLATE = "test-claim-template"
+# The claims allocated before the phase (scheduler_perf's "init" namespace): half the devices.
+DRA_INIT_NAMESPACE = "bench-init"
+DRA_NODE = NodeSize(cpu=4, memory=32, pods=110)
+DRA_PCI_ROOTS = 2
+
+
+def dra_device(index: int) -> dict[str, Any]:
+    """resourceslice-basic-devices.yaml's device ``index``: an Intel GPU's attributes."""
+    root = index % DRA_PCI_ROOTS
+    return device(
+        f"basic-device-{index}",
+        attributes={
+            "driver": "xe",
+            "driverVersion": version("1.2.3"),
+            "resource.k8s.io/pciRoot": str(root),
+            "family": "Arc Pro B-Series",
+            "health": "Healthy",
+            "model": "B60",
+            "pciAddress": f"0000:0{index}:00.0",
+            "pciId": "0xe211",
+            "pciRoot": f"0{root}",
+            "resource.kubernetes.io/pciBusID": f"0000:0{index}:00.0",
+            "resource.kubernetes.io/pciRoot": f"pci0000:0{root}",
+            "sriov": True,
+            "type": "gpu",
+        },
+        capacity={"memory": "24480Mi", "millicores": "1k"},
+    )
+
+
+def dra_slice(node: str, devices: int) -> dict[str, Any]:
+    """The node's ResourceSlice: a pool of its own, named after it, of ``devices`` devices."""
+    return resource_slice(
+        f"{node}-{DRA_DRIVER}",
+        DRA_DRIVER,
+        node,
+        node=node,
+        devices=[dra_device(i) for i in range(devices)],
+    )
+
+
+def dra_init_claim(index: int, node: str, device_index: int) -> tuple[bytes, dict[str, Any]]:
+    """A claim of the init namespace and its allocation (the device ``device_index`` of
+    ``node``), as scheduler_perf's allocResourceClaims leaves it: allocated, reserved for no
+    one."""
+    claim = resource_claim(f"init-{index:05d}", [exactly("req-0", DRA_CLASS)])
+    node_term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    result = {
+        "request": "req-0",
+        "driver": DRA_DRIVER,
+        "pool": node,
+        "device": f"basic-device-{device_index}",
+    }
+    allocation = {
+        "devices": {"results": [result]},
+        "nodeSelector": {"nodeSelectorTerms": [node_term]},
+        # As v1.37's allocator writes it: an allocation without it is stamped by the scheduler
+        # that reserves the claim, which the API server refuses (allocation is immutable).
+        "allocationTimestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return json.dumps(claim).encode(), {"status": {"allocation": allocation}}
+
+
+def create_dra_objects(admin: Api, nodes: Sequence[str], config: Config) -> int:
+    """The DeviceClass, a slice per node, half of each node's devices allocated to claims of the
+    init namespace, and the template of the phase's pods; the claims allocated."""
+    resource = "/apis/resource.k8s.io/v1"
+    admin.post(
+        f"{resource}/deviceclasses",
+        device_class(DRA_CLASS, selectors=[f'device.driver == "{DRA_DRIVER}"']),
+    )
+    admin.post("/api/v1/namespaces", {"metadata": {"name": DRA_INIT_NAMESPACE}}, exists_ok=True)
+    per_node = config.dra_devices // 2
+    claims = [
+        dra_init_claim(n * per_node + d, node, d)
+        for n, node in enumerate(nodes)
+        for d in range(per_node)
+    ]
+    claims_path = f"{resource}/namespaces/{DRA_INIT_NAMESPACE}/resourceclaims"
+
+    def allocated(item: tuple[bytes, dict[str, Any]]) -> None:
+        body, status = item
+        admin.post(claims_path, body, exists_ok=True)
+        name = json.loads(body)["metadata"]["name"]
+        admin.merge_patch(f"{claims_path}/{name}/status", status)
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(config.create_threads) as pool:
+        list(
+            pool.map(
+                lambda node: admin.post(
+                    f"{resource}/resourceslices", dra_slice(node, config.dra_devices)
+                ),
+                nodes,
+            )
+        )
+        list(pool.map(allocated, claims))
+    template = resource_claim_template(DRA_TEMPLATE, [exactly("req-0", DRA_CLASS)])
+    admin.post(f"{resource}/namespaces/{NAMESPACE}/resourceclaimtemplates", template)
+    log(
+        f"  dra: {len(nodes)} slices of {config.dra_devices} devices, {len(claims)} claims "
+        f"allocated in {time.monotonic() - started:.1f} s"
+    )
+    return len(claims)
+
+
+def dra_pod_body(name: str, scheduler_name: str) -> bytes:
+    """pod-with-claim-template.yaml: no requests, one claim from the template."""
+    body = pod(
+        name,
+        scheduler_name,
+        cpu=None,
+        memory=None,
+        labels={PHASE_LABEL: "dra"},
+        templates={"resource": DRA_TEMPLATE},
+    )
+    return json.dumps(body).encode()
+
+
+class Churn:
+    """scheduler_perf's steady state (createPodsSteadily): ``in_flight`` pods are created, and
+    each pod seen bound is deleted (grace 0: no kubelet stops it here) and replaced by a new
+    one, until ``seconds`` have passed; so the queue is never empty and the cluster stays as
+    allocated as it started. The resourceclaim controller deletes a deleted pod's claim, which
+    frees its device."""
+
+    def __init__(self, run: Run, creator: Creator, in_flight: int, seconds: float) -> None:
+        self.run = run
+        self.creator = creator
+        self.in_flight = in_flight
+        self.until = time.monotonic() + seconds
+        self.names: list[str] = []
+        self.deleted: set[str] = set()
+        self.errors: list[str] = []
+        self._handled: set[str] = set()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(in_flight, thread_name_prefix="churn")
+
+    def run_out(self) -> None:
+        """Seed the pods, churn until the time is up, then wait for the deletions and
+        replacements under way."""
+        self.run.watch.listeners.append(self.bound)
+        for _ in range(self.in_flight):
+            self._pool.submit(self.create_next)
+        time.sleep(max(0.0, self.until - time.monotonic()))
+        self._pool.shutdown(wait=True)
+
+    def create_next(self) -> None:
+        with self._lock:
+            name = f"dra-{len(self.names):05d}"
+            self.names.append(name)
+        self.creator.create(name, dra_pod_body(name, self.run.scheduler_name))
+        self.creator.done = time.monotonic()
+
+    def bound(self, found: dict[str, Any]) -> None:
+        """The bind watch's listener: a pod of the phase bound while the time runs is replaced."""
+        name = found["metadata"]["name"]
+        if found["metadata"].get("labels", {}).get(PHASE_LABEL) != "dra":
+            return
+        with self._lock:
+            if name in self._handled or time.monotonic() >= self.until:
+                return
+            self._handled.add(name)
+        self._pool.submit(self.replace, name)
+
+    def replace(self, name: str) -> None:
+        try:
+            self.run.admin.request(
+                "DELETE",
+                f"/api/v1/namespaces/{NAMESPACE}/pods/{name}",
+                {"gracePeriodSeconds": 0},
+                ok=frozenset({404}),
+            )
+        except (ApiError, OSError) as error:
+            self.errors.append(f"deleting {name}: {error}")
+            return
+        with self._lock:
+            self.deleted.add(name)
+        if time.monotonic() < self.until:
+            self.create_next()
+
+
+def dra(run: Run, in_flight: int) -> PhaseRun:
+    """The DRA steady state (scheduler_perf's SteadyStateClusterResourceClaimTemplate, half
+    allocated): pods each with a claim from the template, ``in_flight`` at a time, churned for
+    ``--dra-seconds``; measured from the first pod created to the last bound."""
+    config = run.config
+    before = Before.taken(run)
+    creator = Creator(run.admin, config.create_threads, on_uid=created(run.scheduler))
+    churn = Churn(run, creator, in_flight, config.dra_seconds)
+    churn.run_out()
+    names = list(churn.names)
+    # The pods created last are bound after the time is up: they stay.
+    complete = run.watch.wait(
+        names,
+        config.timeout,
+        lambda bound: f"dra: {bound}/{len(names)} bound",
+        run.scheduler.check_alive,
+    )
+    figures = phase_figures("dra", names, creator, complete, run=run, before=before)
+    figures.update(
+        {
+            "in_flight": in_flight,
+            "deleted": len(churn.deleted),
+            "churn_errors": churn.errors[:10],
+        }
+    )
+    left = [name for name in names if name not in churn.deleted]
+    return PhaseRun(
+        figures,
+        left,
+        check=lambda admin, listing: verify_dra(admin, listing, left),
+        gone=sorted(churn.deleted),
+    )
+
+
 # --- correctness ------------------------------------------------------------------------------
 
 
@@ -902,7 +1191,9 @@ def verify(admin: Api, phases: Mapping[str, PhaseRun], kind: str) -> dict[str, A
     overloaded = [f"{o.node}: {o.resource}" for o in overcommitted(nodes.values(), pods.values())]
     scheduled = told(events)
     placed = {name: node for name in pods if (node := listing.node_of(name))}
-    twice = told_wrongly(scheduled, placed)
+    gone = {name for ran in phases.values() for name in ran.gone}
+    twice = told_wrongly({k: v for k, v in scheduled.items() if k not in gone}, placed)
+    twice += sorted(name for name in gone if len(scheduled.get(name, ())) > 1)
     result: dict[str, Any] = {
         "pods": len(pods),
         "parked_pods": len(pending),
@@ -963,6 +1254,49 @@ def verify_storage(admin: Api, listing: Listing, pods: Sequence[str]) -> dict[st
         "ok": not (unbound or wrong_node),
         "summary": f"{len(pods) - len(unbound)}/{len(pods)} claims bound, "
         f"{len(wrong_node)} pods off their PV's node",
+    }
+
+
+def verify_dra(admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """No device allocated to two claims (the init claims and the phase's, all namespaces), and
+    each pod of ``pods`` (those the phase left) reserved its claim, allocated on its node."""
+    claims = {
+        (c["metadata"]["namespace"], c["metadata"]["name"]): c
+        for c in admin.list_items("/apis/resource.k8s.io/v1/resourceclaims")
+    }
+    holders: Counter[tuple[str, str, str]] = Counter()
+    for claim in claims.values():
+        allocation = claim.get("status", {}).get("allocation") or {}
+        for result in allocation.get("devices", {}).get("results", ()):
+            holders[(result["driver"], result["pool"], result["device"])] += 1
+    twice = sorted("/".join(d) for d, n in holders.items() if n > 1)
+    wrong = []
+    for name in pods:
+        statuses = listing.pods.get(name, {}).get("status", {}).get("resourceClaimStatuses", [])
+        node = listing.node_of(name)
+        for status in statuses or [{}]:
+            claim = claims.get((NAMESPACE, status.get("resourceClaimName", "")), {})
+            claim_status = claim.get("status", {})
+            terms = (claim_status.get("allocation") or {}).get("nodeSelector", {})
+            on = [
+                value
+                for term in terms.get("nodeSelectorTerms", ())
+                for field in term.get("matchFields", ())
+                for value in field.get("values", ())
+            ]
+            reserved = [r["name"] for r in claim_status.get("reservedFor", ())]
+            if on != [node] or name not in reserved:
+                wrong.append(name)
+    return {
+        "ok": not twice and not wrong,
+        "claims": len(claims),
+        "devices_allocated": sum(holders.values()),
+        "allocated_twice": twice[:10],
+        "not_on_node": wrong[:10],
+        "summary": (
+            f"{sum(holders.values())} devices allocated, {len(twice)} twice; "
+            f"{len(pods) - len(wrong)}/{len(pods)} pods' claims allocated on their node"
+        ),
     }
 
 
@@ -1090,6 +1424,7 @@ PHASES: dict[str, Callable[[Run, int], PhaseRun]] = {
     "preemption": preemption,
     **{phase: shaped(phase) for phase in SHAPED_PHASES},
     "parked": parked,
+    "dra": dra,
 }
 
 
@@ -1107,20 +1442,31 @@ def phase_pods(config: Config, kind: str, node_count: int) -> dict[str, int]:
 
 
 def run_case(
-    config: Config, kind: str, node_count: int, state_dir: Path, settled: Callable[[], None]
+    config: Config,
+    kind: str,
+    node_count: int,
+    state_dir: Path,
+    settled: Callable[[], None],
+    *,
+    dra_run: bool = False,
 ) -> tuple[dict[str, Any], Teardown]:
     """One scheduler's run at ``node_count`` nodes on a fresh control plane in ``state_dir``: its
     figures and checks, and what is left to tear down (the phases' helpers, the watch, the
     control plane), for the caller to do while the next run starts. ``settled()`` returns once
     the run before is torn down: it is waited for before this run's scheduler starts, so that
-    nothing of it runs while this one is measured."""
-    log(f"{kind}, {node_count} nodes: fresh control plane")
-    plane = ControlPlane.fresh(state_dir)
+    nothing of it runs while this one is measured. A ``dra_run`` runs the DRA steady state
+    alone, on a control plane with kube-controller-manager (whose resourceclaim controller makes
+    the claims of the template) and kwok."""
+    log(f"{kind}, {node_count} nodes{' (DRA)' if dra_run else ''}: fresh control plane")
+    # kube-controller-manager's resourceclaim controller is on the DRA pods' path (it makes each
+    # claim): its client rate limit, 20 requests/s by default, would cap both schedulers alike.
+    flags = ("--controller-qps", str(config.kube_qps)) if dra_run else ()
+    plane = ControlPlane.fresh(state_dir, *flags, controllers=dra_run)
     teardown = Teardown(plane.down)
     try:
         admin = Api(plane.admin, pool=config.create_threads)
         prepare(plane, kind)
-        counts = phase_pods(config, kind, node_count)
+        counts = {"dra": config.dra_in_flight} if dra_run else phase_pods(config, kind, node_count)
         if "storage" in counts:
             admin.post("/apis/storage.k8s.io/v1/storageclasses", storage_class_body(STORAGE_CLASS))
         if "preemption" in counts:
@@ -1129,14 +1475,20 @@ def run_case(
                     "/apis/scheduling.k8s.io/v1/priorityclasses", priority_class_body(name, value)
                 )
         nodes = node_names(node_count)
-        # Nodes as large for every scheduler, sized for the pods the deciders bind on them (the
-        # preemption phase brings nodes of its own; parked pods take no room).
-        on_nodes = phase_pods(config, DECIDERS[0], node_count)
-        total_pods = 1 + sum(n for phase, n in on_nodes.items() if phase != "preemption")
-        create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
+        if dra_run:
+            create_nodes(admin, nodes, DRA_NODE, config.create_threads)
+            create_dra_objects(admin, nodes, config)
+        else:
+            # Nodes as large for every scheduler, sized for the pods the deciders bind on them
+            # (the preemption phase brings nodes of its own; parked pods take no room).
+            on_nodes = phase_pods(config, DECIDERS[0], node_count)
+            total_pods = 1 + sum(n for phase, n in on_nodes.items() if phase != "preemption")
+            create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
         nodes_file = plane.dir / f"nodes-{node_count}.txt"
         nodes_file.write_text("\n".join(nodes) + "\n")
         result: dict[str, Any] = {"scheduler": kind, "nodes": node_count}
+        if dra_run:
+            result["devices_per_node"] = config.dra_devices
         ran: dict[str, PhaseRun] = {}
         # Watching before the scheduler starts, so that no bind goes unseen.
         watch = BindWatch(Api(plane.admin, pool=1))
@@ -1194,7 +1546,9 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         description="policy-scheduler vs kube-scheduler vs the raw bind limits, on a local "
         "control plane; see the module docstring for what is measured and how."
     )
-    parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000, 5000])
+    parser.add_argument(
+        "--nodes", type=int, nargs="*", default=[100, 1000, 5000], help="none: the DRA runs only"
+    )
     parser.add_argument("--pods", type=int, default=5000, help="pods of the burst phase")
     parser.add_argument("--steady-rate", type=float, default=100.0, help="pods per second")
     parser.add_argument("--steady-seconds", type=float, default=30.0, help="0 skips the phase")
@@ -1227,6 +1581,20 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         default=None,
         help="unschedulable pods parked before the parked phase's burst (default: a fifth of "
         "--pods)",
+    )
+    parser.add_argument(
+        "--dra-nodes",
+        type=int,
+        default=500,
+        help="nodes of the DRA steady state, each with a ResourceSlice of --dra-devices devices, "
+        "on a control plane of its own with kube-controller-manager (0 skips it)",
+    )
+    parser.add_argument(
+        "--dra-devices", type=int, default=10, help="devices per node, half allocated first"
+    )
+    parser.add_argument("--dra-in-flight", type=int, default=10, help="DRA pods in flight")
+    parser.add_argument(
+        "--dra-seconds", type=float, default=10.0, help="how long the DRA pods are churned"
     )
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
@@ -1267,6 +1635,10 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         parked_pods=pods(args.parked_pods, args.pods),
         unschedulable_pods=pods(args.unschedulable_pods, fifth),
         schedulers=tuple(args.schedulers),
+        dra_nodes=args.dra_nodes,
+        dra_devices=args.dra_devices,
+        dra_in_flight=args.dra_in_flight,
+        dra_seconds=args.dra_seconds,
         concurrency=args.concurrency,
         create_threads=args.create_threads,
         kube_qps=args.kube_qps,
@@ -1297,6 +1669,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "parked_pods": config.parked_pods,
             "unschedulable_pods": config.unschedulable_pods,
             "preferred_zone": PREFERRED_ZONE,
+            "dra_nodes": config.dra_nodes,
+            "dra_devices": config.dra_devices,
+            "dra_init_claims": config.dra_nodes * (config.dra_devices // 2),
+            "dra_in_flight": config.dra_in_flight,
+            "dra_seconds": config.dra_seconds,
             "concurrency": config.concurrency,
             "event_concurrency": POST_CONCURRENCY,
             "create_threads": config.create_threads,
@@ -1310,26 +1687,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     # own; it waits for that to be over before its scheduler starts.
     tearing_down = threading.Thread()
     tearing_down.start()
-    runs = 0
     # Node count outermost, so the schedulers of one size run close together in time and share
-    # whatever else the machine is doing.
-    for node_count in config.nodes:
-        for kind in config.schedulers:
-            state_dir = config.state_dir / f"run-{runs % 2}"
-            runs += 1
-            try:
-                case, teardown = run_case(config, kind, node_count, state_dir, tearing_down.join)
-            except (RuntimeError, ApiError, OSError, subprocess.SubprocessError) as error:
-                log(f"  {kind} at {node_count} nodes failed: {error}")
-                case = {"scheduler": kind, "nodes": node_count, "error": str(error)}
-            else:
-                tearing_down.join()
-                tearing_down = threading.Thread(target=teardown.close, name="teardown")
-                tearing_down.start()
-            results["cases"].append(case)
-            # After every run, so that an interrupted benchmark still leaves what it measured;
-            # the charts, slower to draw, once at the end.
-            write_reports(results, config.out, charts=False)
+    # whatever else the machine is doing; the DRA steady state last, the deciders only.
+    plan = [(node_count, kind, False) for node_count in config.nodes for kind in config.schedulers]
+    if config.dra_nodes:
+        plan += [(config.dra_nodes, kind, True) for kind in config.schedulers if kind in DECIDERS]
+    for runs, (node_count, kind, dra_run) in enumerate(plan):
+        state_dir = config.state_dir / f"run-{runs % 2}"
+        try:
+            case, teardown = run_case(
+                config, kind, node_count, state_dir, tearing_down.join, dra_run=dra_run
+            )
+        except (RuntimeError, ApiError, OSError, subprocess.SubprocessError) as error:
+            log(f"  {kind} at {node_count} nodes failed: {error}")
+            case = {"scheduler": kind, "nodes": node_count, "error": str(error)}
+        else:
+            tearing_down.join()
+            tearing_down = threading.Thread(target=teardown.close, name="teardown")
+            tearing_down.start()
+        results["cases"].append(case)
+        # After every run, so that an interrupted benchmark still leaves what it measured;
+        # the charts, slower to draw, once at the end.
+        write_reports(results, config.out, charts=False)
     tearing_down.join()
     written = write_reports(results, config.out)
     log("results: " + ", ".join(str(path) for path in written))

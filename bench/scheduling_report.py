@@ -134,6 +134,7 @@ PHASE_RATIOS: dict[str, tuple[Figure, ...]] = {
         ),
     ),
     "parked": _versus_kube("parked"),
+    "dra": _versus_kube("dra"),
 }
 LIMIT_COLUMNS = (
     ("throughput_vs_raw", "pods/s ÷ raw"),
@@ -149,7 +150,13 @@ def phase_ratios(cases: list[Case], phase: str) -> list[dict[str, Any]]:
     divided by kube-scheduler's, and its and kube-scheduler's throughput (and its p99) divided by
     the raw binders'; for a phase not of RAW_PHASES, by their burst throughput (and p99 has no
     limit)."""
-    by = {(c["scheduler"], c["nodes"]): c for c in cases if "correctness" in c}
+    # A run of the DRA steady state may have as many nodes as a run of the other phases.
+    by = {(c["scheduler"], c["nodes"]): c for c in cases if "correctness" in c and phase in c}
+    by |= {
+        (c["scheduler"], c["nodes"]): c
+        for c in cases
+        if "correctness" in c and c["scheduler"] in LIMITS and "burst" in c
+    }
     rows = []
     for nodes in sorted({n for kind, n in by if kind == OURS}):
         ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
@@ -271,6 +278,20 @@ REPORTS: dict[str, PhaseReport] = {
             ("parked bound", _checked("parked", "bound_count")),
         ),
     ),
+    "dra": PhaseReport(
+        "DRA steady state: {dra_nodes} nodes of {dra_devices} devices, {dra_init_claims} "
+        "allocated, {dra_in_flight} pods in flight for {dra_seconds:g} s",
+        "scheduler_perf's SteadyStateClusterResourceClaimTemplate (half_500nodes), on a "
+        "control plane of its own with kube-controller-manager (its resourceclaim controller "
+        "makes each pod's claim from the template) and kwok, beside the scheduler on the same "
+        "cores. Each pod seen bound is deleted and replaced until the time is up. pods/s: from "
+        "the first pod created to the last bound. check: the run's, no device allocated twice, "
+        "and each pod left has its claim allocated on its node.",
+        (
+            ("deleted", lambda c: c["dra"].get("deleted")),
+            ("devices twice", lambda c: len(_checked("dra", "allocated_twice")(c) or [])),
+        ),
+    ),
 }
 
 
@@ -377,7 +398,10 @@ def chart(cases: list[Case], phase: str, path: Path) -> None:
             (c for c in cases if c["scheduler"] == kind and "burst" in c),
             key=lambda c: int(c["nodes"]),
         )
-        own = [c for c in mine if phase in c]
+        own = sorted(
+            (c for c in cases if c["scheduler"] == kind and phase in c),
+            key=lambda c: int(c["nodes"]),
+        )
         series: list[tuple[Any, list[Case], Callable[[Case], float | None], str, str]] = [
             (left, own, lambda c: _get(c, phase, "throughput"), "-", kind),
             (right, own, lambda c: _get(c, phase, "latency_ms", "p99"), "-", kind),

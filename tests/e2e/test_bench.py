@@ -11,12 +11,15 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 NODES, PODS, RATE, SECONDS, STORAGE, PREEMPTION = 20, 60, 10, 5, 12, 4
 # The workload phases: anti-affinity at most one per node, so fewer than NODES.
 ANTI_AFFINITY, SPREAD, PREFERRED, PARKED, UNSCHEDULABLE = 10, 12, 12, 30, 20
 ZONES = 3
+# The DRA steady state: its nodes, devices per node (half allocated first), pods in flight.
+DRA_NODES, DRA_DEVICES, DRA_IN_FLIGHT, DRA_SECONDS = 10, 4, 3, 3
 VICTIMS_PER_NODE = 10
 SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw", "raw+events")
 DECIDERS = ("policy-scheduler", "kube-scheduler")
@@ -60,6 +63,8 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
             *("--spread-pods", str(SPREAD)),
             *("--preferred-affinity-pods", str(PREFERRED)),
             *("--parked-pods", str(PARKED), "--unschedulable-pods", str(UNSCHEDULABLE)),
+            *("--dra-nodes", str(DRA_NODES), "--dra-devices", str(DRA_DEVICES)),
+            *("--dra-in-flight", str(DRA_IN_FLIGHT), "--dra-seconds", str(DRA_SECONDS)),
         ],
         capture_output=True,
         text=True,
@@ -75,7 +80,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
     assert "check ok" in run.stderr
 
     results = json.loads((out / "scheduling.json").read_text())
-    cases = {case["scheduler"]: case for case in results["cases"]}
+    cases = {case["scheduler"]: case for case in results["cases"] if "dra" not in case}
     assert set(cases) == set(SCHEDULERS)
     for kind, case in cases.items():
         assert case["nodes"] == NODES
@@ -165,9 +170,13 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         # One Scheduled event per pod, give or take one posted after the check's list.
         assert cases[kind]["correctness"]["scheduled_events"] >= sum(PHASES.values())
 
+    check_dra(results, run.stderr)
+
     ratios = results["ratios"]
-    assert list(ratios) == list(PHASES)
+    assert list(ratios) == [*PHASES, "dra"]
     for phase, rows in ratios.items():
+        if phase == "dra":
+            continue
         (row,) = rows
         assert row["nodes"] == NODES
         # Against kube-scheduler and both limits (for the phases the raws do not run, their
@@ -182,10 +191,42 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
     table = (out / "scheduling.md").read_text()
     for kind in SCHEDULERS:
         assert f"| {NODES} | {kind} |" in table
-    for title in TITLES:
+    for title in (*TITLES, "## DRA steady state"):
         assert title in table
-    assert table.count("| pods/s ÷ raw+events |") == len(PHASES)
-    assert table.count("| create call p50/p99 ms | bound attempt p50/p99 ms |") == len(PHASES)
-    for phase in PHASES:
+    assert table.count("| pods/s ÷ raw+events |") == len(PHASES) + 1
+    assert table.count("| create call p50/p99 ms | bound attempt p50/p99 ms |") == len(PHASES) + 1
+    for phase in (*PHASES, "dra"):
         chart = out / f"scheduling-{phase}.png"
         assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), phase
+
+
+def check_dra(results: dict[str, Any], progress: str) -> None:
+    """The DRA steady state ran for both deciders on a control plane of its own: its pods churned
+    (each bound one deleted and replaced), every one bound, no device allocated twice, the pods
+    left with their claims (made by the resourceclaim controller) allocated on their node; and
+    its ratio against kube-scheduler."""
+    assert f"kube-scheduler, {DRA_NODES} nodes (DRA): fresh control plane" in progress
+    runs = {case["scheduler"]: case for case in results["cases"] if "dra" in case}
+    assert set(runs) == set(DECIDERS)
+    for kind, case in runs.items():
+        assert case["nodes"] == DRA_NODES, kind
+        assert [phase for phase in (*PHASES, "dra") if phase in case] == ["dra"], kind
+        figures = case["dra"]
+        assert figures["complete"], (kind, figures)
+        assert figures["bound"] == figures["pods"] > DRA_IN_FLIGHT, (kind, figures)
+        # Every pod bound while the time ran was replaced; the last ones stay.
+        assert figures["deleted"] >= figures["pods"] - 2 * DRA_IN_FLIGHT, (kind, figures)
+        assert not figures["churn_errors"], (kind, figures)
+        assert figures["throughput"] > 0 and figures["cpu_ms_per_pod"] > 0, kind
+        assert figures["attempts_per_pod"] >= 1, kind
+        # The claim's allocation and reservation are the scheduler's writes, beside the bind.
+        assert figures["api_requests_per_pod"] >= 2, kind
+        checked = case["correctness"]
+        assert checked["ok"], (kind, checked)
+        dra = checked["dra"]
+        assert not dra["allocated_twice"] and not dra["not_on_node"], (kind, dra)
+        assert dra["devices_allocated"] >= DRA_NODES * DRA_DEVICES // 2, (kind, dra)
+    (row,) = results["ratios"]["dra"]
+    assert row["nodes"] == DRA_NODES
+    for key in ("throughput_vs_kube", "cpu_per_pod_vs_kube", "requests_per_pod_vs_kube"):
+        assert row[key] is not None and row[key] > 0, (key, row)

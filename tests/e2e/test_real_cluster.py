@@ -4,8 +4,10 @@ bound by a policy and run; claims that wait for their first consumer are bound b
 controller to the PV the policy chose, and a pod made again goes back to its PV; preemption's
 victims are deleted gracefully and removed by their kubelet, and a victim's controller making it
 again does not take the preemptor's room; PodDisruptionBudgets whose status the disruption
-controller writes are honoured; both as by kube-scheduler. Nothing here stands in for a
-controller or a kubelet."""
+controller writes are honoured; both as by kube-scheduler; pods whose ResourceClaims the
+resourceclaim controller makes from a ResourceClaimTemplate get devices allocated, beside
+kube-scheduler's pods, and a pod's claim deleted with it frees its device. Nothing here stands in
+for a controller or a kubelet."""
 
 from __future__ import annotations
 
@@ -14,7 +16,16 @@ from typing import Any
 
 import pytest
 from harness.e2e import Cluster, Operator, add_nodes, events, items, wait_for
-from harness.objects import node, pod, policy
+from harness.objects import (
+    device,
+    device_class,
+    exactly,
+    node,
+    pod,
+    policy,
+    resource_claim_template,
+    resource_slice,
+)
 from test_parity_volumes import storage_class, volume
 
 pytestmark = pytest.mark.real_cluster
@@ -376,3 +387,105 @@ def test_preemption_spares_the_pod_a_budget_guards_as_its_controller_counts(
     assert running(named(real_cluster, namespace, "guarded"))
     preempted = events(real_cluster, namespace, "Preempted")
     assert [e["involvedObject"]["name"] for e in preempted] == ["free"]
+
+
+def claim_of(cluster: Cluster, namespace: str, found: dict[str, Any]) -> dict[str, Any]:
+    """The ResourceClaim the resourceclaim controller made for the pod ``found`` from its
+    template (the pod's status names it)."""
+    (status,) = found["status"]["resourceClaimStatuses"]
+    (claim,) = items(
+        cluster,
+        "resourceclaims.resource.k8s.io",
+        "-n",
+        namespace,
+        "--field-selector",
+        f"metadata.name={status['resourceClaimName']}",
+    )
+    return claim
+
+
+def devices_of(claim: dict[str, Any]) -> list[str]:
+    results = claim["status"]["allocation"]["devices"]["results"]
+    return [f"{r['pool']}/{r['device']}" for r in results]
+
+
+def test_claims_made_from_a_template_are_allocated_beside_kube_schedulers(
+    real_cluster: Cluster, namespace: str, pool: str, operator: Operator
+) -> None:
+    """Two nodes of two devices each. kube-scheduler places two pods whose claims come from a
+    ResourceClaimTemplate, then the policy two more: each claim is made by the resourceclaim
+    controller, owned by its pod, allocated one device on its pod's node and reserved for it,
+    and no device twice (ours counts kube-scheduler's allocations). A pod deleted takes its
+    claim with it; its device goes to the next pod."""
+    driver = f"{pool}.example.com"
+    add_nodes(real_cluster, *(node(f"{pool}-{n}", cpu="2", labels={"pool": pool}) for n in "ab"))
+    objects = [
+        device_class(f"{pool}-gpu", selectors=[f'device.driver == "{driver}"']),
+        *(
+            resource_slice(
+                f"{pool}-{n}", driver, f"{pool}-{n}", node=f"{pool}-{n}",
+                devices=[device("gpu-0"), device("gpu-1")],
+            )
+            for n in "ab"
+        ),
+    ]  # fmt: skip
+    real_cluster.apply(*objects)
+    try:
+        real_cluster.apply(
+            resource_claim_template("gpu", [exactly("gpu", f"{pool}-gpu")]), namespace=namespace
+        )
+        predicates = [
+            {"name": n} for n in ("NodeResourcesFit", "TaintToleration", "DynamicResources")
+        ]
+        real_cluster.apply(policy(pool, pool, predicates=predicates))
+        operator.start()
+        on_pool = {"nodeSelector": {"pool": pool}}
+        kube = [
+            pod(f"kube-{i}", "default-scheduler", templates={"gpu": "gpu"}, extra=on_pool)
+            for i in range(2)
+        ]
+        real_cluster.apply(*kube, namespace=namespace)
+        for made in kube:
+            wait_running(real_cluster, namespace, made["metadata"]["name"])
+        ours = [pod(f"ours-{i}", pool, templates={"gpu": "gpu"}) for i in range(2)]
+        real_cluster.apply(*ours, namespace=namespace)
+        placed = [
+            wait_running(real_cluster, namespace, p["metadata"]["name"]) for p in (*kube, *ours)
+        ]
+        assert_bound_by(real_cluster, namespace, placed[2:], pool)
+        held: list[str] = []
+        for found in placed:
+            claim = claim_of(real_cluster, namespace, found)
+            assert claim["metadata"]["ownerReferences"][0]["uid"] == found["metadata"]["uid"]
+            terms = claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"]
+            assert terms[0]["matchFields"][0]["values"] == [found["spec"]["nodeName"]]
+            assert [r["name"] for r in claim["status"]["reservedFor"]] == [
+                found["metadata"]["name"]
+            ]
+            assert "resource.kubernetes.io/delete-protection" in claim["metadata"]["finalizers"]
+            held += devices_of(claim)
+        assert sorted(held) == sorted(f"{pool}-{n}/gpu-{d}" for n in "ab" for d in (0, 1))
+
+        # Every device is taken: the one of a pod deleted goes, with its claim, to the next.
+        freed = devices_of(claim_of(real_cluster, namespace, placed[2]))
+        gone = claim_of(real_cluster, namespace, placed[2])["metadata"]["name"]
+        real_cluster.kubectl("delete", "pod", "ours-0", "-n", namespace)
+        wait_for(
+            "the resourceclaim controller to delete ours-0's claim",
+            lambda: not items(
+                real_cluster, "resourceclaims.resource.k8s.io", "-n", namespace,
+                "--field-selector", f"metadata.name={gone}",
+            ),
+            timeout=GENEROUS,
+        )  # fmt: skip
+        real_cluster.apply(pod("ours-2", pool, templates={"gpu": "gpu"}), namespace=namespace)
+        again = wait_running(real_cluster, namespace, "ours-2")
+        assert devices_of(claim_of(real_cluster, namespace, again)) == freed
+    finally:
+        real_cluster.kubectl(
+            "delete", "deviceclasses.resource.k8s.io", f"{pool}-gpu", "--wait=false", check=False
+        )
+        real_cluster.kubectl(
+            "delete", "resourceslices.resource.k8s.io", f"{pool}-a", f"{pool}-b",
+            "--wait=false", check=False,
+        )  # fmt: skip

@@ -186,3 +186,33 @@ def test_deleting_an_allocated_claim_moves_the_pod_that_waits_for_its_device() -
         [*steps, settle(), later(20), storage(volumes.RESOURCE_CLAIM, held, deleted=True), settle()]
     )
     assert run.memory.binds == [("ns/a", "n1")]
+
+
+def template_pod(name: str, made: str | None = None) -> Raw:
+    """A pod whose claim comes from a template; ``made``: the claim the resourceclaim controller
+    made for it, as the pod's status then says."""
+    raw = gpu_pod(name, "")
+    raw["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpus"}]
+    if made is not None:
+        raw["status"] = {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": made}]}
+    return raw
+
+
+def test_a_pod_whose_claim_is_not_made_yet_waits_gated_without_an_attempt() -> None:
+    """kube's DynamicResources PreEnqueue: until the resourceclaim controller has made the claim
+    of a template, the pod is not tried (no attempt, no condition written), and its status
+    update, naming the claim, lets it in."""
+    gpus = storage(volumes.RESOURCE_SLICE, gpu_slice("n1", "gpu-0"))
+    run = run_steps(start(gpus, lambda run: run.scheduler.pod_changed(template_pod("t"))))
+    assert run.where("t") is Where.GATED
+    assert run.memory.conditions == []
+    made = storage(volumes.RESOURCE_CLAIM, gpu_claim("t-gpu"))
+    run = run_steps(
+        start(
+            gpus,
+            lambda run: run.scheduler.pod_changed(template_pod("t")),
+            made,
+            lambda run: run.scheduler.pod_changed(template_pod("t", "t-gpu")),
+        )
+    )
+    assert run.memory.binds == [("ns/t", "n1")]
