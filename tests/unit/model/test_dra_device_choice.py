@@ -225,6 +225,14 @@ CASES = [
         ["n0-a", "n1-a"],
     ),
     Case(
+        "spread: turns among the free devices, those in use not counted",
+        [NUMAS],
+        [claim(request(count=2))],
+        SPREAD,
+        ["n0-a", "n1-b"],
+        allocated=in_use("n1-a"),
+    ),
+    Case(
         "spread: the domain least in use",
         [NUMAS],
         [claim(request())],
