@@ -99,12 +99,13 @@ class DeviceChoice:
                 use[domain] = use.get(domain, 0) + taken
                 if not taken and (domain not in least or size[i] < least[domain]):
                     least[domain] = size[i]
-            # The position of each device within its domain, smallest first (Spread's rounds).
+            # The position of each free device within its domain, smallest first (Spread's
+            # rounds); the devices taken are passed over by the search anyway.
             within: dict[AttributeValue, int] = {}
             rank: dict[int, int] = {}
             for i in sorted(range(len(candidates)), key=lambda i: (size[i], i)):
                 domain = domains[i]
-                if domain is not None:
+                if domain is not None and device_of(candidates[i]).id not in in_use:
                     rank[i] = within.get(domain, 0)
                     within[domain] = within.get(domain, 0) + 1
             keys = []
@@ -115,7 +116,7 @@ class DeviceChoice:
                 busy = use[domain] if self.numa_spread else -use[domain]
                 domain_key = (busy, least.get(domain, ()), first[domain])
                 keys.append(
-                    (0, rank[i], domain_key, size[i], i)
+                    (0, rank.get(i, len(candidates)), domain_key, size[i], i)
                     if self.numa_spread
                     else (0, 0, domain_key, size[i], i)
                 )
