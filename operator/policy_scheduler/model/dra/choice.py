@@ -16,8 +16,9 @@ still tried, so a node fits exactly when it does for kube, and only which device
   the pod has taken so far, so that a pod's devices, and successive pods' devices, fill the
   fewest domains; of domains in use alike, the one with the smallest free device first (with
   ``smallest``), then in the order the domains' first devices are listed. With
-  ``numa_spread`` (Spread): each least-used domain's first device, then each one's second, and
-  so on. Devices without the attribute come last.
+  ``numa_spread`` (Spread): each domain's first free device (its smallest, with ``smallest``),
+  the least-used domains first, then each one's second, and so on. Devices without the
+  attribute come last.
 
 Devices equal under every key keep kube's order.
 """
