@@ -3,6 +3,12 @@ on the node, and those not allocated yet get their devices here (kube-scheduler'
 DynamicResources with the structured-parameters allocator of
 :mod:`~policy_scheduler.model.dra`).
 
+**PreEnqueue** holds a pod out of the queue while a claim of a ``resourceClaimTemplateName`` has
+not been made (no entry in its ``status.resourceClaimStatuses``), as kube's PreEnqueue does: the
+pod costs no attempt until the resourceclaim controller's status update, which lets it in. What
+only the claims themselves tell (one missing or being deleted) is left to PreFilter, since a
+held pod is asked again only when it changes, not when a claim does.
+
 **PreFilter**, once per pod, looks up each claim of ``spec.resourceClaims`` in the pod's
 namespace, as kube-scheduler does, and rejects the pod on every node (a PreFilter's
 UnschedulableAndUnresolvable) with the first problem found, in kube's words:
@@ -125,6 +131,7 @@ from policy_scheduler.framework.interface import (
     PostFilter,
     PostFilterResult,
     PreBind,
+    PreEnqueue,
     PreFilterResult,
     Reads,
     Rejections,
@@ -457,6 +464,7 @@ def _devices(allocation: Mapping[str, Any], notes: Sequence[str] = ()) -> tuple[
 
 
 class _DynamicResourcesFilter(
+    PreEnqueue,
     Filter[ClaimState],
     Explains[ClaimState],
     Reserve[ClaimState | None],
@@ -495,6 +503,13 @@ class _DynamicResourcesFilter(
         self._sleep = sleep
         self._clock = clock
         self._now = now
+
+    def pre_enqueue(self, pod: PodView) -> str | None:
+        """A template's claim not made yet holds the pod (see the module's docstring)."""
+        if not pod.resource_claims:
+            return None
+        names = _claim_names(pod)
+        return names if isinstance(names, str) else None
 
     def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
         # As kube-scheduler's PreFilter: a pod without claims has nothing for this plugin.

@@ -1141,9 +1141,19 @@ def _merge(requirements: Iterable[Mapping[str, Any]], into: list[Mapping[str, An
             into.append(requirement)
 
 
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+    "with has() for optional fields"
+)
+"""What kube's EnhanceRuntimeError adds to a runtime error on a missing key."""
+
+
 def _cel_message(error: CelError, owner: str, index: int, device: DeviceID) -> str:
     """kube's words for a selector that failed: a compile error names the selector, a runtime
-    error the device too."""
+    error the device too, and a missing key's how to guard it."""
     if error.phase == "compile":
         return f"{owner}: selector #{index}: CEL compile error: {error.message}"
-    return f"{owner}: selector #{index} on device {device}: CEL runtime error: {error.message}"
+    hint = NO_SUCH_KEY_HINT if "no such key:" in error.message else ""
+    return (
+        f"{owner}: selector #{index} on device {device}: CEL runtime error: {error.message}{hint}"
+    )
