@@ -3,6 +3,12 @@ on the node, and those not allocated yet get their devices here (kube-scheduler'
 DynamicResources with the structured-parameters allocator of
 :mod:`~policy_scheduler.model.dra`).
 
+**PreEnqueue** holds a pod out of the queue while a claim of a ``resourceClaimTemplateName`` has
+not been made (no entry in its ``status.resourceClaimStatuses``), as kube's PreEnqueue does: the
+pod costs no attempt until the resourceclaim controller's status update, which lets it in. What
+only the claims themselves tell (one missing or being deleted) is left to PreFilter, since a
+held pod is asked again only when it changes, not when a claim does.
+
 **PreFilter**, once per pod, looks up each claim of ``spec.resourceClaims`` in the pod's
 namespace, as kube-scheduler does, and rejects the pod on every node (a PreFilter's
 UnschedulableAndUnresolvable) with the first problem found, in kube's words:
@@ -56,6 +62,15 @@ priority's ``placement`` arg ranks them by the share (0..100) of the devices tha
 in use once the pod has its own there: ``Pack`` scores that share (the pod goes where devices are
 already taken, leaving whole nodes free for large claims), ``Spread`` what is left. It replaces
 kube's subrequest score, and shows in the plugin's column of the score breakdown.
+
+Also beyond kube-scheduler, whose allocator takes the first devices that fit, the priority's
+``preferSmallest`` (optionally with ``capacities``, the order they are compared in) and
+``numaAttribute`` (with ``numaPlacement``: ``Pack``, the default, or ``Spread``) choose among
+the devices that fit on each node (:class:`~policy_scheduler.model.dra.DeviceChoice`): the
+priority allocates again on each feasible node in the choice's order, and those allocations
+are the ones scored and reserved (the filter's first ones only said that the node fits: the
+same nodes fit either way). ``explain``, ``simulate`` and ``status.decisions`` follow each
+device with why it came first (its capacities compared, its NUMA domain).
 
 **Reserve** records the chosen node's allocations as in flight
 (:meth:`~policy_scheduler.model.volumes.Volumes.allocate`), so that the next cycles, which do
@@ -130,6 +145,7 @@ from policy_scheduler.framework.interface import (
     PostFilter,
     PostFilterResult,
     PreBind,
+    PreEnqueue,
     PreFilterResult,
     Reads,
     Rejections,
@@ -141,7 +157,13 @@ from policy_scheduler.framework.interface import (
     filter_each,
 )
 from policy_scheduler.framework.types import Cycle
-from policy_scheduler.model.dra import AllocationError, Allocator, DeviceID, Unallocatable
+from policy_scheduler.model.dra import (
+    AllocationError,
+    Allocator,
+    DeviceChoice,
+    DeviceID,
+    Unallocatable,
+)
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
@@ -238,6 +260,8 @@ class ClaimState:
     """Claim uid -> the allocation Reserve put in flight for it."""
     in_use: set[DeviceID] = field(default_factory=set)
     """The devices in use before the cycle, for a priority's placement."""
+    notes: dict[str, list[list[str]]] = field(default_factory=dict)
+    """Node name -> per claim to allocate, per device, why a priority's device choice took it."""
     extended: ExtendedClaim | None = None
     """The pod's claim for extended resources backed by DeviceClasses, if it has one."""
 
@@ -354,20 +378,34 @@ def _allocator(volumes: Volumes) -> Allocator:
 
 
 def allocate(
-    state: ClaimState, node: NodeInfo, extra: Sequence[Raw] = ()
+    state: ClaimState,
+    node: NodeInfo,
+    choice: DeviceChoice | None = None,
+    extra: Sequence[Raw] = (),
 ) -> list[dict[str, Any]] | Unallocatable:
     """The allocator's answer for the pod's claims to allocate on ``node`` (and the ``extra``
     claims after them), given at most :data:`FILTER_TIMEOUT_SECONDS`; an AllocationError (a
-    timeout among them) is kube's error status, which ends the attempt."""
+    timeout among them) is kube's error status, which ends the attempt. With a ``choice``
+    (beyond kube) the devices are chosen by it, and why each was is kept in
+    :attr:`ClaimState.notes`."""
     assert state.allocator is not None
     deadline = time.monotonic() + FILTER_TIMEOUT_SECONDS
     claims = [*(c.raw for c in state.to_allocate), *extra]
+    notes: list[list[str]] = []
     try:
-        return state.allocator.allocate(
-            node.name, node.node.labels, claims, expired=lambda: time.monotonic() > deadline
+        found = state.allocator.allocate(
+            node.name,
+            node.node.labels,
+            claims,
+            expired=lambda: time.monotonic() > deadline,
+            choice=choice,
+            notes=notes,
         )
     except AllocationError as error:
         raise StatusError(f'running "{NAME}" filter plugin: {error.message}') from None
+    if notes:
+        state.notes[node.name] = notes[: len(state.to_allocate)]
+    return found
 
 
 def _now() -> datetime:
@@ -448,15 +486,19 @@ def _ref(claim: ResourceClaimView, subresource: str = "") -> ObjectRef:
     return ObjectRef(API_VERSION, "resourceclaims", claim.name, claim.namespace, subresource)
 
 
-def _devices(allocation: Mapping[str, Any]) -> tuple[str, ...]:
-    """An allocation's devices as people read them: ``request: driver/pool/device``."""
+def _devices(allocation: Mapping[str, Any], notes: Sequence[str] = ()) -> tuple[str, ...]:
+    """An allocation's devices as people read them: ``request: driver/pool/device``, each
+    followed by why a device choice took it, when one did (``notes``, per result)."""
+    results = [_mapping(r) for r in _sequence(_mapping(allocation.get("devices")).get("results"))]
     return tuple(
         f"{r.get('request', '')}: {r.get('driver', '')}/{r.get('pool', '')}/{r.get('device', '')}"
-        for r in map(_mapping, _sequence(_mapping(allocation.get("devices")).get("results")))
+        + (f" ({note})" if note else "")
+        for r, note in zip(results, notes or [""] * len(results), strict=True)
     )
 
 
 class _DynamicResourcesFilter(
+    PreEnqueue,
     Filter[ClaimState],
     Explains[ClaimState],
     Reserve[ClaimState | None],
@@ -495,6 +537,13 @@ class _DynamicResourcesFilter(
         self._sleep = sleep
         self._clock = clock
         self._now = now
+
+    def pre_enqueue(self, pod: PodView) -> str | None:
+        """A template's claim not made yet holds the pod (see the module's docstring)."""
+        if not pod.resource_claims:
+            return None
+        names = _claim_names(pod)
+        return names if isinstance(names, str) else None
 
     def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
         # As kube-scheduler's PreFilter: a pod without claims, nor extended resources that a
@@ -553,7 +602,7 @@ class _DynamicResourcesFilter(
         if state.to_allocate or extended is not None:
             assert state.allocator is not None
             extra = [] if extended is None else [extended_raw(state, extended)]
-            allocated = allocate(state, node, extra)
+            allocated = allocate(state, node, extra=extra)
             if isinstance(allocated, Unallocatable):
                 state.unallocatable[name] = allocated.reason
                 return (allocated.message,)
@@ -564,7 +613,8 @@ class _DynamicResourcesFilter(
         if found is not None:
             if extended is not None:
                 assert state.extended is not None
-                state.extended.nodes[name] = (extended, found.pop())
+                state.extended.nodes[name] = (extended, {})
+                keep_extended(state, name, found.pop())
             if state.to_allocate:
                 state.allocations[name] = found
         return FITS
@@ -578,8 +628,10 @@ class _DynamicResourcesFilter(
         allocations = state.allocations.get(node)
         chosen: dict[str, tuple[str, ...]] = {}
         if allocations is not None:
+            notes = state.notes.get(node) or [[] for _ in allocations]
             chosen = {
-                c.name: _devices(a) for c, a in zip(state.to_allocate, allocations, strict=True)
+                c.name: _devices(a, n)
+                for c, a, n in zip(state.to_allocate, allocations, notes, strict=True)
             }
         if state.extended is not None and node in state.extended.nodes:
             chosen[IN_MEMORY_NAME] = _devices(state.extended.nodes[node][1])
@@ -874,6 +926,21 @@ def filter_extended(state: ClaimState, pod: PodView, node: NodeInfo) -> NodeClai
     return found if found.requests and extended.claim.allocation is None else None
 
 
+def extended_for(state: ClaimState, node: str) -> list[Raw]:
+    """The claim for extended resources as Filter planned it on ``node``, to allocate again
+    with the pod's claims (a priority's device choice): none when Filter planned none."""
+    if state.extended is None or node not in state.extended.nodes:
+        return []
+    return [extended_raw(state, state.extended.nodes[node][0])]
+
+
+def keep_extended(state: ClaimState, node: str, allocation: Raw) -> None:
+    """The allocation of the claim for extended resources on ``node``, for Reserve."""
+    assert state.extended is not None
+    planned = state.extended.nodes[node][0]
+    state.extended.nodes[node] = (planned, dict(allocation))
+
+
 def extended_raw(state: ClaimState, node_claim_: NodeClaim) -> Raw:
     """The claim the allocator gets for the node: the pod's, with the node's requests."""
     assert state.extended is not None
@@ -1028,8 +1095,9 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
     # What its filter wakes on: a policy may score with it alone.
     reads = frozenset({RESOURCE_CLAIM, RESOURCE_SLICE, DEVICE_CLASS, DEVICE_TAINT_RULE})
 
-    def __init__(self, placement: str = "") -> None:
+    def __init__(self, placement: str = "", choice: DeviceChoice | None = None) -> None:
         self.placement = placement
+        self.choice = choice
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:
@@ -1041,7 +1109,7 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
             claims = _lookup(cycle.pod, cycle.snapshot.volumes)
         # Without firstAvailable requests kube's score is 0 on every node: nothing to allocate
         # (nor a claim to look at again, when one is missing).
-        if isinstance(claims, str) or not (self.placement or _prioritized(claims)):
+        if isinstance(claims, str) or not (self.placement or self.choice or _prioritized(claims)):
             return ClaimState()
         state = (
             filtered
@@ -1057,9 +1125,19 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
     def score(self, state: ClaimState, pod: PodView, node: NodeInfo) -> int:
         if state.allocator is None:
             return 0
-        # What the filter allocated on the node; allocated here when the policy scores with
-        # this plugin without filtering with it.
-        found = state.allocations.get(node.name) or allocate(state, node)
+        if self.choice is not None:
+            # The filter found kube's first solution; the devices are chosen again, in the
+            # choice's order, and these are what Reserve puts in flight.
+            extra = extended_for(state, node.name)
+            found = allocate(state, node, self.choice, extra=extra)
+            if not isinstance(found, Unallocatable):
+                if extra:
+                    keep_extended(state, node.name, found.pop())
+                state.allocations[node.name] = found
+        else:
+            # What the filter allocated on the node; allocated here when the policy scores
+            # with this plugin without filtering with it.
+            found = state.allocations.get(node.name) or allocate(state, node)
         if isinstance(found, Unallocatable):
             return 0
         if self.placement:
@@ -1077,16 +1155,79 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
             normalize_to_max(scores)
 
 
+SCORER_ARGS: Final = ("placement", "preferSmallest", "capacities", "numaAttribute", "numaPlacement")
+
+
+def _qualified(value: object) -> bool:
+    """Whether ``value`` is a qualified name, ``domain/name``, as device attributes are named."""
+    if not isinstance(value, str):
+        return False
+    domain, slash, name = value.partition("/")
+    return bool(slash and domain and name and "/" not in name)
+
+
+def _device_choice(args: Args, path: str, errors: list[FieldError]) -> DeviceChoice | None:
+    """The device choice the args ask for (None: kube's first solution), its errors added to
+    ``errors``."""
+    smallest = args.get("preferSmallest", False)
+    if not isinstance(smallest, bool):
+        errors.append(FieldError(f"{path}.preferSmallest", f"must be a boolean, got {smallest!r}"))
+        smallest = False
+    capacities = args.get("capacities", [])
+    if not isinstance(capacities, list):
+        errors.append(
+            FieldError(
+                f"{path}.capacities", f"must be a list of capacity names, got {capacities!r}"
+            )
+        )
+        capacities = []
+    for i, name in enumerate(capacities):
+        if not _qualified(name):
+            errors.append(
+                FieldError(
+                    f"{path}.capacities[{i}]",
+                    f"must be a capacity's qualified name (domain/name), got {name!r}",
+                )
+            )
+    if capacities and not smallest:
+        errors.append(FieldError(f"{path}.capacities", "only with preferSmallest: true"))
+    attribute = args.get("numaAttribute", "")
+    if attribute != "" and not _qualified(attribute):
+        errors.append(
+            FieldError(
+                f"{path}.numaAttribute",
+                f"must be a device attribute's qualified name (domain/name), got {attribute!r}",
+            )
+        )
+    numa = args.get("numaPlacement", "")
+    if numa != "" and numa not in PLACEMENTS:
+        errors.append(
+            FieldError(f"{path}.numaPlacement", f"must be one of {list(PLACEMENTS)}, got {numa!r}")
+        )
+    if numa != "" and not attribute:
+        errors.append(FieldError(f"{path}.numaPlacement", "only with numaAttribute"))
+    choice = DeviceChoice(
+        smallest=smallest,
+        capacities=tuple(map(str, capacities)),
+        numa_attribute=str(attribute),
+        numa_spread=numa == SPREAD,
+    )
+    return choice if choice.active else None
+
+
 def new_scorer(args: Args, path: str) -> Scorer[ClaimState]:
     """No args: kube-scheduler's score. ``placement`` (not kube's): ``Pack`` prefers the nodes
     whose devices are most in use once the pod has its own (the fewest nodes used), ``Spread``
-    the least."""
-    errors = unknown_fields(args, ("placement",), path)
+    the least. ``preferSmallest`` (with ``capacities``, the order they are compared in) and
+    ``numaAttribute`` (with ``numaPlacement``, ``Pack`` by default) choose among the devices
+    that fit on a node, beyond kube's first solution (:class:`DeviceChoice`)."""
+    errors = unknown_fields(args, SCORER_ARGS, path)
     placement = args.get("placement", "")
     if placement != "" and placement not in PLACEMENTS:
         errors.append(
             FieldError(f"{path}.placement", f"must be one of {list(PLACEMENTS)}, got {placement!r}")
         )
+    choice = _device_choice(args, path, errors)
     if errors:
         raise ArgsError(errors)
-    return _DynamicResourcesScorer(str(placement))
+    return _DynamicResourcesScorer(str(placement), choice)

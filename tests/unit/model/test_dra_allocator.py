@@ -423,6 +423,13 @@ CASES = {
         "error:claim default/c: selector #0 on device gpu.example.com/pool-1/gpu-1: "
         "CEL runtime error: ",
     ),
+    "a selector reading a key the device lacks: kube's hint follows": Case(
+        [GPU1],
+        [claim("c", request(selectors=[cel(f'device.attributes["{DRIVER}"].missing')]))],
+        "error:claim default/c: selector #0 on device gpu.example.com/pool-1/gpu-1: "
+        "CEL runtime error: no such key: missing. consider using CEL optional chaining "
+        "(.? followed by orValue()) or guarding the check with has() for optional fields",
+    ),
     "a selector that does not compile": Case(
         [GPU1],
         [claim("c", request(selectors=[cel("device.driver ==")]))],

@@ -452,8 +452,46 @@ def test_score_is_0_where_kube_allocated_nothing_in_the_cycle(
     [
         pytest.param(
             {"x": 1},
-            r"spec.priorities\[0\].args.x: unknown field; expected one of \['placement'\]",
+            r"spec.priorities\[0\].args.x: unknown field; expected one of \['capacities', "
+            r"'numaAttribute', 'numaPlacement', 'placement', 'preferSmallest'\]",
             id="unknown field",
+        ),
+        pytest.param(
+            {"preferSmallest": "yes"},
+            r"args.preferSmallest: must be a boolean, got 'yes'",
+            id="preferSmallest not a boolean",
+        ),
+        pytest.param(
+            {"preferSmallest": True, "capacities": "memory"},
+            r"args.capacities: must be a list of capacity names, got 'memory'",
+            id="capacities not a list",
+        ),
+        pytest.param(
+            {"preferSmallest": True, "capacities": ["gpu.example.com/memory", "memory"]},
+            r"args.capacities\[1\]: must be a capacity's qualified name \(domain/name\), "
+            r"got 'memory'",
+            id="a capacity not qualified",
+        ),
+        pytest.param(
+            {"capacities": ["gpu.example.com/memory"]},
+            r"args.capacities: only with preferSmallest: true",
+            id="capacities without preferSmallest",
+        ),
+        pytest.param(
+            {"numaAttribute": "numa"},
+            r"args.numaAttribute: must be a device attribute's qualified name \(domain/name\), "
+            r"got 'numa'",
+            id="numaAttribute not qualified",
+        ),
+        pytest.param(
+            {"numaAttribute": "gpu.example.com/numa", "numaPlacement": "Fewest"},
+            r"args.numaPlacement: must be one of \['Pack', 'Spread'\], got 'Fewest'",
+            id="unknown numaPlacement",
+        ),
+        pytest.param(
+            {"numaPlacement": "Pack"},
+            r"args.numaPlacement: only with numaAttribute",
+            id="numaPlacement without numaAttribute",
         ),
         pytest.param(
             {"placement": "Fewest"},
@@ -1292,3 +1330,90 @@ def test_the_priority_scores_what_the_filter_allocated_in_the_cycle() -> None:
     # Were the filter's allocation on a the first subrequest, that is what is scored.
     state.allocations["a"] = [{"devices": {"results": [{"request": "gpu/s0"}]}}]
     assert SCORER.score(state, the_pod, NODES[0]) == 8
+
+
+def sized(node: str, *sizes: tuple[str, str, int]) -> dict[str, Any]:
+    """The node's pool of GPUs (name, memory, NUMA node), in one slice."""
+    raw = resource_slice(node)
+    raw["spec"]["devices"] = [
+        {
+            "name": name,
+            "capacity": {"memory": {"value": memory}},
+            "attributes": {"numa": {"int": numa}},
+        }
+        for name, memory, numa in sizes
+    ]
+    return raw
+
+
+CHOICE_SLICES = (
+    sized("a", ("big", "80Gi", 0), ("small", "20Gi", 1)),
+    sized("b", ("gpu-0", "40Gi", 0), ("gpu-1", "40Gi", 0), ("gpu-2", "40Gi", 1)),
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "devices", "told"),
+    [
+        pytest.param(
+            {},
+            {"a": "big", "b": "gpu-1"},
+            "gpu: gpu.example.com/a/big",
+            id="no choice: kube's first device, what the filter found",
+        ),
+        pytest.param(
+            {"placement": "Pack"},
+            {"a": "big", "b": "gpu-1"},
+            "gpu: gpu.example.com/a/big",
+            id="a placement alone: kube's device",
+        ),
+        pytest.param(
+            {"preferSmallest": True},
+            {"a": "small", "b": "gpu-1"},
+            "gpu: gpu.example.com/a/small (smallest first: gpu.example.com/memory=20Gi)",
+            id="preferSmallest: the smallest device that fits",
+        ),
+        pytest.param(
+            {"numaAttribute": "gpu.example.com/numa", "numaPlacement": "Spread"},
+            {"a": "big", "b": "gpu-2"},
+            "gpu: gpu.example.com/a/big (NUMA Spread: gpu.example.com/numa=0)",
+            id="numaPlacement Spread: b's NUMA node 1, 0 being in use",
+        ),
+        pytest.param(
+            {"numaAttribute": "gpu.example.com/numa"},
+            {"a": "big", "b": "gpu-1"},
+            "gpu: gpu.example.com/a/big (NUMA Pack: gpu.example.com/numa=0)",
+            id="numaAttribute alone packs: b's NUMA node 0, in use",
+        ),
+    ],
+)
+def test_the_device_choice_is_what_reserve_takes_and_explain_tells(
+    args: Mapping[str, Any], devices: Mapping[str, str], told: str
+) -> None:
+    """Beyond kube-scheduler: the scorer's args choose among the devices that fit; b's gpu-0
+    (NUMA node 0) is in use."""
+    held = claim("held", reserved_for=["other"])
+    held["status"]["allocation"] = {"devices": {"results": [result("b", "gpu-0")]}}
+    the_pod = pod(uses("gpu-claim"))
+    claims = [claim(allocated=None, requests=[gpus(1)]), held]
+    snapshot = Snapshot(NODES, volumes=WithDevices(claims=claims, slices=CHOICE_SLICES).volumes())
+    cycle = Cycle(the_pod, snapshot)
+    state = PLUGIN.pre_filter(cycle)
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert [PLUGIN.filter(state, the_pod, node) for node in NODES] == [FITS, FITS]
+    scorer = dynamic_resources.new_scorer(args, "spec.priorities[0].args")
+    scored = scorer.pre_score(cycle, snapshot.table.block(np.arange(2)))
+    assert isinstance(scored, dynamic_resources.ClaimState)
+    for node in NODES:
+        scorer.score(scored, the_pod, node)
+    chosen = {
+        node: allocations[0]["devices"]["results"][0]["device"]
+        for node, allocations in state.allocations.items()
+    }
+    assert chosen == devices
+    assert PLUGIN.reserve(state, the_pod, "a") is None
+    assert (
+        state.reserved[claims[0]["metadata"]["uid"]]["devices"]["results"][0]["device"]
+        == (devices["a"])
+    )
+    assert dynamic_resources._DynamicResourcesFilter().chosen(state, "a") == {"gpu-claim": (told,)}

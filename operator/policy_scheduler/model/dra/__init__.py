@@ -5,7 +5,8 @@ Inputs and outputs are raw ``resource.k8s.io/v1`` objects (dicts as the API serv
 (:class:`AllocatedState`), and returns for a node the ``status.allocation`` of each of a pod's
 claims, or :class:`Unallocatable` with the reason. The modules: ``devices`` (slices and devices
 parsed), ``pools`` (the pools that serve a node), ``allocator`` (the search and its results),
-``constraints``, ``capacity`` (consumable capacity) and ``quantities``.
+``constraints``, ``capacity`` (consumable capacity), ``quantities`` and ``choice`` (beyond
+kube, off by default: which of a node's devices are tried first).
 """
 
 from policy_scheduler.model.dra.allocator import (
@@ -15,6 +16,7 @@ from policy_scheduler.model.dra.allocator import (
     Selectors,
     Unallocatable,
 )
+from policy_scheduler.model.dra.choice import DeviceChoice
 from policy_scheduler.model.dra.devices import SliceCache
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
 
@@ -23,6 +25,7 @@ __all__ = [
     "AllocationError",
     "AllocationTimeout",
     "Allocator",
+    "DeviceChoice",
     "DeviceID",
     "Selectors",
     "SliceCache",

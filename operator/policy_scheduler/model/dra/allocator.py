@@ -11,8 +11,11 @@ The search is kube's: depth first, claims, requests and devices in order (pools 
 name, slices by name, devices as listed), each request's devices taken in list order only (a
 set of devices is tried once, not in every order), backtracking when a later device cannot be
 found; the first complete solution wins. A request with ``firstAvailable`` subrequests takes
-the first subrequest that leads to a solution. Each device is checked in kube's order: in use,
-selectors (the class's, then the request's), capacity, counters, taints, constraints.
+the first subrequest that leads to a solution. Beyond kube, and off unless asked for, a
+:class:`~policy_scheduler.model.dra.choice.DeviceChoice` reorders the devices a request tries
+(smallest first, NUMA domains packed or spread): the same nodes fit, other devices may win.
+Each device is checked in kube's order: in use, selectors (the class's, then the request's),
+capacity, counters, taints, constraints.
 
 Messages of fatal errors (:class:`AllocationError`) are kube's; when no allocation exists on
 the node, :class:`Unallocatable` says which claim and request failed and why, in plain words.
@@ -29,6 +32,7 @@ from typing import Any, Protocol
 
 from policy_scheduler.model.cel import CelError
 from policy_scheduler.model.dra.capacity import CapacityError, consumption, fits
+from policy_scheduler.model.dra.choice import DeviceChoice
 from policy_scheduler.model.dra.constraints import Constraint, constraints_of
 from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError, Taint
 from policy_scheduler.model.dra.pools import Pool, PoolID, gather_pools
@@ -291,14 +295,28 @@ class Allocator:
         claims: Sequence[Mapping[str, Any]],
         *,
         expired: Callable[[], bool] | None = None,
+        choice: DeviceChoice | None = None,
+        notes: list[list[str]] | None = None,
     ) -> list[dict[str, Any]] | Unallocatable:
         """kube's Allocate for one node: one ``status.allocation`` per claim (in ``claims``'
         order: devices.results, devices.config, nodeSelector), or why not. Raises
         AllocationError for kube's fatal errors, and AllocationTimeout once ``expired`` (asked
-        at every step of the search: kube's filter timeout) says time is up."""
+        at every step of the search: kube's filter timeout) says time is up.
+
+        ``choice`` (off by default: kube's first solution) reorders the devices tried, beyond
+        kube (:mod:`~policy_scheduler.model.dra.choice`); ``notes`` then receives, per claim
+        and per device result, why the device came first."""
         search = _Search(self, node_name, node_labels, claims)
         search.expired = expired
-        return search.run()
+        if choice is not None and choice.active:
+            search.choice = choice
+        found = search.run()
+        if notes is not None and search.choice is not None and not isinstance(found, Unallocatable):
+            notes[:] = [
+                [search.choice.describe(r.device, search.compared(r.request)) for r in results]
+                for results in search.results
+            ]
+        return found
 
 
 class _Search:
@@ -323,6 +341,9 @@ class _Search:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.counters_used: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
+        self.choice: DeviceChoice | None = None
+        self._flat: list[tuple[Device, Slice, Pool]] | None = None
+        self.orders: dict[tuple[int, int, int], list[tuple[Device, Slice, Pool]]] = {}
         for index, raw in enumerate(claims):
             self._add_claim(index, raw)
 
@@ -531,7 +552,7 @@ class _Search:
         device_index: int,
         *,
         in_sub: bool = False,
-        start: tuple[int, int, int] = (0, 0, 0),
+        start: int = 0,
     ) -> bool:
         """kube's allocateOne: find device ``device_index`` of the (sub)request and everything
         after it; True once all claims are done."""
@@ -590,48 +611,74 @@ class _Search:
             return done
 
         key = (claim_index, request_index, sub_index)
-        first_pool, first_slice, first_device = start
-        for pool_index in range(first_pool, len(self.pools)):
-            pool = self.pools[pool_index]
-            if not pool.usable:
+        if device_index == 0:
+            # The order is set as the request's first device is sought, and kept for its
+            # others: each set of devices is still tried once.
+            self.orders[key] = self._order(request)
+        candidates = self.orders[key]
+        for position in range(start, len(candidates)):
+            device, slice_, pool = candidates[position]
+            if request.admin:
+                if claim_index in self.allocating.get(device.id, ()):
+                    continue
+            elif self._in_use(device.id):
                 continue
-            slice_start = first_slice if pool_index == first_pool else 0
-            for slice_index in range(slice_start, len(pool.slices)):
-                slice_ = pool.slices[slice_index]
-                device_start = (
-                    first_device if pool_index == first_pool and slice_index == first_slice else 0
+            if not self._selectable(key, request, claim, slice_, device):
+                continue
+            if not self._capacity_fits(claim, request, device, "checking"):
+                continue
+            undo = self._take(claim_index, request, device, slice_, pool, must=False)
+            if undo is None:
+                continue
+            try:
+                done = self._one(
+                    claim_index,
+                    request_index,
+                    sub_index,
+                    device_index + 1,
+                    in_sub=in_sub,
+                    start=position + 1,
                 )
-                devices = slice_.devices
-                for position in range(device_start, len(devices)):
-                    device = devices[position]
-                    if request.admin:
-                        if claim_index in self.allocating.get(device.id, ()):
-                            continue
-                    elif self._in_use(device.id):
-                        continue
-                    if not self._selectable(key, request, claim, slice_, device):
-                        continue
-                    if not self._capacity_fits(claim, request, device, "checking"):
-                        continue
-                    undo = self._take(claim_index, request, device, slice_, pool, must=False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._one(
-                            claim_index,
-                            request_index,
-                            sub_index,
-                            device_index + 1,
-                            in_sub=in_sub,
-                            start=(pool_index, slice_index, position + 1),
-                        )
-                    except BaseException:
-                        undo()
-                        raise
-                    if done:
-                        return True
-                    undo()
+            except BaseException:
+                undo()
+                raise
+            if done:
+                return True
+            undo()
         return False
+
+    def _devices(self) -> list[tuple[Device, Slice, Pool]]:
+        """The devices of the node's usable pools, in kube's order."""
+        if self._flat is None:
+            self._flat = [
+                (device, slice_, pool)
+                for pool in self.pools
+                if pool.usable
+                for slice_ in pool.slices
+                for device in slice_.devices
+            ]
+        return self._flat
+
+    def _order(self, request: _Request) -> list[tuple[Device, Slice, Pool]]:
+        """The devices in the order the request tries them: kube's, or the choice's given
+        the devices taken so far."""
+        devices = self._devices()
+        if self.choice is None:
+            return devices
+        taken = self.a._any_allocation | {
+            device for device, holders in self.allocating.items() if holders
+        }
+        taken |= self.allocating_capacity.keys()
+        return self.choice.order(devices, _device_of, self.compared(request), taken)
+
+    def compared(self, request: _Request) -> tuple[str, ...]:
+        """The capacities the choice compares for the request."""
+        assert self.choice is not None
+        selectors = [
+            *((request.class_.get("spec") or {}).get("selectors") or ()),
+            *(request.raw.get("selectors") or ()),
+        ]
+        return self.choice.compared(request.capacity, selectors)
 
     def _in_use(self, device: DeviceID) -> bool:
         return device in self.a._whole or bool(self.allocating.get(device))
@@ -1069,6 +1116,10 @@ def _count(needed: int, found: int, singular: str, plural: str, every: bool) -> 
     return f"needs {needed} devices, {found} {plural}"
 
 
+def _device_of(candidate: tuple[Device, Slice, Pool]) -> Device:
+    return candidate[0]
+
+
 def _drop_last(results: list[_Result]) -> None:
     results.pop()
 
@@ -1090,9 +1141,19 @@ def _merge(requirements: Iterable[Mapping[str, Any]], into: list[Mapping[str, An
             into.append(requirement)
 
 
+NO_SUCH_KEY_HINT = (
+    ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check "
+    "with has() for optional fields"
+)
+"""What kube's EnhanceRuntimeError adds to a runtime error on a missing key."""
+
+
 def _cel_message(error: CelError, owner: str, index: int, device: DeviceID) -> str:
     """kube's words for a selector that failed: a compile error names the selector, a runtime
-    error the device too."""
+    error the device too, and a missing key's how to guard it."""
     if error.phase == "compile":
         return f"{owner}: selector #{index}: CEL compile error: {error.message}"
-    return f"{owner}: selector #{index} on device {device}: CEL runtime error: {error.message}"
+    hint = NO_SUCH_KEY_HINT if "no such key:" in error.message else ""
+    return (
+        f"{owner}: selector #{index} on device {device}: CEL runtime error: {error.message}{hint}"
+    )
