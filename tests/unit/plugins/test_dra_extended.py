@@ -23,6 +23,7 @@ from test_dynamic_resources import (
 from policy_scheduler.framework.interface import FITS, SKIP, ObjectRef, PreBind, Reserve
 from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
+from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.volumes import RESOURCE_CLAIM, ResourceClaimView
 from policy_scheduler.plugins import (
@@ -390,3 +391,45 @@ def test_the_resource_scorers_count_the_class_devices_of_a_node_without_the_reso
     around = WithDevices(claims=claims, classes=(mapped_class(),))
     raw, _ = raw_and_normalized(plugin, the_pod, NODES, around=around)
     assert raw == expected
+
+
+def test_a_device_choice_allocates_the_extended_claim_again_with_the_pods_claims() -> None:
+    """A priority choosing devices again on a node (beyond kube) takes the claim for extended
+    resources along: the two claims never share a device."""
+    claim_raw = {
+        "metadata": {"name": "mine", "namespace": NS, "uid": "uid-mine", "resourceVersion": "1"},
+        "spec": {"devices": {"requests": [exact("gpu", 1)]}},
+        "status": {},
+    }
+    the_pod = PodView(
+        {
+            **gpu_pod(container("c", **{G: 1})).raw,
+            "spec": {
+                "containers": [container("c", **{G: 1})],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "mine"}],
+            },
+        }
+    )
+    # b's second GPU is the smaller: the choice gives it to the first claim, where kube's
+    # first solution (the filter's) gave it to the claim for extended resources.
+    sizes = {"gpu-0": "80Gi", "gpu-1": "20Gi"}
+    b = resource_slice("b", "gpu-0", "gpu-1")
+    for device in b["spec"]["devices"]:
+        device["capacity"] = {"memory": {"value": sizes[device["name"]]}}
+    volumes = WithDevices(claims=[claim_raw], classes=(mapped_class(),), slices=(b,)).volumes()
+    state = PLUGIN.pre_filter(Cycle(the_pod, Snapshot(NODES, volumes=volumes)))
+    assert isinstance(state, dynamic_resources.ClaimState)
+    assert tuple(PLUGIN.filter(state, the_pod, NODES[1])) == FITS
+    assert state.extended is not None
+    assert state.extended.nodes["b"][1]["devices"]["results"][0]["device"] == "gpu-1"
+    scorer = dynamic_resources.new_scorer(
+        {"preferSmallest": True, "capacities": ["gpu.example.com/memory"]}, "args"
+    )
+    cycle = Cycle(the_pod, Snapshot(NODES, volumes=volumes))
+    cycle.shared[dynamic_resources.NAME] = state
+    scored = scorer.pre_score(cycle, NodeBlock.of(NODES[1]))
+    scorer.score(scored, the_pod, NODES[1])
+    mine = state.allocations["b"][0]["devices"]["results"]
+    extended = state.extended.nodes["b"][1]["devices"]["results"]
+    assert [r["device"] for r in mine] == ["gpu-1"]
+    assert [r["device"] for r in extended] == ["gpu-0"]
