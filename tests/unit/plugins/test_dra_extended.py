@@ -428,6 +428,7 @@ def test_a_device_choice_allocates_the_extended_claim_again_with_the_pods_claims
     cycle = Cycle(the_pod, Snapshot(NODES, volumes=volumes))
     cycle.shared[dynamic_resources.NAME] = state
     scored = scorer.pre_score(cycle, NodeBlock.of(NODES[1]))
+    assert isinstance(scored, dynamic_resources.ClaimState)
     scorer.score(scored, the_pod, NODES[1])
     mine = state.allocations["b"][0]["devices"]["results"]
     extended = state.extended.nodes["b"][1]["devices"]["results"]
