@@ -294,7 +294,9 @@ class PostFilterResult:
     ``clears_nomination``: no room can be made for the pod, so a node it was nominated to holds
     no room for it any more (kube's PostFilterResult nominating no node). ``writes`` are merge
     patches of API objects that the post-filter asks for (DynamicResources deallocating a
-    claim), made in the background through the :class:`ObjectWriter` (none in DryRun)."""
+    claim), made in the background through the :class:`ObjectWriter` (none in DryRun), then
+    ``deletes`` (DynamicResources deleting the claim an earlier attempt made for a pod's extended
+    resources), in that order."""
 
     message: str = ""
     preemption: Preemption | None = None
@@ -302,6 +304,7 @@ class PostFilterResult:
     waits_on: str = ""
     clears_nomination: bool = False
     writes: tuple[tuple[ObjectRef, Mapping[str, Any]], ...] = ()
+    deletes: tuple[ObjectRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -102,8 +102,8 @@ plugin's state is missing, an error that ends the post-filters: no preemption is
 :mod:`~policy_scheduler.plugins.dra_extended`): a pod requesting an extended resource that a
 DeviceClass maps gets, in PreFilter, a claim in memory (``<extended-resources>``, to be made
 for the pod), or the one an earlier attempt made. Filter, per node, fails with ``cannot
-schedule extended resource claim`` when that earlier claim exists (kube deletes it in
-PostFilter; here it waits for the pod's next attempt after Unreserve deleted it), with ``cannot
+schedule extended resource claim`` when that earlier claim exists (PostFilter then deletes it,
+saying "deletion of ResourceClaim completed", as kube's), with ``cannot
 fit resource`` when the node neither lists a requested extended resource nor has it mapped;
 the resources the node's allocatable lacks become the claim's requests for the node, allocated
 with the pod's other claims in one pass. Reserve puts that allocation in flight (under the pod's
@@ -114,8 +114,7 @@ merge-patches the pod's ``status.extendedResourceClaimStatus`` (the claim's name
 container's resource each request serves); Unreserve deletes a claim it created.
 
 Not done, and what the pod is told: kube's ``BindingConditionsPending`` event while PreBind
-waits (the plugins have no event port); PostFilter's deletion of a claim for extended resources
-left by an earlier attempt (``deletion of ResourceClaim completed``).
+waits (the plugins have no event port).
 """
 
 from __future__ import annotations
@@ -213,6 +212,7 @@ NOT_AVAILABLE: Final = ("resourceclaim not available on the node",)
 IN_USE: Final = "resourceclaim in use"
 STATE_NOT_FOUND: Final = "not found"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+DELETED: Final = "deletion of ResourceClaim completed"
 API_VERSION: Final = "resource.k8s.io/v1"
 
 
@@ -718,7 +718,7 @@ class _DynamicResourcesFilter(
                     "status": {"reservedFor": None, "allocation": None, "devices": None},
                 }
                 return PostFilterResult(DEALLOCATED, writes=((_ref(claim, "status"), patch),))
-        return PostFilterResult()
+        return delete_stale_extended(state)
 
     def pre_flight(self, state: ClaimState | None, pod: PodView, node: str) -> bool:
         """kube's PreBindPreFlight: work to do for any pod with claims, reserved or not."""
@@ -974,6 +974,23 @@ def unreserve_extended(state: ClaimState, volumes: Volumes) -> None:
     volumes.release(_flight(extended.claim))
     if extended.created:
         volumes.restore(extended.claim.kind, extended.claim.key)
+
+
+def delete_stale_extended(state: ClaimState) -> PostFilterResult:
+    """PostFilter, when no node fits: the claim an earlier attempt made for the pod's extended
+    resources is deleted, its finalizer removed first (kube's deallocateOrDeletePodClaims); the
+    pod is tried anew once it is gone."""
+    extended = state.extended
+    if extended is None or extended.claim.name == IN_MEMORY_NAME:
+        return PostFilterResult()
+    claim = extended.claim
+    kept = [f for f in claim.finalizers if f != FINALIZER]
+    writes = (
+        ()
+        if kept == list(claim.finalizers)
+        else ((_ref(claim), {"metadata": {"finalizers": kept}}),)
+    )
+    return PostFilterResult(DELETED, writes=writes, deletes=(_ref(claim),))
 
 
 async def delete_extended(state: ClaimState, objects: ObjectWriter) -> None:

@@ -8,12 +8,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Coroutine, Mapping
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 from policy_scheduler.framework.cycle_state import CycleState
 from policy_scheduler.framework.events import EventKind
-from policy_scheduler.framework.interface import ObjectRef, Preemption, StatusError
+from policy_scheduler.framework.interface import PostFilterResult, Preemption, StatusError
 from policy_scheduler.framework.types import NO_NOMINATED, Cycle, NominatedPods
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, Mode
@@ -155,9 +155,8 @@ class ScheduleOne(Preemptor):
                     return
                 waits_on = waits_on or result.waits_on
                 clears = clears or result.clears_nomination
-                if policy.mode is not Mode.DRY_RUN:
-                    for ref, patch in result.writes:
-                        self._background(self._write(plugin.name, ref, patch), self._writes)
+                if policy.mode is not Mode.DRY_RUN and (result.writes or result.deletes):
+                    self._background(self._write(plugin.name, result), self._writes)
                 if result.final:
                     said = [result.message] if result.message else []
                     break
@@ -245,9 +244,13 @@ class ScheduleOne(Preemptor):
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
-    async def _write(self, plugin: str, ref: ObjectRef, patch: Mapping[str, Any]) -> None:
-        """A post-filter's write, in the background."""
-        await self._logged(plugin, "PostFilter", self._objects.patch(ref, patch))
+    async def _write(self, plugin: str, result: PostFilterResult) -> None:
+        """A post-filter's writes and deletions, in the background, one after the other (a
+        claim's finalizer goes before the claim)."""
+        for ref, patch in result.writes:
+            await self._logged(plugin, "PostFilter", self._objects.patch(ref, patch))
+        for ref in result.deletes:
+            await self._logged(plugin, "PostFilter", self._objects.delete(ref))
 
     @staticmethod
     async def _logged(plugin: str, point: str, call: Awaitable[object]) -> None:

@@ -18,9 +18,18 @@ from test_dynamic_resources import (
     WithClaims,
     WithDevices,
     resource_slice,
+    statuses,
 )
 
-from policy_scheduler.framework.interface import FITS, SKIP, ObjectRef, PreBind, Reserve
+from policy_scheduler.framework.interface import (
+    FITS,
+    SKIP,
+    ObjectRef,
+    PostFilter,
+    PostFilterResult,
+    PreBind,
+    Reserve,
+)
 from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
@@ -434,3 +443,38 @@ def test_a_device_choice_allocates_the_extended_claim_again_with_the_pods_claims
     extended = state.extended.nodes["b"][1]["devices"]["results"]
     assert [r["device"] for r in mine] == ["gpu-1"]
     assert [r["device"] for r in extended] == ["gpu-0"]
+
+
+LEFT = ObjectRef("resource.k8s.io/v1", "resourceclaims", "p-extended-resources-x", NS)
+
+
+@pytest.mark.parametrize(
+    ("claims", "expected"),
+    [
+        pytest.param([], PostFilterResult(), id="no claim left: nothing"),
+        pytest.param(
+            [left_claim([exact("container-0-request-0", 1)])],
+            PostFilterResult("deletion of ResourceClaim completed", deletes=(LEFT,)),
+            id="a claim left: deleted",
+        ),
+        pytest.param(
+            [{**left_claim([exact("container-0-request-0", 1)]), "metadata": {
+                **left_claim([])["metadata"],
+                "finalizers": [dynamic_resources.FINALIZER, "other"],
+            }}],
+            PostFilterResult(
+                "deletion of ResourceClaim completed",
+                writes=((LEFT, {"metadata": {"finalizers": ["other"]}}),),
+                deletes=(LEFT,),
+            ),
+            id="a claim left with its delete protection: removed first",
+        ),
+    ],
+)  # fmt: skip
+def test_post_filter_deletes_the_claim_an_earlier_attempt_left(
+    claims: Sequence[Mapping[str, Any]], expected: PostFilterResult
+) -> None:
+    the_pod = gpu_pod(container("c", **{G: 1}))
+    state, _ = filtered(the_pod, claims)
+    assert isinstance(state, dynamic_resources.ClaimState) and isinstance(PLUGIN, PostFilter)
+    assert PLUGIN.post_filter(state, Cycle(the_pod, Snapshot(NODES)), statuses()) == expected
