@@ -32,6 +32,10 @@ CLAIM_ANNOTATION: Final = "resource.kubernetes.io/extended-resource-claim"
 IN_MEMORY_NAME: Final = "<extended-resources>"
 """The name of the claim before PreBind creates it (no valid object name, as kube's)."""
 
+TAKEN_ON: Final = "DynamicResources/extended-resources"
+"""Where a cycle's shared state (``Cycle.shared``) names the extended resources DynamicResources
+took on for the pod, which NodeResourcesFit then leaves to it on a node that lacks them."""
+
 CANNOT_FIT: Final = "cannot fit resource"
 STALE_CLAIM: Final = "cannot schedule extended resource claim"
 

@@ -178,6 +178,7 @@ from policy_scheduler.model.volumes import (
 from policy_scheduler.plugins.dra_extended import (
     IN_MEMORY_NAME,
     STALE_CLAIM,
+    TAKEN_ON,
     NodeClaim,
     claim_body,
     class_mapping,
@@ -554,6 +555,8 @@ class _DynamicResourcesFilter(
         state = claim_state(cycle.pod, cycle.snapshot.volumes, self._now())
         if extended is not None and not state.rejection:
             state.extended = extended
+            # NodeResourcesFit leaves these to this plugin on a node that lacks them.
+            cycle.shared[TAKEN_ON] = frozenset(extended.requests.keys() & extended.mapping.keys())
             if state.allocator is None:
                 state.allocator = _allocator(cycle.snapshot.volumes)
                 state.volumes = cycle.snapshot.volumes

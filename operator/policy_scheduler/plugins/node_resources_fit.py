@@ -11,8 +11,9 @@ A node fails with one reason per shortfall, all of them reported:
   (its ``extendedResourceName`` or ``deviceclass.resource.kubernetes.io/<class>``) is not
   checked on a node whose allocatable has none of it: DynamicResources allocates devices for it
   there (:mod:`~policy_scheduler.plugins.dra_extended`), as kube's shouldDelegateResourceToDRA.
-  The DeviceClasses are those DynamicResources has watched: a policy without it knows none, and
-  leaves nothing to devices it could not allocate.
+  Only what the policy's DynamicResources took on for the pod in its pre-filter is left to it
+  (``Cycle.shared``): a policy without DynamicResources leaves nothing to devices it would not
+  allocate.
 
 Requests are the pod's effective requests (init containers, sidecars, overhead and pod-level
 resources included); a resource the pod requests 0 of is never checked, so an overcommitted
@@ -36,7 +37,7 @@ Args (optional, as kube's NodeResourcesFitArgs): ``ignoredResources: [name]`` an
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ from policy_scheduler.model.nodetable import NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from policy_scheduler.model.selectors import label_key_problem
-from policy_scheduler.plugins.dra_extended import class_mapping, is_dra_extended_name
+from policy_scheduler.plugins.dra_extended import TAKEN_ON, is_dra_extended_name
 from policy_scheduler.plugins.helper import group_failures
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
 
@@ -59,9 +60,11 @@ NAME = "NodeResourcesFit"
 
 TOO_MANY_PODS = "Too many pods"
 
-_Check = tuple[str, int, str, bool]
-"""(resource, amount the pod requests, reason when the node lacks it, whether a DeviceClass
-maps it: then a node with none of it in its allocatable leaves it to DynamicResources)."""
+_Check = tuple[str, int, str, Mapping[str, Any]]
+"""(resource, amount the pod requests, reason when the node lacks it, the cycle's shared
+state: a resource DynamicResources took on there (:data:`TAKEN_ON`) is left to it on a node
+with none of it in its allocatable). The filters run after every pre-filter: DynamicResources'
+has run by then, whatever the order of the two."""
 
 _Number = Any
 """One node's number (an int), or a block's array of them: the rule reads both alike."""
@@ -93,18 +96,14 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         )
 
     def pre_filter(self, cycle: Cycle) -> tuple[_Check, ...]:
-        requests = cycle.pod.requests
-        mapped: frozenset[str] = frozenset()
-        if any(a and is_dra_extended_name(n) for n, a in requests.items()):
-            mapped = frozenset(class_mapping(cycle.snapshot.volumes.device_classes()))
-        return self._checks(cycle.pod, mapped)
+        return self._checks(cycle.pod, cycle.shared)
 
-    def _checks(self, pod: PodView, mapped: frozenset[str] = frozenset()) -> tuple[_Check, ...]:
+    def _checks(self, pod: PodView, shared: Mapping[str, Any] | None = None) -> tuple[_Check, ...]:
         requests = pod.requests
         names = [CPU, MEMORY, EPHEMERAL_STORAGE]
         names += (n for n in requests if is_scalar_resource(n) and not self._skipped(n))
         return tuple(
-            (name, requests[name], f"Insufficient {name}", name in mapped)
+            (name, requests[name], f"Insufficient {name}", {} if shared is None else shared)
             for name in names
             if requests.get(name, 0) > 0
         )
@@ -180,10 +179,10 @@ def _failing(
     allocatable (the amount is at most the room left); a resource a DeviceClass maps is not
     checked where the node's allocatable has none."""
     failing = [pods >= allocatable(PODS)]
-    for name, amount, _, mapped in state:
+    for name, amount, _, shared in state:
         has = allocatable(name)
         fails = add(requested(name), amount) > has
-        failing.append(fails & (has > 0) if mapped else fails)
+        failing.append(fails & (has > 0) if name in shared.get(TAKEN_ON, ()) else fails)
     return failing
 
 

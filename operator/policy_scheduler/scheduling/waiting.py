@@ -41,6 +41,7 @@ from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins import node_resources_fit
 from policy_scheduler.plugins.default_preemption import victims_terminating
+from policy_scheduler.plugins.dra_extended import TAKEN_ON, is_dra_extended_name
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.scheduling.cache import SchedulerCache
 from policy_scheduler.scheduling.queue import QueuedPod
@@ -100,9 +101,13 @@ class Waiting:
                 for other in self._nominated.values()
                 if other.nominated_node_name == node.name
             ]
-        snapshot = self._cache.snapshot
+        cycle = Cycle(pod, self._cache.snapshot, self._rng)
+        # Whether devices may serve an extended resource the node lacks is DynamicResources'
+        # to say when the pod is tried: taken as so here, so that no deletion that may help is
+        # missed (at worst an attempt for nothing).
+        cycle.shared[TAKEN_ON] = frozenset(n for n in pod.requests if is_dra_extended_name(n))
         with self._cache.nominated(self._cache.holding_room(pod, self._nominated_here)):
-            return not fit.filter(fit.pre_filter(Cycle(pod, snapshot, self._rng)), pod, node)
+            return not fit.filter(fit.pre_filter(cycle), pod, node)
 
 
 def _fit_filter(policy: CompiledPolicy, rejected_by: frozenset[str]) -> Filter[object] | None:

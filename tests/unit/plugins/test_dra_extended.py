@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
-from plugin_harness import filter_nodes, make_node, raw_and_normalized
+from plugin_harness import make_node, raw_and_normalized
 from test_dynamic_resources import (
     NS,
     PLUGIN,
@@ -172,25 +172,40 @@ def gpu_node(name: str, gpus: int | None = None) -> NodeInfo:
 
 
 @pytest.mark.parametrize(
-    ("classes", "expected"),
+    ("classes", "with_dynamic_resources", "expected"),
     [
         pytest.param(
-            [mapped_class()], [FITS, ("Insufficient example.com/gpu",)], id="mapped: left to DRA"
+            [mapped_class()],
+            True,
+            [FITS, ("Insufficient example.com/gpu",)],
+            id="mapped: left to DynamicResources where the node lacks it",
         ),
         pytest.param(
             [mapped_class(resource=None)],
+            True,
             [("Insufficient example.com/gpu",), ("Insufficient example.com/gpu",)],
             id="not mapped: the node lacks it",
         ),
+        pytest.param(
+            [mapped_class()],
+            False,
+            [("Insufficient example.com/gpu",), ("Insufficient example.com/gpu",)],
+            id="mapped, but the policy has no DynamicResources to allocate it",
+        ),
     ],
 )
-def test_node_resources_fit_delegates_a_mapped_resource_the_node_lacks(
-    classes: list[dict[str, Any]], expected: list[tuple[str, ...]]
+def test_node_resources_fit_leaves_to_dynamic_resources_what_it_took_on(
+    classes: list[dict[str, Any]], with_dynamic_resources: bool, expected: list[tuple[str, ...]]
 ) -> None:
     fit = node_resources_fit.new_filter({}, "args")
     the_pod = gpu_pod(container("c", **{G: 2}))
     nodes = [gpu_node("none"), gpu_node("one", 1)]
-    assert filter_nodes(fit, the_pod, nodes, around=WithClaims(classes=classes)) == expected
+    cycle = Cycle(the_pod, WithClaims(classes=classes).snapshot(nodes))
+    if with_dynamic_resources:
+        PLUGIN.pre_filter(cycle)
+    state = fit.pre_filter(cycle)
+    assert state is not SKIP
+    assert [tuple(fit.filter(state, the_pod, node)) for node in nodes] == expected
 
 
 NODES = [gpu_node("a"), gpu_node("b"), gpu_node("c"), gpu_node("plugin", 1)]
