@@ -69,8 +69,14 @@ STORAGE = "storage"
 # The fields each kind's plugins read; the rest of an object is dropped by slim().
 _KEPT_METADATA = (
     "name", "namespace", "uid", "resourceVersion", "labels", "annotations", "deletionTimestamp",
-    "ownerReferences", "finalizers",
+    "ownerReferences",
 )  # fmt: skip
+# A claim's finalizers, which PreBind adds to and PostFilter takes from; a DeviceClass's
+# creationTimestamp, which decides between classes mapping one extended resource.
+_MORE_METADATA: Mapping[str, tuple[str, ...]] = {
+    RESOURCE_CLAIM: ("finalizers",),
+    DEVICE_CLASS: ("creationTimestamp",),
+}
 _KEPT: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     PVC: (("volumeName", "storageClassName", "accessModes", "resources", "selector", "volumeMode",
            "volumeAttributesClassName"),
@@ -111,10 +117,9 @@ _TOP_LEVEL: Mapping[str, tuple[str, ...]] = {
 def slim(kind: str, raw: Mapping[str, Any]) -> dict[str, Any]:
     """What :class:`Volumes` (and an informer, to resume and relist) keeps of an object of
     ``kind``: its identity, labels and annotations, and the spec and status fields the plugins
-    read (a StorageClass and a CSIStorageCapacity keep the top-level ones; a DeviceClass its
-    creationTimestamp, which decides between classes mapping one extended resource)."""
+    read (a StorageClass and a CSIStorageCapacity keep the top-level ones)."""
     metadata = _mapping(raw.get("metadata"))
-    names = (*_KEPT_METADATA, "creationTimestamp") if kind == DEVICE_CLASS else _KEPT_METADATA
+    names = (*_KEPT_METADATA, *_MORE_METADATA.get(kind, ()))
     kept: dict[str, Any] = {"metadata": {k: metadata[k] for k in names if k in metadata}}
     if kind in _TOP_LEVEL:
         kept.update({k: raw[k] for k in _TOP_LEVEL[kind] if k in raw})
