@@ -23,6 +23,7 @@ the node, :class:`Unallocatable` says which claim and request failed and why, in
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 import uuid
@@ -216,25 +217,23 @@ class Allocator:
         self.allocate_one_calls = 0
         """How often the search stepped (kube's NumAllocateOneInvocations), for tests."""
         self._raw = slices
-        self._on_node: dict[str, list[int]] = {}
-        self._anywhere: list[int] = []
-        for index, raw in enumerate(slices):
-            node_name = (raw.get("spec") or {}).get("nodeName")
-            if node_name:
-                self._on_node.setdefault(node_name, []).append(index)
-            else:
-                self._anywhere.append(index)
         self._cache = slice_cache if slice_cache is not None else SliceCache()
+        self._on_node, self._anywhere = self._cache.by_node(slices)
         self._by_pool: dict[PoolID, list[int]] | None = None
         self._whole = allocated.devices
         self._shared = allocated.shared_devices()
-        self._any_allocation = allocated.in_use()
         self._available_counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
         self._rules = [rule for rule in map(_TaintRule.of, taint_rules) if rule is not None]
         self._taint_rules = taint_rules
         self._taints: dict[int, tuple[Device, tuple[Taint, ...]]] = {}
         self._outcomes = outcomes
         self._specifications: dict[tuple[int, ...], tuple[Sequence[Mapping[str, Any]], str]] = {}
+
+    @functools.cached_property
+    def in_use(self) -> set[DeviceID]:
+        """Every device with an allocation of any kind, known once per allocator (a device
+        choice reads it; the search asks device by device)."""
+        return self.allocated.in_use()
 
     def taints(self, device: Device) -> tuple[Taint, ...]:
         """The device's taints and those of the taint rules that select it."""
@@ -299,7 +298,7 @@ class Allocator:
         }
         for slice_ in (*pool.slices, *pool.other_slices):
             for device in slice_.devices:
-                if device.id not in self._any_allocation:
+                if device.id not in self._whole and device.id not in self._shared:
                     continue
                 for use in device.consumes:
                     counters = left.get(use.counter_set, {})
@@ -761,9 +760,7 @@ class _Search:
         devices = self._devices()
         if self.choice is None:
             return devices
-        taken = self.a._any_allocation | {
-            device for device, holders in self.allocating.items() if holders
-        }
+        taken = self.a.in_use | {device for device, holders in self.allocating.items() if holders}
         taken |= self.allocating_capacity.keys()
         return self.choice.order(devices, _device_of, self.compared(request), taken)
 
