@@ -35,7 +35,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from policy_scheduler.model.cel import DeviceSelectors
-from policy_scheduler.model.dra import AllocatedState, SliceCache
+from policy_scheduler.model.dra import AllocatedState, Outcomes, SliceCache
 from policy_scheduler.model.objects import ObjectError, Raw, _mapping, _sequence
 from policy_scheduler.model.quantity import QuantityError, to_int
 from policy_scheduler.model.selectors import LabelSelector, NodeSelector, SelectorError
@@ -697,6 +697,9 @@ class Volumes:
         """The device selectors' results, which outlive a pod's cycle (kube's CEL cache)."""
         self.slice_cache = SliceCache()
         """The slices as the allocator parsed them, until they change."""
+        self.outcomes = Outcomes()
+        """What the allocator found on each node per claims specification, kept while nothing
+        it read changed (the allocations counted here stamp their pools)."""
 
     def __repr__(self) -> str:
         return "Volumes(" + ", ".join(f"{k}={len(v)}" for k, v in self._objects.items()) + ")"

@@ -46,9 +46,13 @@ after its ``allocationTimestamp``) fits no node ("resourceclaim not available on
 claim remembered for PostFilter); then the allocator must allocate every unallocated claim on
 the node in one pass, all or nothing ("cannot allocate all claims"; the allocator's own reason,
 which request failed and why, is kept per node for ``explain`` and the decisions). The node's
-allocations are kept in the cycle's state for Score and Reserve. A fatal allocator error (a CEL
-error, a broken pool, a search past :data:`FILTER_TIMEOUT_SECONDS`) is kube's error status: the
-attempt fails, the pod is tried again after its backoff.
+allocations are kept in the cycle's state for Score and Reserve. The allocator keeps each
+node's answer in the cluster state's :class:`~policy_scheduler.model.dra.Outcomes` and gives it
+again while nothing it depends on changed, so the pods of one template do not search again on
+nodes where nothing changed; its answers are shared, and Reserve copies what it puts in flight.
+A fatal allocator error (a CEL error, a broken pool, a search past
+:data:`FILTER_TIMEOUT_SECONDS`) is kube's error status: the attempt fails, the pod is tried
+again after its backoff.
 
 **Score** (v1.37's DynamicResources is also a score plugin, weight 2 in its default profile):
 for each request with ``firstAvailable`` subrequests, the subrequest at index ``i`` that the
@@ -163,6 +167,7 @@ from policy_scheduler.model.dra import (
     DeviceID,
     Unallocatable,
 )
+from policy_scheduler.model.dra.outcomes import copied
 from policy_scheduler.model.nodeinfo import NodeInfo
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
@@ -375,6 +380,7 @@ def _allocator(volumes: Volumes) -> Allocator:
         volumes.selectors,
         slice_cache=volumes.slice_cache,
         taint_rules=volumes.device_taint_rules(),
+        outcomes=volumes.outcomes,
     )
 
 
@@ -661,7 +667,10 @@ class _DynamicResourcesFilter(
         allocations = state.allocations.get(node)
         if allocations is None:
             return f'running Reserve plugin "{NAME}": claim allocation not found for node'
-        for claim, allocation in zip(state.to_allocate, allocations, strict=True):
+        for claim, found in zip(state.to_allocate, allocations, strict=True):
+            # The allocator's answers are shared with the outcomes it keeps for other pods:
+            # from here on the pod has its own.
+            allocation = copied(found)
             state.volumes.allocate(claim, allocation)
             state.reserved[claim.uid] = allocation
         return None

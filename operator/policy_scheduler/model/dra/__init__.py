@@ -5,7 +5,8 @@ Inputs and outputs are raw ``resource.k8s.io/v1`` objects (dicts as the API serv
 (:class:`AllocatedState`), and returns for a node the ``status.allocation`` of each of a pod's
 claims, or :class:`Unallocatable` with the reason. The modules: ``devices`` (slices and devices
 parsed), ``pools`` (the pools that serve a node), ``allocator`` (the search and its results),
-``constraints``, ``capacity`` (consumable capacity), ``quantities`` and ``choice`` (beyond
+``constraints``, ``capacity`` (consumable capacity), ``quantities``, ``outcomes`` (what was
+found on a node, kept across pods while nothing it depends on changes) and ``choice`` (beyond
 kube, off by default: which of a node's devices are tried first).
 """
 
@@ -18,6 +19,7 @@ from policy_scheduler.model.dra.allocator import (
 )
 from policy_scheduler.model.dra.choice import DeviceChoice
 from policy_scheduler.model.dra.devices import SliceCache
+from policy_scheduler.model.dra.outcomes import Outcomes
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "Allocator",
     "DeviceChoice",
     "DeviceID",
+    "Outcomes",
     "Selectors",
     "SliceCache",
     "Unallocatable",

@@ -23,6 +23,8 @@ the node, :class:`Unallocatable` says which claim and request failed and why, in
 
 from __future__ import annotations
 
+import functools
+import json
 import sys
 import uuid
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -35,6 +37,7 @@ from policy_scheduler.model.dra.capacity import CapacityError, consumption, fits
 from policy_scheduler.model.dra.choice import DeviceChoice
 from policy_scheduler.model.dra.constraints import Constraint, constraints_of
 from policy_scheduler.model.dra.devices import Device, Slice, SliceCache, SliceError, Taint
+from policy_scheduler.model.dra.outcomes import Outcome, Outcomes, relabeled, same
 from policy_scheduler.model.dra.pools import Pool, PoolID, gather_pools
 from policy_scheduler.model.dra.quantities import Amount, amount
 from policy_scheduler.model.dra.state import AllocatedState, DeviceID
@@ -197,12 +200,16 @@ class Allocator:
         new_share_id: Callable[[], str] | None = None,
         slice_cache: SliceCache | None = None,
         taint_rules: Sequence[Mapping[str, Any]] = (),
+        outcomes: Outcomes | None = None,
     ) -> None:
         """``new_share_id`` names the
         shares of devices allocated more than once (random UUIDs, as kube's, by default).
         ``slice_cache`` keeps the slices parsed across allocators (the caller retains the
         current slices in it). ``taint_rules`` are the DeviceTaintRules: their taints count
-        as the devices' own (kube's slice tracker adds them to the slices it hands over)."""
+        as the devices' own (kube's slice tracker adds them to the slices it hands over).
+        ``outcomes`` keeps what was found on each node across allocators, and answers when
+        nothing the search reads changed (:mod:`~policy_scheduler.model.dra.outcomes`): the
+        caller passes the same ``classes`` and ``taint_rules`` objects until one changes."""
         self.allocated = allocated
         self.classes = classes
         self.selectors = selectors
@@ -210,22 +217,23 @@ class Allocator:
         self.allocate_one_calls = 0
         """How often the search stepped (kube's NumAllocateOneInvocations), for tests."""
         self._raw = slices
-        self._on_node: dict[str, list[int]] = {}
-        self._anywhere: list[int] = []
-        for index, raw in enumerate(slices):
-            node_name = (raw.get("spec") or {}).get("nodeName")
-            if node_name:
-                self._on_node.setdefault(node_name, []).append(index)
-            else:
-                self._anywhere.append(index)
         self._cache = slice_cache if slice_cache is not None else SliceCache()
+        self._on_node, self._anywhere = self._cache.by_node(slices)
         self._by_pool: dict[PoolID, list[int]] | None = None
         self._whole = allocated.devices
         self._shared = allocated.shared_devices()
-        self._any_allocation = allocated.in_use()
         self._available_counters: dict[PoolID, dict[str, dict[str, Fraction]]] = {}
         self._rules = [rule for rule in map(_TaintRule.of, taint_rules) if rule is not None]
+        self._taint_rules = taint_rules
         self._taints: dict[int, tuple[Device, tuple[Taint, ...]]] = {}
+        self._outcomes = outcomes
+        self._specifications: dict[tuple[int, ...], tuple[Sequence[Mapping[str, Any]], str]] = {}
+
+    @functools.cached_property
+    def in_use(self) -> set[DeviceID]:
+        """Every device with an allocation of any kind, known once per allocator (a device
+        choice reads it; the search asks device by device)."""
+        return self.allocated.in_use()
 
     def taints(self, device: Device) -> tuple[Taint, ...]:
         """The device's taints and those of the taint rules that select it."""
@@ -248,21 +256,35 @@ class Allocator:
         except (SliceError, ValueError) as error:
             raise AllocationError(f"gather pool information: {error}") from None
 
-    def _pool_slices(self, pool_id: PoolID) -> list[Slice]:
+    def _pool_indexes(self, pool_id: PoolID) -> list[int]:
         if self._by_pool is None:
             self._by_pool = {}
             for index, raw in enumerate(self._raw):
                 spec = raw.get("spec") or {}
                 key = (str(spec.get("driver", "")), str((spec.get("pool") or {}).get("name", "")))
                 self._by_pool.setdefault(key, []).append(index)
-        return [self._model(index) for index in self._by_pool.get(pool_id, ())]
+        return self._by_pool.get(pool_id, [])
 
-    def pools(self, node_name: str, node_labels: Mapping[str, str]) -> list[Pool]:
-        """The pools that serve the node (kube's ``GatherPools``)."""
-        candidates = [
-            self._model(index) for index in (*self._on_node.get(node_name, ()), *self._anywhere)
-        ]
-        return gather_pools(candidates, node_name, node_labels, self._pool_slices)
+    def _candidates(self, node_name: str) -> tuple[int, ...]:
+        """The slices of the node and those not bound to one node, by index."""
+        return (*self._on_node.get(node_name, ()), *self._anywhere)
+
+    def pools(
+        self,
+        node_name: str,
+        node_labels: Mapping[str, str],
+        consulted: list[PoolID] | None = None,
+    ) -> list[Pool]:
+        """The pools that serve the node (kube's ``GatherPools``); ``consulted`` receives the
+        pools whose other slices had to be looked at."""
+
+        def pool_slices(pool_id: PoolID) -> list[Slice]:
+            if consulted is not None:
+                consulted.append(pool_id)
+            return [self._model(index) for index in self._pool_indexes(pool_id)]
+
+        candidates = [self._model(index) for index in self._candidates(node_name)]
+        return gather_pools(candidates, node_name, node_labels, pool_slices)
 
     def _counters_left(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
         """The pool's counters less what its allocated devices consume; computed once per pool
@@ -276,7 +298,7 @@ class Allocator:
         }
         for slice_ in (*pool.slices, *pool.other_slices):
             for device in slice_.devices:
-                if device.id not in self._any_allocation:
+                if device.id not in self._whole and device.id not in self._shared:
                     continue
                 for use in device.consumes:
                     counters = left.get(use.counter_set, {})
@@ -305,10 +327,21 @@ class Allocator:
 
         ``choice`` (off by default: kube's first solution) reorders the devices tried, beyond
         kube (:mod:`~policy_scheduler.model.dra.choice`); ``notes`` then receives, per claim
-        and per device result, why the device came first."""
-        search = _Search(self, node_name, node_labels, claims)
+        and per device result, why the device came first. Without a choice, an outcome kept
+        (``outcomes``) answers when nothing it was found on changed: with ``outcomes``, the
+        allocations returned are shared with later answers, and the caller copies them
+        before changing them (:func:`~policy_scheduler.model.dra.outcomes.copied`)."""
+        chosen = choice is not None and choice.active
+        specification = ""
+        if self._outcomes is not None and not chosen:
+            specification = self._specification(claims)
+            kept = self._outcomes.get(node_name, specification)
+            if kept is not None and self._unchanged(kept, node_name, node_labels):
+                return self._answer(kept, claims)
+        consulted: list[PoolID] = []
+        search = _Search(self, node_name, node_labels, claims, consulted)
         search.expired = expired
-        if choice is not None and choice.active:
+        if chosen:
             search.choice = choice
         found = search.run()
         if notes is not None and search.choice is not None and not isinstance(found, Unallocatable):
@@ -316,7 +349,68 @@ class Allocator:
                 [search.choice.describe(r.device, search.compared(r.request)) for r in results]
                 for results in search.results
             ]
+        if specification and not any(r.share_id for rs in search.results for r in rs):
+            assert self._outcomes is not None
+            self._outcomes.put(node_name, specification, self._outcome(search, consulted, found))
         return found
+
+    def _specification(self, claims: Sequence[Mapping[str, Any]]) -> str:
+        """The claims' specs as one string, the same for claims made from one template; known
+        once per allocator for the same claim objects."""
+        ids = tuple(map(id, claims))
+        known = self._specifications.get(ids)
+        if known is not None and same(known[0], claims):
+            return known[1]
+        text = json.dumps([c.get("spec") for c in claims], sort_keys=True, default=str)
+        self._specifications[ids] = (list(claims), text)
+        return text
+
+    def _outcome(
+        self,
+        search: _Search,
+        consulted: Sequence[PoolID],
+        found: list[dict[str, Any]] | Unallocatable,
+    ) -> Outcome:
+        stamps = self.allocated.stamps
+        return Outcome(
+            labels=tuple(claim.label for claim in search.claims),
+            node_labels=dict(search.node_labels),
+            slices=tuple(self._raw[i] for i in self._candidates(search.node_name)),
+            mates=tuple(
+                (pool_id, tuple(self._raw[i] for i in self._pool_indexes(pool_id)))
+                for pool_id in consulted
+            ),
+            stamps=tuple((pool.id, stamps.get(pool.id, 0)) for pool in search.pools),
+            classes=self.classes,
+            taint_rules=self._taint_rules,
+            found=found,
+        )
+
+    def _unchanged(self, kept: Outcome, node_name: str, node_labels: Mapping[str, str]) -> bool:
+        """Whether everything ``kept`` was found on is as it was."""
+        stamps = self.allocated.stamps
+        return (
+            kept.classes is self.classes
+            and kept.taint_rules is self._taint_rules
+            and all(stamps.get(pool_id, 0) == stamp for pool_id, stamp in kept.stamps)
+            and same(kept.slices, [self._raw[i] for i in self._candidates(node_name)])
+            and all(
+                same(raws, [self._raw[i] for i in self._pool_indexes(pool_id)])
+                for pool_id, raws in kept.mates
+            )
+            and kept.node_labels == node_labels
+        )
+
+    def _answer(
+        self, kept: Outcome, claims: Sequence[Mapping[str, Any]]
+    ) -> list[dict[str, Any]] | Unallocatable:
+        """A kept outcome as the search would give it for ``claims``: its allocations, or its
+        reason naming these claims."""
+        if isinstance(kept.found, Unallocatable):
+            labels = [_label(claim) for claim in claims]
+            reason = relabeled(kept.found.reason, kept.labels, labels)
+            return Unallocatable(reason, kept.found.message)
+        return kept.found
 
 
 class _Search:
@@ -328,11 +422,12 @@ class _Search:
         node_name: str,
         node_labels: Mapping[str, str],
         claims: Sequence[Mapping[str, Any]],
+        consulted: list[PoolID] | None = None,
     ) -> None:
         self.a = allocator
         self.node_name = node_name
         self.node_labels = node_labels
-        self.pools = allocator.pools(node_name, node_labels)
+        self.pools = allocator.pools(node_name, node_labels, consulted)
         self.expired: Callable[[], bool] | None = None
         self.claims: list[_Claim] = []
         self.results: list[list[_Result]] = []
@@ -665,9 +760,7 @@ class _Search:
         devices = self._devices()
         if self.choice is None:
             return devices
-        taken = self.a._any_allocation | {
-            device for device, holders in self.allocating.items() if holders
-        }
+        taken = self.a.in_use | {device for device, holders in self.allocating.items() if holders}
         taken |= self.allocating_capacity.keys()
         return self.choice.order(devices, _device_of, self.compared(request), taken)
 

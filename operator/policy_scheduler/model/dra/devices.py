@@ -199,12 +199,34 @@ class Slice:
         return bool(self.counter_set_names)
 
 
+SliceIndex = tuple[dict[str, list[int]], list[int]]
+"""The indexes of each node's slices, and of the slices not bound to one node."""
+
+
 class SliceCache:
     """Slice models kept across allocators: a slice is parsed once until it changes (the
     informer hands a changed slice on as a new object). Keyed by the raw object itself."""
 
     def __init__(self) -> None:
         self._models: dict[int, tuple[Mapping[str, Any], Slice]] = {}
+        self._by_node: tuple[Sequence[Mapping[str, Any]], SliceIndex] | None = None
+
+    def by_node(self, slices: Sequence[Mapping[str, Any]]) -> SliceIndex:
+        """The indexes in ``slices`` of each node's slices (``nodeName``), and of the others;
+        made again only for another sequence than the last one (the caller hands the same
+        sequence until a slice changes)."""
+        if self._by_node is not None and self._by_node[0] is slices:
+            return self._by_node[1]
+        on_node: dict[str, list[int]] = {}
+        anywhere: list[int] = []
+        for index, raw in enumerate(slices):
+            node_name = (raw.get("spec") or {}).get("nodeName")
+            if node_name:
+                on_node.setdefault(node_name, []).append(index)
+            else:
+                anywhere.append(index)
+        self._by_node = (slices, (on_node, anywhere))
+        return on_node, anywhere
 
     def model(self, raw: Mapping[str, Any]) -> Slice:
         """The slice's model; raises SliceError or ValueError for one that cannot be read."""

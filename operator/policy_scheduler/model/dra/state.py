@@ -3,11 +3,13 @@
 Devices allocated to claims (and to this scheduler's in-flight allocations) are either taken
 whole, or, for devices that allow multiple allocations, shared: each share has its own ID and
 may consume part of the device's capacity. Devices allocated with admin access are not counted:
-admin access may use a device that is in use.
+admin access may use a device that is in use. Each pool's changes are stamped, so that what was
+found on a node can be known unchanged (:mod:`~policy_scheduler.model.dra.outcomes`).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -29,6 +31,10 @@ class DeviceID(NamedTuple):
         return f"{self.driver}/{self.pool}/{self.device}"
 
 
+_STAMPS = itertools.count(1)
+"""One sequence for every state: a pool's stamp is never given twice, even across states."""
+
+
 @dataclass
 class AllocatedState:
     """What is in use: kube's ``schedulerapi.AllocatedState``."""
@@ -39,6 +45,9 @@ class AllocatedState:
     """(device, shareID) of the shares of devices that allow multiple allocations."""
     consumed: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
     """Capacity consumed on each shared device, summed over its shares."""
+    stamps: dict[tuple[str, str], int] = field(default_factory=dict, compare=False)
+    """(driver, pool) -> a stamp renewed at every change of what is in use in the pool (0:
+    never changed): equal stamps, the same devices in use there."""
 
     @classmethod
     def of(cls, allocations: Iterable[Mapping[str, Any]]) -> AllocatedState:
@@ -52,6 +61,7 @@ class AllocatedState:
     def add(self, allocation: Mapping[str, Any]) -> None:
         """Count the devices of one more ``status.allocation``."""
         for device, share, consumed in _counted(allocation):
+            self.stamps[device.driver, device.pool] = next(_STAMPS)
             if share is None:
                 self.devices.add(device)
                 continue
@@ -65,6 +75,7 @@ class AllocatedState:
         """Stop counting the devices of an allocation counted before (a claim deallocated or
         deleted); a device's consumed capacity goes when nothing of it is left."""
         for device, share, consumed in _counted(allocation):
+            self.stamps[device.driver, device.pool] = next(_STAMPS)
             if share is None:
                 self.devices.discard(device)
                 continue
@@ -83,6 +94,7 @@ class AllocatedState:
             set(self.devices),
             set(self.shared),
             {device: dict(consumed) for device, consumed in self.consumed.items()},
+            dict(self.stamps),
         )
 
     def in_use(self) -> set[DeviceID]:
