@@ -54,6 +54,8 @@ from harness.objects import (
     toleration,
     version,
 )
+from harness.sides import Side as SideBase
+from harness.sides import Sides as SidesOf
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
 SIDE_LABEL = "dra.policy-scheduler.dev/side"
@@ -66,40 +68,21 @@ TIMEOUT = 90.0
 SETTLE = 2.0
 # How long a side told FailedScheduling is watched for a later bind, when kube binds the pod.
 RETRY = 10.0
-UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # The random suffix of a name made by generateName (a claim for an extended resource).
 GENERATED = re.compile(r"-extended-resources-[a-z0-9]{5}\b")
 
 
 @dataclass(frozen=True)
-class Side:
-    """One copy of a scenario: its scheduler, namespace, nodes and device objects."""
-
-    name: str  # "kube" or "ours"
-    prefix: str
-    scheduler: str
-
-    @property
-    def namespace(self) -> str:
-        return f"{self.prefix}-{self.name}"
+class Side(SideBase):
+    """One copy of a scenario, with its nodes and device objects."""
 
     @property
     def driver(self) -> str:
         """This side's DRA driver: its devices' attributes and capacities are in its domain."""
         return f"{self.prefix}-{self.name}-gpu.example.com"
 
-    def named(self, suffix: str) -> str:
-        """A cluster-scoped object's name (node, class, slice, pool) on this side."""
-        return f"{self.prefix}-{self.name}-{suffix}"
-
     def normal(self, text: str) -> str:
-        """``text`` with this side's names replaced, to compare with the other side's."""
-        text = text.replace(self.namespace + "/", "<ns>/")
-        text = text.replace(f"{self.prefix}-{self.name}-", "")
-        text = text.replace(self.namespace, "<ns>")
-        text = text.replace(self.scheduler, "<scheduler>")
-        text = GENERATED.sub("-extended-resources-<random>", text)
-        return UID.sub("<uid>", text)
+        return GENERATED.sub("-extended-resources-<random>", super().normal(text))
 
     def node(self, suffix: str, *, cpu: str = "4") -> dict[str, Any]:
         labels = {SIDE_LABEL: self.namespace, TEST_LABEL: self.prefix}
@@ -212,14 +195,7 @@ COMPARED = ("node", "failed", "claims")
 Build = Callable[[Side], Scenario]
 
 
-@dataclass
-class Sides:
-    cluster: Cluster
-    kube: Side
-    ours: Side
-
-    def both(self) -> tuple[Side, Side]:
-        return self.kube, self.ours
+Sides = SidesOf[Side]
 
 
 def dra_policy(name: str) -> dict[str, Any]:

@@ -53,6 +53,8 @@ import pytest
 import yaml
 from harness.e2e import Cluster, Operator, items
 from harness.objects import node
+from harness.sides import Side as SideBase
+from harness.sides import Sides as SidesOf
 from test_parity_volumes import claim, storage_class
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
@@ -70,34 +72,14 @@ PRIORITIES = {"least": 10, "lowest": 50, "low": 100, "mid": 200, "high": 1000}
 """PriorityClasses (named ``<prefix>-<key>``); ``never`` is ``high`` with preemptionPolicy
 Never."""
 
-UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
 
 @dataclass(frozen=True)
-class Side:
-    """One copy of a scenario: its scheduler, namespace and nodes."""
-
-    name: str  # "kube" or "ours"
-    prefix: str
-    scheduler: str
-
-    @property
-    def namespace(self) -> str:
-        return f"{self.prefix}-{self.name}"
-
-    def node_name(self, suffix: str) -> str:
-        return f"{self.prefix}-{self.name}-{suffix}"
-
-    def normal(self, text: str) -> str:
-        """``text`` with this side's names replaced, to compare with the other side's."""
-        text = text.replace(self.namespace + "/", "<ns>/")
-        text = text.replace(f"{self.prefix}-{self.name}-", "")
-        text = text.replace(self.scheduler, "<scheduler>")
-        return UID.sub("<uid>", text)
+class Side(SideBase):
+    """One copy of a scenario, with its nodes and pods."""
 
     def node(self, suffix: str, *, cpu: str = "2", labels: dict[str, str] | None = None) -> Any:
         labels = {SIDE_LABEL: self.namespace, TEST_LABEL: self.prefix, **(labels or {})}
-        return node(self.node_name(suffix), cpu=cpu, memory="8Gi", labels=labels)
+        return node(self.named(suffix), cpu=cpu, memory="8Gi", labels=labels)
 
     def pod(
         self,
@@ -126,7 +108,7 @@ class Side:
             **(spec or {}),
         }
         if on is not None:
-            body["nodeName"] = self.node_name(on)
+            body["nodeName"] = self.named(on)
         return {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -211,14 +193,7 @@ Build = Callable[[Side], Scenario]
 # --- the fixture: two sides, priority classes, the operator --------------------------------------
 
 
-@dataclass
-class Sides:
-    cluster: Cluster
-    kube: Side
-    ours: Side
-
-    def both(self) -> tuple[Side, Side]:
-        return self.kube, self.ours
+Sides = SidesOf[Side]
 
 
 def preemption_policy(name: str) -> dict[str, Any]:
@@ -715,7 +690,7 @@ def test_daemonset_pod_on_a_full_node(sides: Sides) -> None:
                                     {
                                         "key": "metadata.name",
                                         "operator": "In",
-                                        "values": [side.node_name("full")],
+                                        "values": [side.named("full")],
                                     }
                                 ]
                             }
@@ -821,7 +796,7 @@ def seconds_to_bind_after_backoff(cluster: Cluster, side: Side) -> float:
     return how long the pod took to be bound there."""
     # A node off the side fails NodeAffinity: that plugin's hint then lets each small node on
     # the side through (NodeResourcesFit's alone would skip a node too small even when empty).
-    elsewhere = node(side.node_name("elsewhere"), cpu="4", labels={TEST_LABEL: side.prefix})
+    elsewhere = node(side.named("elsewhere"), cpu="4", labels={TEST_LABEL: side.prefix})
     cluster.apply(elsewhere, side.node("small-0", cpu="1"))
     cluster.apply(side.pod("waiting", "least", cpu="2"), namespace=side.namespace)
     for attempt in range(1, FAILED_ATTEMPTS + 1):
@@ -835,7 +810,7 @@ def seconds_to_bind_after_backoff(cluster: Cluster, side: Side) -> float:
     while (node_name := get_pod(cluster, side, "waiting")["spec"].get("nodeName")) is None:
         assert time.monotonic() < deadline, f"{side.name}: the pod was never bound"
         time.sleep(0.05)
-    assert node_name == side.node_name("roomy"), f"{side.name}: bound to {node_name}"
+    assert node_name == side.named("roomy"), f"{side.name}: bound to {node_name}"
     return time.monotonic() - started
 
 
@@ -914,7 +889,7 @@ def test_a_preemptor_waits_parked_while_its_victims_terminate(sides: Sides) -> N
             "--grace-period=0", "--force",
         )  # fmt: skip
     for side in sides.both():
-        while get_pod(cluster, side, "preemptor")["spec"].get("nodeName") != side.node_name("a"):
+        while get_pod(cluster, side, "preemptor")["spec"].get("nodeName") != side.named("a"):
             assert time.monotonic() < deadline + TIMEOUT, f"{side.name}: never bound on a"
             time.sleep(0.1)
 
@@ -959,7 +934,7 @@ def test_a_pod_nominated_to_another_zone_does_not_count_in_the_spread(sides: Sid
         # No kubelet finishes the victim: the preemptor stays nominated to b.
         while get_pod(cluster, side, "preemptor").get("status", {}).get(
             "nominatedNodeName"
-        ) != side.node_name("b"):
+        ) != side.named("b"):
             assert time.monotonic() < deadline, f"{side.name}: the preemptor was never nominated"
             time.sleep(0.1)
     constraint = {
