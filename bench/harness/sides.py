@@ -6,8 +6,10 @@ once each side's names are taken out of them."""
 from __future__ import annotations
 
 import re
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from harness.e2e import Cluster
 
@@ -52,3 +54,36 @@ class Sides(Generic[S]):
 
     def both(self) -> tuple[S, S]:
         return self.kube, self.ours
+
+
+class Watch(Protocol):
+    """One side's watch of its pod: polled until it says the side has settled."""
+
+    def poll(self) -> bool: ...
+
+
+def settle_both(watches: Sequence[Watch], timeout: float) -> list[str]:
+    """Poll the kube side's watch and ours until both have settled or ``timeout`` seconds have
+    passed: which side did not settle."""
+    deadline = time.monotonic() + timeout
+    settled = [False] * len(watches)
+    while not all(settled) and time.monotonic() < deadline:
+        settled = [w.poll() for w in watches]
+        time.sleep(0.3)
+    who = ("kube-scheduler", "the operator")
+    return [
+        f"{who[i]} did not settle within {timeout:.0f} s" for i, s in enumerate(settled) if not s
+    ]
+
+
+def report(name: str, kube: Sequence[str], ours: Sequence[str]) -> str:
+    """What each side did with the pod ``name``, one line per fact, to read beside each other."""
+    return "\n".join(
+        [
+            f"{name}:",
+            "  kube-scheduler:",
+            *(f"    {line}" for line in kube),
+            "  ours:",
+            *(f"    {line}" for line in ours),
+        ]
+    )

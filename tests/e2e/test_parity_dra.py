@@ -56,6 +56,7 @@ from harness.objects import (
 )
 from harness.sides import Side as SideBase
 from harness.sides import Sides as SidesOf
+from harness.sides import report, settle_both
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
 SIDE_LABEL = "dra.policy-scheduler.dev/side"
@@ -377,24 +378,10 @@ def run(sides: Sides, build: Build) -> None:
         watches = [Watch(cluster, side, scenarios[side.name].steps[i]) for side in sides.both()]
         for watch in watches:
             cluster.apply(watch.step.pod, namespace=watch.side.namespace)
-        deadline = time.monotonic() + TIMEOUT
-        settled = [False, False]
-        while not all(settled) and time.monotonic() < deadline:
-            settled = [w.poll() for w in watches]
-            time.sleep(0.3)
+        found = settle_both(watches, TIMEOUT)
         kube, ours = (w.outcome for w in watches)
         name = kube_step.pod["metadata"]["name"]
-        report = "\n".join(
-            [
-                f"{name}:",
-                "  kube-scheduler:",
-                *(f"    {line}" for line in kube.lines()),
-                "  ours:",
-                *(f"    {line}" for line in ours.lines()),
-            ]
-        )
-        found = [f"kube-scheduler did not settle within {TIMEOUT:.0f} s"] * (not settled[0])
-        found += [f"the operator did not settle within {TIMEOUT:.0f} s"] * (not settled[1])
+        summary = report(name, kube.lines(), ours.lines())
         found += [
             f"scenario: {p}" for p in unexpected(watches[0], kube_step.expect, every, every - mine)
         ]
@@ -404,7 +391,7 @@ def run(sides: Sides, build: Build) -> None:
             if getattr(kube, what) != getattr(ours, what)
         ]
         if found:
-            problems.append("\n".join([*found, report]))
+            problems.append("\n".join([*found, summary]))
     assert not problems, "\n\n".join(problems)
 
 

@@ -55,6 +55,7 @@ from harness.e2e import Cluster, Operator, items
 from harness.objects import node
 from harness.sides import Side as SideBase
 from harness.sides import Sides as SidesOf
+from harness.sides import report, settle_both
 from test_parity_volumes import claim, storage_class
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
@@ -402,23 +403,9 @@ def run(sides: Sides, build: Build) -> None:
         for side in sides.both():
             (mine,) = (p for p in scenarios[side.name].preemptors if p["metadata"]["name"] == name)
             cluster.apply(mine, namespace=side.namespace)
-        deadline = time.monotonic() + TIMEOUT
-        settled = [False, False]
-        while not all(settled) and time.monotonic() < deadline:
-            settled = [w.poll() for w in watches]
-            time.sleep(0.3)
+        found = settle_both(watches, TIMEOUT)
         kube, ours = (w.outcome for w in watches)
-        report = "\n".join(
-            [
-                f"{name}:",
-                "  kube-scheduler:",
-                *(f"    {line}" for line in kube.lines()),
-                "  ours:",
-                *(f"    {line}" for line in ours.lines()),
-            ]
-        )
-        found = [f"kube-scheduler did not settle within {TIMEOUT:.0f} s"] * (not settled[0])
-        found += [f"the operator did not settle within {TIMEOUT:.0f} s"] * (not settled[1])
+        summary = report(name, kube.lines(), ours.lines())
         found += [f"scenario: {p}" for p in unexpected(kube, expect, every, counts)]
         found += [
             f"{what} differs: kube {getattr(kube, what)!r}, ours {getattr(ours, what)!r}"
@@ -426,7 +413,7 @@ def run(sides: Sides, build: Build) -> None:
             if getattr(kube, what) != getattr(ours, what)
         ]
         if found:
-            problems.append("\n".join([*found, report]))
+            problems.append("\n".join([*found, summary]))
     assert not problems, "\n\n".join(problems)
 
 
