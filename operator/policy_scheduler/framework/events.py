@@ -40,6 +40,9 @@ class EventKind(enum.Flag):
     DEVICE_CLASS_CHANGED = enum.auto()
     # A storage object was deleted (kube-scheduler registers Delete for this kind only).
     VOLUME_ATTACHMENT_DELETED = enum.auto()
+    # A pod group (of any API the GangScheduling plugin reads) was added or changed; no filter
+    # registers for it, so it is not in ALL_EVENTS: it lets held members be asked again.
+    POD_GROUP_CHANGED = enum.auto()
 
 
 NODE_EVENTS: Final = (
