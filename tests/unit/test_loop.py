@@ -31,6 +31,7 @@ from policy_scheduler.framework.interface import (
 )
 from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model import namespaces
+from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.runtime.framework import ExtensionPoints
@@ -828,7 +829,7 @@ class Recorder(
             raise RuntimeError(f"{step} broke")
         return f"{step} refused" if step == self.refuse else None
 
-    def pre_enqueue(self, pod: PodView) -> str | None:
+    def pre_enqueue(self, pod: PodView, cluster: Snapshot) -> str | None:
         if pod.labels.get("hold"):
             self._call("pre_enqueue", pod)
             return "held by Recorder"

@@ -216,3 +216,53 @@ def test_a_pod_whose_claim_is_not_made_yet_waits_gated_without_an_attempt() -> N
         )
     )
     assert run.memory.binds == [("ns/t", "n1")]
+
+
+def late_claim(namespace: str = "ns", name: str = "late", deleting: bool = False) -> Raw:
+    raw = gpu_claim(name)
+    raw["metadata"] = {**raw["metadata"], "namespace": namespace, "uid": f"{namespace}-{name}"}
+    if deleting:
+        raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return raw
+
+
+@pytest.mark.parametrize(
+    ("event", "where"),
+    [
+        pytest.param(storage(volumes.RESOURCE_CLAIM, late_claim()), Where.ACTIVE, id="it comes"),
+        pytest.param(
+            storage(volumes.RESOURCE_CLAIM, late_claim(name="other")),
+            Where.GATED,
+            id="another claim of its namespace comes",
+        ),
+        pytest.param(
+            storage(volumes.RESOURCE_CLAIM, late_claim(namespace="elsewhere")),
+            Where.GATED,
+            id="a claim of its name comes in another namespace",
+        ),
+        pytest.param(
+            storage(volumes.RESOURCE_CLAIM, late_claim(deleting=True)),
+            Where.GATED,
+            id="it comes being deleted",
+        ),
+        pytest.param(
+            storage(volumes.RESOURCE_SLICE, gpu_slice("n2", "gpu-1")),
+            Where.GATED,
+            id="a slice comes",
+        ),
+    ],
+)
+def test_a_pod_whose_claim_is_not_known_waits_gated_until_the_claim_comes(
+    event: Any, where: Where
+) -> None:
+    """kube's DynamicResources PreEnqueue and its pre-queueing hint: a claim the scheduler does
+    not know yet (the claim informer behind the pod's) holds the pod without an attempt, and
+    only that claim's event lets it in."""
+    steps = start(
+        storage(volumes.RESOURCE_SLICE, gpu_slice("n1", "gpu-0")),
+        lambda run: run.scheduler.pod_changed(gpu_pod("a", "late")),
+    )
+    run = run_steps(steps)
+    assert (run.where("a"), run.memory.conditions) == (Where.GATED, [])
+    run = run_steps([*steps[:-1], event])
+    assert run.where("a") is where

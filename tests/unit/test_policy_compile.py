@@ -12,6 +12,7 @@ import pytest
 
 from policy_scheduler.framework.args import Args, FieldError
 from policy_scheduler.framework.interface import Permit, PreEnqueue
+from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.plugins.bind_rate_limit import BindRateLimit
 from policy_scheduler.plugins.registry import EXTENSIONS, FILTER_ALIASES, SCORER_ALIASES
@@ -547,7 +548,7 @@ class Gang(PreEnqueue, Permit[None]):
     def __init__(self, args: Args, path: str) -> None:
         self.args, self.path = args, path
 
-    def pre_enqueue(self, pod: PodView) -> str | None:
+    def pre_enqueue(self, pod: PodView, cluster: Snapshot) -> str | None:
         return None
 
     def permit(self, state: None, pod: PodView, node: str) -> str | None:

@@ -54,7 +54,7 @@ import numpy.typing as npt
 from policy_scheduler.framework.args import Args
 from policy_scheduler.framework.events import ALL_EVENTS, ClusterEvent, EventKind
 from policy_scheduler.framework.types import Cycle
-from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import Indices, NodeBlock
 from policy_scheduler.model.objects import PodView
 
@@ -260,13 +260,25 @@ class Scorer(ABC, Generic[State]):
 class PreEnqueue(ABC):
     """Decides whether a pending pod may enter the active queue at all (kube-scheduler's
     PreEnqueue): a pod held back costs no scheduling attempt, and is asked about again each time
-    it changes."""
+    it changes, and after each cluster event of :attr:`asks_again_on` that
+    :meth:`pre_enqueue_hint` does not rule out (kube's EventsToRegister of a PreEnqueue plugin,
+    whose gated pods its queueing hints move)."""
 
     name: str
 
+    asks_again_on: ClassVar[EventKind] = EventKind(0)
+    """The cluster events after which a pod this plugin holds may pass; none by default: only a
+    change of the pod itself can let it through."""
+
     @abstractmethod
-    def pre_enqueue(self, pod: PodView) -> str | None:
-        """None when ``pod`` may be scheduled; otherwise why it waits."""
+    def pre_enqueue(self, pod: PodView, cluster: Snapshot) -> str | None:
+        """None when ``pod`` may be scheduled; otherwise why it waits. ``cluster`` is the
+        cluster as the scheduler's cache has it now."""
+
+    def pre_enqueue_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """Whether ``event``, one of :attr:`asks_again_on`, may let the held ``pod`` pass; the
+        default says yes."""
+        return True
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,12 @@ on the node, and those not allocated yet get their devices here (kube-scheduler'
 DynamicResources with the structured-parameters allocator of
 :mod:`~policy_scheduler.model.dra`).
 
-**PreEnqueue** holds a pod out of the queue while a claim of a ``resourceClaimTemplateName`` has
-not been made (no entry in its ``status.resourceClaimStatuses``), as kube's PreEnqueue does: the
-pod costs no attempt until the resourceclaim controller's status update, which lets it in. What
-only the claims themselves tell (one missing or being deleted) is left to PreFilter, since a
-held pod is asked again only when it changes, not when a claim does.
+**PreEnqueue** holds a pod out of the queue, as kube's PreEnqueue does, while a claim of a
+``resourceClaimTemplateName`` has not been made (no entry in its ``status.resourceClaimStatuses``),
+while a claim it names is not known to the scheduler, or while one is being deleted: the pod costs
+no attempt until the resourceclaim controller's status update, or the claim's event (kube's
+pre-queueing hint: a change of a claim in the pod's namespace that it uses), lets it in.
+PreFilter says the same in case the claim went away meanwhile.
 
 **PreFilter**, once per pod, looks up each claim of ``spec.resourceClaims`` in the pod's
 namespace, as kube-scheduler does, and rejects the pod on every node (a PreFilter's
@@ -168,7 +169,7 @@ from policy_scheduler.model.dra import (
     Unallocatable,
 )
 from policy_scheduler.model.dra.outcomes import copied
-from policy_scheduler.model.nodeinfo import NodeInfo
+from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
 from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
 from policy_scheduler.model.selectors import NodeSelector
@@ -289,6 +290,13 @@ def _claim_names(pod: PodView) -> list[str] | str:
         elif entry not in statuses:
             return not_created(pod)
     return names
+
+
+def _uses(pod: PodView, claim: ResourceClaimView) -> bool:
+    """Whether ``pod`` uses ``claim``, or may (a template's claim it does not name yet)."""
+    if claim.namespace != pod.namespace:
+        return False
+    return any(name is None or name == claim.name for _, name in pod.resource_claims)
 
 
 def _lookup(pod: PodView, volumes: Volumes) -> tuple[ResourceClaimView, ...] | str:
@@ -545,12 +553,20 @@ class _DynamicResourcesFilter(
         self._clock = clock
         self._now = now
 
-    def pre_enqueue(self, pod: PodView) -> str | None:
-        """A template's claim not made yet holds the pod (see the module's docstring)."""
+    asks_again_on = EventKind.RESOURCE_CLAIM_CHANGED
+
+    def pre_enqueue(self, pod: PodView, cluster: Snapshot) -> str | None:
+        """A claim not made, not known or being deleted holds the pod (see the module's
+        docstring)."""
         if not pod.resource_claims:
             return None
-        names = _claim_names(pod)
-        return names if isinstance(names, str) else None
+        claims = _lookup(pod, cluster.volumes)
+        return claims if isinstance(claims, str) else None
+
+    def pre_enqueue_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """The change of a claim the pod uses (or may use: a template's not named yet)."""
+        claim = event.storage
+        return isinstance(claim, ResourceClaimView) and _uses(pod, claim)
 
     def pre_filter(self, cycle: Cycle) -> ClaimState | Skip:
         # As kube-scheduler's PreFilter: a pod without claims, nor extended resources that a
@@ -592,9 +608,7 @@ class _DynamicResourcesFilter(
             and claim.allocation is None
         ):
             return True
-        if claim.namespace != pod.namespace:
-            return False
-        return any(name is None or name == claim.name for _, name in pod.resource_claims)
+        return _uses(pod, claim)
 
     def filter(self, state: ClaimState, pod: PodView, node: NodeInfo) -> Sequence[str]:
         # In kube's order: the allocator's failure is told before an allocated claim's node

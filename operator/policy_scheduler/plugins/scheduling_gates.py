@@ -10,6 +10,7 @@ usefully do without it. The message is kube-scheduler's.
 from __future__ import annotations
 
 from policy_scheduler.framework.interface import PreEnqueue
+from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import PodView
 
 NAME = "SchedulingGates"
@@ -20,7 +21,7 @@ class SchedulingGates(PreEnqueue):
 
     name = NAME
 
-    def pre_enqueue(self, pod: PodView) -> str | None:
+    def pre_enqueue(self, pod: PodView, cluster: Snapshot) -> str | None:
         gates = pod.scheduling_gates
         if not gates:
             return None

@@ -33,7 +33,7 @@ from policy_scheduler.scheduling.ports import (
     SystemClock,
     Watches,
 )
-from policy_scheduler.scheduling.queue import QueuedPod, SchedulingQueue, Where
+from policy_scheduler.scheduling.queue import NO_EVENTS, QueuedPod, SchedulingQueue, Where
 from policy_scheduler.scheduling.status import StatusWriter
 from policy_scheduler.scheduling.waiting import Waiting
 
@@ -75,6 +75,11 @@ def guarded(plugin: object, point: str, call: Callable[..., T], *args: Any) -> T
         return call(*args)
     except Exception as error:
         return plugin_error(plugin, point, error)
+
+
+def _pre_enqueue_plugins(policy: CompiledPolicy | None) -> tuple[PreEnqueue, ...]:
+    """The pre-enqueue plugins a pod of ``policy`` passes, in order."""
+    return _ALWAYS if policy is None else _ALWAYS + policy.extensions.pre_enqueue
 
 
 class SchedulerCore:
@@ -155,28 +160,35 @@ class SchedulerCore:
             self._unclaimed[pod.uid] = pod
             return
         self._unclaimed.pop(pod.uid, None)
-        gated = self._pre_enqueue(pod, route)
-        if gated is not None:
+        held = self._pre_enqueue(pod, route)
+        if held is not None:
+            by, reason = held
             # As kube-scheduler: no event, no condition (the API server set SchedulingGated).
-            logger.debug("%s is not queued: %s", pod.key, gated)
-            self.queue.gate(pod)
+            logger.debug("%s is not queued: %s", pod.key, reason)
+            self.queue.gate(pod, by.name if by else "", by.asks_again_on if by else NO_EVENTS)
             return
         self.queue.add(pod, self.clock.monotonic(), moves)
         self._wake.set()
 
-    def _pre_enqueue(self, pod: PodView, route: Route) -> str | None:
-        """Why ``pod`` may not enter the active queue, if a pre-enqueue plugin says so, or its
-        preemption is under way."""
+    def _pre_enqueue(self, pod: PodView, route: Route) -> tuple[PreEnqueue | None, str] | None:
+        """Which pre-enqueue plugin holds ``pod`` out of the active queue, and why (no plugin
+        while its preemption is under way); None when none does."""
         if pod.uid in self._preempting:
-            return PREEMPTION_UNDER_WAY
-        plugins = _ALWAYS
-        if route.policy is not None:
-            plugins += route.policy.extensions.pre_enqueue
-        for plugin in plugins:
-            reason = guarded(plugin, "PreEnqueue", plugin.pre_enqueue, pod)
+            return None, PREEMPTION_UNDER_WAY
+        for plugin in _pre_enqueue_plugins(route.policy):
+            reason = guarded(plugin, "PreEnqueue", plugin.pre_enqueue, pod, self.cache.snapshot)
             if reason is not None:
-                return reason
+                return plugin, reason
         return None
+
+    def _ask_gated_again(self, event: ClusterEvent) -> None:
+        """Queue again the gated pods that ``event`` may let through: those held by a
+        pre-enqueue plugin that asks again on it, unless its hint rules the event out."""
+        for entry in self.queue.gated(event.kind):
+            plugins = _pre_enqueue_plugins(self.policies.route(entry.pod.scheduler_name).policy)
+            plugin = next((p for p in plugins if p.name == entry.gated_by), None)
+            if plugin is not None and plugin.pre_enqueue_hint(entry.pod, event):
+                self._enqueue(entry.pod)
 
     def _forget_pending(self, uid: str) -> None:
         self.queue.delete(uid)
@@ -188,6 +200,9 @@ class SchedulerCore:
         policy changed are decided again, and every parked pod is tried again."""
         for pod in list(self._unclaimed.values()):
             self._enqueue(pod)
+        # The policy serving a gated pod may hold it no more, or another plugin may.
+        for entry in self.queue.gated():
+            self._enqueue(entry.pod)
         for uid, (pod, decided_by) in list(self._dry_run_done.items()):
             if self.policies.route(pod.scheduler_name).policy is not decided_by:
                 del self._dry_run_done[uid]
@@ -219,6 +234,7 @@ class SchedulerCore:
 
         if self.queue.move(self.clock.monotonic(), helps):
             self._wake.set()
+        self._ask_gated_again(event)
 
     @staticmethod
     def _helps(entry: QueuedPod, policy: CompiledPolicy | None, event: ClusterEvent) -> bool:

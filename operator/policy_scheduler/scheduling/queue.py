@@ -13,8 +13,10 @@
   hint_signature`), so that an event costs one question per group, not one per pod: with
   thousands of parked pods and an event per bind, per-pod questions cost more than the
   attempts they save;
-- **gated**: held back by a pre-enqueue plugin (scheduling gates); they cost no attempt and
-  become active when a change of the pod lets them through.
+- **gated**: held back by a pre-enqueue plugin (scheduling gates, a claim not made yet); they
+  cost no attempt and become active when a change of the pod, or a cluster event the plugin
+  asks again on, lets them through. They are kept by the plugin that holds them, so that an
+  event costs nothing for the pods of plugins it cannot help.
 
 The queue keeps no clock of its own; callers pass ``now`` (monotonic seconds), so the behaviour is
 exact in tests. A pod the loop has popped is "in flight" until it is reported back.
@@ -27,11 +29,13 @@ from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
+from policy_scheduler.framework.events import EventKind
 from policy_scheduler.model.objects import PodView
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
 UNSCHEDULABLE_TIMEOUT = 300.0
+NO_EVENTS = EventKind(0)
 
 
 class Where(Enum):
@@ -58,6 +62,8 @@ class QueuedPod:
     rejected_by: frozenset[str] = frozenset()
     # Unschedulable: the node where its preemption's victims terminate, while it waits for them.
     waits_on: str = ""
+    # Gated: the pre-enqueue plugin that holds it ("" for the loop's own hold, a preemption).
+    gated_by: str = ""
 
     @property
     def alike(self) -> Hashable:
@@ -86,6 +92,9 @@ class SchedulingQueue:
         # Exactly the unschedulable uids: oldest first, and by group (QueuedPod.alike).
         self._parked: dict[str, None] = {}
         self._groups: dict[Hashable, dict[str, None]] = {}
+        # Exactly the gated uids, by the plugin that holds them, and the events it asks again on.
+        self._gated: dict[str, dict[str, None]] = {}
+        self._asks_again_on: dict[str, EventKind] = {}
         self._sequence = 0
 
     def __len__(self) -> int:
@@ -122,11 +131,13 @@ class SchedulingQueue:
             return
         entry.pod = pod
         if entry.where is Where.GATED:
+            self._leave_parked(entry)
             self._push(entry)
 
-    def gate(self, pod: PodView) -> None:
-        """Hold ``pod`` out of the active queue (a pre-enqueue plugin said so) until it is added
-        again."""
+    def gate(self, pod: PodView, by: str = "", asks_again_on: EventKind = NO_EVENTS) -> None:
+        """Hold ``pod`` out of the active queue (the pre-enqueue plugin ``by`` said so; "" for
+        the loop's own reasons) until it is added again; the events after which ``by`` asks
+        about it again are ``asks_again_on``."""
         entry = self._pods.get(pod.uid)
         if entry is None:
             entry = self._pods[pod.uid] = QueuedPod(pod)
@@ -136,6 +147,19 @@ class SchedulingQueue:
         self._leave_parked(entry)
         entry.pod = pod
         entry.where = Where.GATED
+        entry.gated_by = by
+        self._gated.setdefault(by, {})[pod.uid] = None
+        self._asks_again_on[by] = asks_again_on
+
+    def gated(self, kind: EventKind | None = None) -> list[QueuedPod]:
+        """The gated pods whose plugin asks about them again after an event of ``kind``; all
+        of them without it."""
+        return [
+            self._pods[uid]
+            for by, uids in self._gated.items()
+            if kind is None or kind & self._asks_again_on[by]
+            for uid in uids
+        ]
 
     def delete(self, uid: str) -> None:
         """The pod is gone, or bound: it leaves the queue wherever it is."""
@@ -238,7 +262,13 @@ class SchedulingQueue:
         heapq.heappush(heap, (ready_at, self._sequence, entry.pod.uid))
 
     def _leave_parked(self, entry: QueuedPod) -> None:
-        """Whatever the entry's next place, it is no longer parked (if it was)."""
+        """Whatever the entry's next place, it is no longer parked nor gated (if it was)."""
+        if entry.where is Where.GATED:
+            held = self._gated[entry.gated_by]
+            del held[entry.pod.uid]
+            if not held:
+                del self._gated[entry.gated_by]
+            return
         if entry.where is not Where.UNSCHEDULABLE:
             return
         del self._parked[entry.pod.uid]
