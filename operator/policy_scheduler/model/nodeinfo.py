@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from policy_scheduler.model.disruption import DisruptionBudgets
+from policy_scheduler.model.group_members import GroupMembers
 from policy_scheduler.model.namespaces import Namespaces
 from policy_scheduler.model.nodetable import NodeCounts, NodeTable
 from policy_scheduler.model.objects import (
@@ -227,6 +228,8 @@ class Snapshot:
         )
         self.namespaces = Namespaces() if namespaces is None else namespaces
         self.volumes = Volumes() if volumes is None else volumes
+        # The pods, pending or not, of each pod group: a gang's PreEnqueue counts them.
+        self.group_members = GroupMembers()
         # "namespace/claim" -> how many pods on the nodes use that PersistentVolumeClaim
         # (kube-scheduler's NodeInfo.PVCRefCounts, summed over the nodes).
         self.claim_users: dict[str, int] = {}

@@ -26,6 +26,7 @@ from policy_scheduler.plugins import (
     bind_rate_limit,
     default_preemption,
     dynamic_resources,
+    gang_scheduling,
     image_locality,
     inter_pod_affinity,
     least_allocated,
@@ -94,7 +95,7 @@ POST_FILTERS: dict[str, PostFilterFactory] = {
 """What a policy may list in ``spec.postFilters`` (the legacy Policy API had none)."""
 
 EXTENSIONS: dict[str, dict[str, PluginFactory]] = {
-    "preEnqueue": {},
+    "preEnqueue": {gang_scheduling.NAME: gang_scheduling.new_plugin},
     "reserve": {},
     "permit": {bind_rate_limit.NAME: bind_rate_limit.new_plugin},
     "preBind": {},

@@ -88,3 +88,50 @@ def candidate(
         round(total / weight_sum, 2),
         {name: 0 if scores is None else int(scores[i]) for name, scores in columns},
     )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDecision:
+    """A gang's pass, as one decision: each member decided in it, and whether the group was
+    placed (at least its minimum count of members placed, with those already assumed or
+    bound) or why not."""
+
+    group: str
+    """The group, as ``namespace/name``."""
+    api: str
+    """Which API the group is written in (:data:`~policy_scheduler.model.podgroups.APIS`)."""
+    min_member: int
+    members: int
+    """How many pods are members of the group."""
+    scheduled: int
+    """How many members are placed: by this pass, if it placed the group, and before it."""
+    pods: tuple[Decision, ...]
+    """The members decided in this pass, in the order they were; those after the pass found the
+    group could not be placed are not."""
+    message: str = ""
+    """Why the group was not placed ("" when it was)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The group's pass as ``status.decisions`` holds it (the status writer adds the time):
+        the group, its minimum and its counts, and each member's node and score (or, for one
+        that fit nowhere, its FailedScheduling message); ``message`` when the group was not
+        placed."""
+        record: dict[str, Any] = {
+            "podGroup": {
+                "name": self.group,
+                "api": self.api,
+                "minMember": self.min_member,
+                "members": self.members,
+                "scheduled": self.scheduled,
+                "pods": [_member(decision) for decision in self.pods],
+            }
+        }
+        if self.message:
+            record["podGroup"]["message"] = self.message
+        return record
+
+
+def _member(decision: Decision) -> dict[str, Any]:
+    if decision.node is None:
+        return {"pod": decision.pod, "message": decision.message}
+    return {"pod": decision.pod, "node": decision.node, "score": decision.score}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from policy_scheduler.framework.events import ClusterEvent, EventKind
 from policy_scheduler.framework.interface import ObjectWriter, PreEnqueue
 from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.podgroups import GroupKey
 from policy_scheduler.plugins.scheduling_gates import SchedulingGates
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.runtime.decision import Decision
@@ -150,6 +151,8 @@ class SchedulerCore:
         self._preempting: dict[str, set[str]] = {}
         self._evicting: set[str] = set()
         self._evictions: set[asyncio.Task[None]] = set()
+        # Gangs whose passes fail, since when (monotonic): for their timeouts.
+        self._groups_failing: dict[GroupKey, float] = {}
         # Pods whose binding cycle waits in a PreBind with work to do, by uid: a preemption
         # cancels such a victim's binding cycle instead of deleting it (kubernetes#135502).
         self._pre_binding: dict[str, PreBinding] = {}

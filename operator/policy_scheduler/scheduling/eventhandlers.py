@@ -133,6 +133,10 @@ class EventHandlers(Preemptor):
 
     def pod_changed(self, raw: Mapping[str, Any]) -> None:
         pod = PodView(raw)
+        joined = self.cache.snapshot.group_members.set(pod)
+        if joined is not None:
+            # A gang's held members may now be enough (kube's gang plugin registers pod adds).
+            self._cluster_event(ClusterEvent(EventKind.POD_GROUP_CHANGED, pod=pod))
         # A pod in its binding cycle is assumed on its node already: the nomination written
         # before its PreBind (see _bind) must not count it twice (kube-scheduler's nominator
         # skips assumed pods too).
@@ -181,6 +185,7 @@ class EventHandlers(Preemptor):
 
     def pod_deleted(self, raw: Mapping[str, Any]) -> None:
         pod = PodView(raw)
+        self.cache.snapshot.group_members.delete(pod.uid)
         self._victim_gone(pod.uid)
         self._nominated.pop(pod.uid, None)
         self._forget_pending(pod.uid)

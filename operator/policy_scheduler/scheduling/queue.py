@@ -182,6 +182,16 @@ class SchedulingQueue:
                 return self._take(entry)
         return None
 
+    def take(self, uid: str) -> QueuedPod | None:
+        """The pod ``uid`` out of the active, backoff or unschedulable queue, then in flight,
+        whatever its turn (a group pass takes the other members of the popped pod's group);
+        None when it waits in none of them."""
+        entry = self._pods.get(uid)
+        if entry is None or entry.where in (Where.GATED, Where.IN_FLIGHT):
+            return None
+        self._leave_parked(entry)
+        return self._take(entry)
+
     def _backing_off(self, item: tuple[float, int, str]) -> QueuedPod | None:
         """The pod of a backoff heap's item, if the item is not stale (the pod moved on)."""
         ready_at, _, uid = item

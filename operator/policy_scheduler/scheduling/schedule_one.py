@@ -214,7 +214,18 @@ class ScheduleOne(Preemptor):
         started: float,
     ) -> None:
         """Assume, reserve and permit; then the binding cycle, in a task."""
-        pod, node = entry.pod, str(decision.node)
+        refusal = self._assume_and_reserve(entry.pod, policy, decision, states)
+        if refusal is not None:
+            self._failed(entry.pod, policy, started, refusal, "Scheduling")
+            return
+        self._start_binding(entry, policy, decision, states, started)
+
+    def _assume_and_reserve(
+        self, pod: PodView, policy: CompiledPolicy, decision: Decision, states: CycleState
+    ) -> str | None:
+        """Assume the pod on the decision's node, reserve and permit: the first refusal, with
+        everything undone, or None."""
+        node = str(decision.node)
         self.cache.assume(pod, node)
         refusal = None
         for plugin in policy.extensions.reserve:
@@ -228,11 +239,29 @@ class ScheduleOne(Preemptor):
                     break
         if refusal is not None:
             self._undo(pod, policy, states, node)
-            self._failed(pod, policy, started, refusal, "Scheduling")
-            return
+        return refusal
+
+    def _start_binding(
+        self,
+        entry: QueuedPod,
+        policy: CompiledPolicy,
+        decision: Decision,
+        states: CycleState,
+        started: float,
+        *,
+        record: bool = True,
+    ) -> None:
+        """The binding cycle of a reserved pod, in a task (``record``: its decision goes to the
+        policy's status once bound)."""
         self._background(
             self._bind(
-                pod, decision, policy, states=states, attempts=entry.attempts, started=started
+                entry.pod,
+                decision,
+                policy,
+                states=states,
+                attempts=entry.attempts,
+                started=started,
+                record=record,
             ),
             self._binds,
         )
@@ -339,9 +368,11 @@ class ScheduleOne(Preemptor):
         states: CycleState,
         attempts: int,
         started: float,
+        record: bool = True,
     ) -> None:
         """The binding cycle: pre-bind, bind, post-bind, and report; ``attempts`` and
-        ``started`` (the attempt's start) are for metrics."""
+        ``started`` (the attempt's start) are for metrics; with ``record``, the decision goes to
+        the policy's status once the pod is bound."""
         node = str(decision.node)
         pre_binds = policy.extensions.pre_bind
         if any(
@@ -375,7 +406,8 @@ class ScheduleOne(Preemptor):
             self.metrics.attempt(SCHEDULED, policy.name, self.clock.monotonic() - started)
             self.metrics.pod_scheduled(attempts)
             self.queue.delete(pod.uid)
-            self.status.record(policy.name, decision, dry_run=False)
+            if record:
+                self.status.record(policy.name, decision, dry_run=False)
             self.events.event(
                 pod,
                 NORMAL,

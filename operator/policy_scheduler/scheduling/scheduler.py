@@ -48,15 +48,16 @@ import asyncio
 import contextlib
 
 from policy_scheduler.scheduling.eventhandlers import EventHandlers
-from policy_scheduler.scheduling.schedule_one import ScheduleOne
+from policy_scheduler.scheduling.group_cycle import GroupCycle
 
 HEARTBEAT = 5.0
 """Seconds the loop may wait for work before it stamps its heartbeat anyway."""
 
 
-class Scheduler(EventHandlers, ScheduleOne):
+class Scheduler(EventHandlers, GroupCycle):
     """The scheduler: its state (:class:`~.core.SchedulerCore`), the watches' feeds
-    (:class:`~.eventhandlers.EventHandlers`), the cycles (:class:`~.schedule_one.ScheduleOne`)
+    (:class:`~.eventhandlers.EventHandlers`), the cycles (:class:`~.schedule_one.ScheduleOne`,
+    with a gang's members decided together: :class:`~.group_cycle.GroupCycle`)
     and preemption (:class:`~.preemption.Preemptor`), and the loop that turns pending pods
     into bindings.
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from policy_scheduler.framework.interface import Preemption
 from policy_scheduler.policy.compiler import Mode
-from policy_scheduler.runtime.decision import Decision
+from policy_scheduler.runtime.decision import Decision, GroupDecision
 from policy_scheduler.scheduling.policies import Condition
 from policy_scheduler.scheduling.ports import (
     SCHEDULED,
@@ -54,6 +54,8 @@ once a second. Usual decisions take about 1 KB each, and a failure with its boun
 reasons a few, so a full history of 100 fits unless the reasons themselves are long."""
 VICTIMS_LIMIT = 16
 """How many victims a kept decision's preemption names; ``victimCount`` counts them all."""
+GROUP_PODS_LIMIT = 64
+"""How many members a kept gang decision lists; its counts count them all."""
 _TRUNCATED = " ..."
 
 
@@ -234,8 +236,17 @@ class StatusWriter:
             entry.dirty = True
 
     def record(
-        self, name: str, decision: Decision, dry_run: bool, preemption: Preemption | None = None
+        self,
+        name: str,
+        decision: Decision,
+        dry_run: bool,
+        preemption: Preemption | None = None,
+        *,
+        history: bool = True,
     ) -> None:
+        """Count ``decision`` in the policy's status and keep it in its history; without
+        ``history``, only count it (a gang member's, whose group's pass is the decision kept:
+        :meth:`record_group`)."""
         entry = self._policies.get(name)
         if entry is None:
             return
@@ -246,13 +257,35 @@ class StatusWriter:
             entry.last_decision = {k: record[k] for k in ("pod", "node", "time")}
             if dry_run:
                 entry.last_decision["dryRun"] = True
+        entry.dirty = True
+        if history:
+            self._keep(name, entry, record, dry_run, decision.node is not None)
+
+    def record_group(self, name: str, decision: GroupDecision, dry_run: bool) -> None:
+        """Keep a gang's pass in the policy's history, as one decision."""
+        entry = self._policies.get(name)
+        if entry is None:
+            return
+        record = {"time": rfc3339(self._clock.now()), **decision.to_dict()}
+        group = record["podGroup"]
+        if "message" in group:
+            group["message"] = truncate(group["message"])
+        group["pods"] = [
+            {**pod, "message": truncate(pod["message"])} if "message" in pod else pod
+            for pod in group["pods"][:GROUP_PODS_LIMIT]
+        ]
+        if dry_run:
+            record["dryRun"] = True
+        entry.dirty = True
+        self._keep(name, entry, record, dry_run, not decision.message)
+
+    def _keep(
+        self, name: str, entry: _PolicyStatus, record: dict[str, Any], dry_run: bool, placed: bool
+    ) -> None:
         if entry.history:
             entry.decisions.appendleft(record)
-        entry.dirty = True
         self._metrics.decision_recorded(
-            name,
-            Mode.DRY_RUN if dry_run else Mode.ENFORCE,
-            UNSCHEDULABLE if decision.node is None else SCHEDULED,
+            name, Mode.DRY_RUN if dry_run else Mode.ENFORCE, SCHEDULED if placed else UNSCHEDULABLE
         )
 
     def body(self, name: str, unschedulable: int) -> dict[str, Any]:

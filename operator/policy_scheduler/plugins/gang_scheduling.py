@@ -1,0 +1,97 @@
+"""GangScheduling: all or nothing for the pods of a pod group (kube-scheduler v1.37's
+GangScheduling plugin, behind its GenericWorkload gate there), for the three APIs people write
+groups in: Kubernetes' own PodGroup (``scheduling.k8s.io/v1beta1``, pods'
+``spec.schedulingGroup``), scheduler-plugins' (``scheduling.x-k8s.io/v1alpha1``, the pod label
+``scheduling.x-k8s.io/pod-group``) and Volcano's (``scheduling.volcano.sh/v1beta1``, the pod
+annotation ``scheduling.k8s.io/group-name``), read into one model
+(:mod:`~policy_scheduler.model.podgroups`).
+
+**PreEnqueue** holds a member, without an attempt, until its group exists and at least its
+minimum count of members do (pending, assumed or bound), in kube's words: ``waiting for pods's pod
+group "<name>" to appear in scheduling queue``, ``waiting for minCount pods from a gang to appear
+in scheduling queue``. A member's arrival, or the group's change, asks again (kube's pod and
+PodGroup events). A group whose object is invalid holds its members with what is wrong. A native
+group with the ``basic`` policy is not a gang: its pods are scheduled one by one.
+
+The group is then placed by the loop in one pass (:mod:`~policy_scheduler.scheduling.
+group_cycle`), which this plugin only enables and configures: ``scheduleTimeoutSeconds`` is how
+long a group may keep failing to be placed before it is told it timed out (a scheduler-plugins
+group's own ``scheduleTimeoutSeconds`` wins).
+"""
+
+from __future__ import annotations
+
+from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
+from policy_scheduler.framework.events import ClusterEvent, EventKind
+from policy_scheduler.framework.interface import PreEnqueue, Reads
+from policy_scheduler.model.nodeinfo import Snapshot
+from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.podgroups import POD_GROUP_KINDS, PodGroup, group_key
+
+NAME = "GangScheduling"
+
+DEFAULT_TIMEOUT_SECONDS = 300
+"""How long a group may fail to be placed before it is told so: kube's gang plugin lets members
+wait at Permit this long (its ``permitTimeoutDuration``)."""
+
+WAITING_FOR_MEMBERS = "waiting for minCount pods from a gang to appear in scheduling queue"
+
+
+def waiting_for_group(name: str) -> str:
+    return f'waiting for pods\'s pod group "{name}" to appear in scheduling queue'
+
+
+class GangScheduling(PreEnqueue, Reads):
+    """Holds a gang's members until enough exist; the loop places the group in one pass."""
+
+    name = NAME
+    asks_again_on = EventKind.POD_GROUP_CHANGED
+    reads = POD_GROUP_KINDS
+
+    def __init__(self, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self.timeout = timeout
+
+    def pre_enqueue(self, pod: PodView, cluster: Snapshot) -> str | None:
+        group = gang_of(pod, cluster)
+        if group is None:
+            return None
+        if isinstance(group, str):
+            return group
+        if cluster.group_members.count(group.key) < group.min_member:
+            return WAITING_FOR_MEMBERS
+        return None
+
+    def pre_enqueue_hint(self, pod: PodView, event: ClusterEvent) -> bool:
+        """A change of the pod's own group, or a new member of it."""
+        key = group_key(pod)
+        if event.pod is not None:
+            return group_key(event.pod) == key
+        return isinstance(event.storage, PodGroup) and event.storage.key == key
+
+    def timeout_of(self, group: PodGroup) -> float:
+        """How long ``group`` may fail to be placed before it is told it timed out."""
+        return self.timeout if group.timeout is None else group.timeout
+
+
+def gang_of(pod: PodView, cluster: Snapshot) -> PodGroup | str | None:
+    """The gang ``pod`` is a member of; why it must wait when its group is not known or is
+    invalid; None for a pod of no group, or of a group that is not a gang."""
+    key = group_key(pod)
+    if key is None:
+        return None
+    group = cluster.pod_groups.get(key)
+    if group is None:
+        return waiting_for_group(key.name)
+    if group.error:
+        return group.error
+    return group if group.gang else None
+
+
+def new_plugin(args: Args, path: str) -> GangScheduling:
+    errors = unknown_fields(args, ("scheduleTimeoutSeconds",), path)
+    timeout = args.get("scheduleTimeoutSeconds", DEFAULT_TIMEOUT_SECONDS)
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+        errors.append(FieldError(f"{path}.scheduleTimeoutSeconds", "must be an integer >= 1"))
+    if errors:
+        raise ArgsError(errors)
+    return GangScheduling(float(timeout))

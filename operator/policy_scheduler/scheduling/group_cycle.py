@@ -1,0 +1,301 @@
+"""The group pass: a gang's pending members placed in one scheduling cycle, all or nothing
+(kube-scheduler v1.37's pod group cycle, ``schedule_one_podgroup.go``, with its GangScheduling
+plugin's PlacementFeasible).
+
+When the loop pops a member of a gang (a pod of a policy with the GangScheduling plugin, whose
+group is a gang: :func:`~policy_scheduler.plugins.gang_scheduling.gang_of`), it takes the group's
+other pending members of that policy out of the queue and decides them one by one, in queue order,
+on the snapshot: each member placed is assumed on its node and reserved (Reserve and Permit), so
+that the next members see it. Members already assumed or bound count as placed. As kube's, the
+pass stops as soon as the group cannot reach its minimum any more (placed, plus members left to
+try, below it): ``minCount (8) cannot be satisfied: 5 scheduled, 0 remaining``.
+
+- At least the minimum placed, one of them by this pass: each member placed goes on to its binding
+  cycle; a member that fit nowhere is parked with its own reasons and joins the group later.
+- Otherwise everything the pass reserved is undone in reverse order, so nothing stays held; a
+  member that fit nowhere is parked with its own reasons, every other member with the group's
+  (``pod group is unschedulable, minCount ...``, kube's words). Each is parked with the filters
+  that rejected any member: an event that may help one moves them all back, and the next pass
+  takes them together, each backing off as its attempts say.
+
+Competing groups cannot deadlock: a pass holds nothing once it ends, and each group is placed
+whole or not at all. A group not placed for longer than its timeout
+(:meth:`~policy_scheduler.plugins.gang_scheduling.GangScheduling.timeout_of`, counted from the
+first pass that failed) says so in its members' message and its status, and is still tried on
+every event that may help it. A DryRun policy decides the group and undoes it, binding nothing.
+
+Each pass writes the group's status as its API's own scheduler does
+(:func:`~policy_scheduler.model.podgroups.status_patch`) and is kept in the policy's status as
+one decision (:class:`~policy_scheduler.runtime.decision.GroupDecision`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from policy_scheduler.framework.cycle_state import CycleState
+from policy_scheduler.framework.interface import StatusError
+from policy_scheduler.model.podgroups import GroupOutcome, PodGroup, status_patch, status_ref
+from policy_scheduler.plugins.gang_scheduling import NAME, GangScheduling, gang_of
+from policy_scheduler.policy.compiler import CompiledPolicy, Mode
+from policy_scheduler.runtime.decision import Decision, GroupDecision
+from policy_scheduler.scheduling.ports import NORMAL, UNSCHEDULABLE, WARNING
+from policy_scheduler.scheduling.queue import QueuedPod
+from policy_scheduler.scheduling.schedule_one import ScheduleOne
+
+logger = logging.getLogger(__name__)
+
+GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+NONE_FIT = "no member left to place fits"
+"""Why a pass failed that placed no member although the group's minimum was met before it."""
+
+
+def cannot_be_satisfied(min_count: int, scheduled: int, remaining: int) -> str:
+    """kube's PlacementFeasible verdict on a group that cannot reach its minimum."""
+    return (
+        f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+    )
+
+
+@dataclass(slots=True)
+class _Member:
+    """A member decided in the pass: where it goes (its decision), or why not."""
+
+    entry: QueuedPod
+    states: CycleState
+    decision: Decision | None = None
+    refusal: str = ""
+    """A plugin's error, or a Reserve or Permit refusal (the decision found a node)."""
+
+    @property
+    def placed(self) -> bool:
+        return self.decision is not None and self.decision.node is not None and not self.refusal
+
+
+class GroupCycle(ScheduleOne):
+    """The scheduling cycle, with a gang's members decided together (see the module)."""
+
+    def schedule_one(self, entry: QueuedPod, now: float) -> None:
+        pod = entry.pod
+        policy = self.policies.route(pod.scheduler_name).policy
+        gang = None if policy is None or pod.deleting else _gang_plugin(policy)
+        group = None if gang is None else gang_of(pod, self.cache.snapshot)
+        if policy is None or gang is None or group is None:
+            super().schedule_one(entry, now)
+            return
+        if isinstance(group, str) or gang.pre_enqueue(pod, self.cache.snapshot) is not None:
+            # The group went, or lost members, since the pod was queued: held again.
+            self.queue.delete(pod.uid)
+            self._enqueue(pod)
+            return
+        self._schedule_group(entry, policy, gang, group, now)
+
+    def _schedule_group(
+        self,
+        entry: QueuedPod,
+        policy: CompiledPolicy,
+        gang: GangScheduling,
+        group: PodGroup,
+        now: float,
+    ) -> None:
+        started = self.clock.monotonic()
+        members = self._take_members(entry, policy, group)
+        known = self.cache.snapshot.group_members
+        placed_before = sum(1 for uid in known.of(group.key) if self.cache.node_of(uid) is not None)
+        decided: list[_Member] = []
+        scheduled, remaining = placed_before, len(members)
+        verdict = ""
+        if scheduled + remaining < group.min_member:
+            verdict = cannot_be_satisfied(group.min_member, scheduled, remaining)
+        else:
+            for entry_ in members:
+                member = self._decide_member(entry_, policy)
+                decided.append(member)
+                remaining -= 1
+                scheduled += member.placed
+                if scheduled + remaining < group.min_member:
+                    verdict = cannot_be_satisfied(group.min_member, scheduled, remaining)
+                    break
+        self.metrics.algorithm(self.clock.monotonic() - started)
+        placed = [member for member in decided if member.placed]
+        # kube's pass also fails when it placed none (every member left fit nowhere), with no
+        # verdict of its own: each member then tells its own reasons.
+        failed = bool(verdict) or not placed
+        if failed or policy.mode is Mode.DRY_RUN:
+            for member in reversed(placed):
+                self._unplace(member, policy)
+        timed_out = self._timed_out(group, gang, failed, now)
+        suffix = f"; not placed within its timeout of {gang.timeout_of(group):g}s" * timed_out
+        told = f"{GROUP_UNSCHEDULABLE}, {verdict}" if verdict else GROUP_UNSCHEDULABLE
+        self._tell_members(
+            policy,
+            group,
+            members,
+            decided,
+            group_message=told + suffix,
+            failed=failed,
+            started=started,
+            now=now,
+        )
+        why = f"{verdict or NONE_FIT}{suffix}" if failed else ""
+        scheduled = placed_before + (0 if failed else len(placed))
+        members_now = known.count(group.key)
+        self.status.record_group(
+            policy.name,
+            GroupDecision(
+                str(group.key),
+                group.key.api,
+                group.min_member,
+                members_now,
+                scheduled,
+                tuple(m.decision for m in decided if m.decision is not None),
+                why,
+            ),
+            policy.mode is Mode.DRY_RUN,
+        )
+        if policy.mode is not Mode.DRY_RUN:
+            outcome = GroupOutcome(not failed, scheduled, members_now, why, timed_out)
+            self._write_group_status(group, outcome)
+
+    def _take_members(
+        self, entry: QueuedPod, policy: CompiledPolicy, group: PodGroup
+    ) -> list[QueuedPod]:
+        """The popped member and the group's others waiting in the queue for the same policy,
+        out of the queue (in flight), in queue order."""
+        members = [entry]
+        for uid, pod in self.cache.snapshot.group_members.of(group.key).items():
+            if uid == entry.pod.uid or self.policies.route(pod.scheduler_name).policy is not policy:
+                continue
+            taken = self.queue.take(uid)
+            if taken is not None:
+                members.append(taken)
+        members.sort(key=lambda member: member.pod.scheduling_order)
+        return members
+
+    def _decide_member(self, entry: QueuedPod, policy: CompiledPolicy) -> _Member:
+        """Decide one member on the snapshot, and assume (and, unless DryRun, reserve) it where
+        it fits."""
+        pod = entry.pod
+        member = _Member(entry, CycleState())
+        try:
+            member.decision = policy.pipeline.decide(
+                pod, self.cache.snapshot, self._rng, member.states, self._holding_room(pod)
+            )
+        except StatusError as error:  # a plugin's Error status, in kube's words
+            member.refusal = str(error)
+            return member
+        except Exception as error:  # a plugin's bug must cost the group a retry, not the loop
+            logger.exception("policy %s failed on pod %s", policy.name, pod.key)
+            member.refusal = f"internal error: {error}"
+            return member
+        if self._on_decision is not None:
+            self._on_decision(member.decision)
+        if member.decision.node is None:
+            return member
+        if policy.mode is Mode.DRY_RUN:
+            # A DryRun policy reserves nothing; assumed, the member counts for the next ones.
+            self.cache.assume(pod, member.decision.node)
+        else:
+            member.refusal = (
+                self._assume_and_reserve(pod, policy, member.decision, member.states) or ""
+            )
+        return member
+
+    def _unplace(self, member: _Member, policy: CompiledPolicy) -> None:
+        """Undo what the pass did for a member it placed."""
+        assert member.decision is not None and member.decision.node is not None
+        pod = member.entry.pod
+        if policy.mode is Mode.DRY_RUN:
+            self.cache.forget(pod.uid)  # only assumed: nothing happened in the cluster
+        else:
+            self._undo(pod, policy, member.states, member.decision.node)
+
+    def _timed_out(self, group: PodGroup, gang: GangScheduling, failed: bool, now: float) -> bool:
+        """Whether ``group``, failed again, has not been placed for longer than its timeout."""
+        if not failed:
+            self._groups_failing.pop(group.key, None)
+            return False
+        since = self._groups_failing.setdefault(group.key, now)
+        return now - since >= gang.timeout_of(group)
+
+    def _tell_members(
+        self,
+        policy: CompiledPolicy,
+        group: PodGroup,
+        members: list[QueuedPod],
+        decided: list[_Member],
+        *,
+        group_message: str,
+        failed: bool,
+        started: float,
+        now: float,
+    ) -> None:
+        """Bind each member placed, or park it (``group_message`` for those the group's failure
+        parks); each told as kube tells it."""
+        rejected_by = frozenset[str]().union(
+            *(m.decision.rejected_by for m in decided if m.decision is not None and not m.placed)
+        )
+        outcome_of = {member.entry.pod.uid: member for member in decided}
+        for entry in members:
+            pod = entry.pod
+            member = outcome_of.get(pod.uid)
+            if member is not None and member.refusal:
+                self._failed(pod, policy, started, member.refusal, "Scheduling")
+            elif member is not None and member.decision is not None and not member.placed:
+                decision = member.decision
+                self._park(entry, policy, decision.message, decision.rejected_by, now)
+            elif failed:
+                self._park(entry, policy, group_message, rejected_by, now)
+            elif policy.mode is Mode.DRY_RUN:
+                assert member is not None and member.decision is not None
+                self.queue.delete(pod.uid)
+                self._dry_run_done[pod.uid] = (pod, policy)
+                self.events.event(
+                    pod,
+                    NORMAL,
+                    "DryRunScheduled",
+                    f"SchedulingPolicy {policy.name} (DryRun) would assign {pod.key} to "
+                    f"{member.decision.node} (score {member.decision.score}), with its pod "
+                    f"group {group.key}; nothing was bound",
+                    "Scheduling",
+                )
+            else:
+                assert member is not None and member.decision is not None
+                self._start_binding(
+                    entry, policy, member.decision, member.states, started, record=False
+                )
+            if failed:
+                self.metrics.attempt(UNSCHEDULABLE, policy.name, self.clock.monotonic() - started)
+
+    def _park(
+        self,
+        entry: QueuedPod,
+        policy: CompiledPolicy,
+        message: str,
+        rejected_by: frozenset[str],
+        now: float,
+    ) -> None:
+        """Park a member until an event may help the group; tell it once per distinct message,
+        and clear a nomination it had, as kube does for a pod group's members."""
+        nominated: str | None = None
+        if policy.mode is not Mode.DRY_RUN and entry.pod.uid in self._nominated:
+            del self._nominated[entry.pod.uid]
+            nominated = ""
+        repeated = entry.last_failure == message and nominated is None
+        self.queue.unschedulable(entry.pod.uid, message, now, rejected_by)
+        if repeated:
+            return
+        self.events.event(entry.pod, WARNING, "FailedScheduling", message, "Scheduling")
+        self._conditions.unschedulable(entry.pod, message, nominated)
+
+    def _write_group_status(self, group: PodGroup, outcome: GroupOutcome) -> None:
+        """Write the group's status as its API's own scheduler would, in the background."""
+        patch = status_patch(group, outcome, self.clock.now())
+        if patch is not None:
+            call = self._objects.patch(status_ref(group), patch)
+            self._background(self._logged(NAME, "status", call), self._writes)
+
+
+def _gang_plugin(policy: CompiledPolicy) -> GangScheduling | None:
+    return next((p for p in policy.extensions.pre_enqueue if isinstance(p, GangScheduling)), None)
