@@ -101,10 +101,10 @@ def obj(api: str, spec: Any, status: dict[str, Any] | None = None) -> dict[str, 
 
 
 @pytest.mark.parametrize(
-    ("api", "spec", "min_member", "gang", "timeout", "min_resources", "tasks"),
+    ("api", "spec", "read_as"),
     [
-        (NATIVE, {"schedulingPolicy": {"gang": {"minCount": 3}}}, 3, True, None, {}, {}),
-        (NATIVE, {"schedulingPolicy": {"basic": {}}}, 0, False, None, {}, {}),
+        (NATIVE, {"schedulingPolicy": {"gang": {"minCount": 3}}}, (3, True, None, {}, {})),
+        (NATIVE, {"schedulingPolicy": {"basic": {}}}, (0, False, None, {}, {})),
         (
             SCHEDULER_PLUGINS,
             {
@@ -112,13 +112,9 @@ def obj(api: str, spec: Any, status: dict[str, Any] | None = None) -> dict[str, 
                 "minResources": {"cpu": "2", "memory": "1Gi"},
                 "scheduleTimeoutSeconds": 30,
             },
-            8,
-            True,
-            30.0,
-            {"cpu": 2000, "memory": 1 << 30},
-            {},
+            (8, True, 30.0, {"cpu": 2000, "memory": 1 << 30}, {}),
         ),
-        (SCHEDULER_PLUGINS, {}, 0, True, None, {}, {}),
+        (SCHEDULER_PLUGINS, {}, (0, True, None, {}, {})),
         (
             VOLCANO,
             {
@@ -128,13 +124,9 @@ def obj(api: str, spec: Any, status: dict[str, Any] | None = None) -> dict[str, 
                 "queue": "default",
                 "priorityClassName": "high",
             },
-            4,
-            True,
-            None,
-            {"nvidia.com/gpu": 4},
-            {"worker": 3, "ps": 1},
+            (4, True, None, {"nvidia.com/gpu": 4}, {"worker": 3, "ps": 1}),
         ),
-        (VOLCANO, {"minMember": 0}, 0, True, None, {}, {}),
+        (VOLCANO, {"minMember": 0}, (0, True, None, {}, {})),
     ],
     ids=[
         "native gang",
@@ -145,15 +137,9 @@ def obj(api: str, spec: Any, status: dict[str, Any] | None = None) -> dict[str, 
         "volcano minMember 0",
     ],
 )
-def test_each_api_read(
-    api: str,
-    spec: dict[str, Any],
-    min_member: int,
-    gang: bool,
-    timeout: float | None,
-    min_resources: dict[str, int],
-    tasks: dict[str, int],
-) -> None:
+def test_each_api_read(api: str, spec: dict[str, Any], read_as: tuple[Any, ...]) -> None:
+    """``read_as``: min_member, gang, timeout, min_resources, min_task_member."""
+    min_member, gang, timeout, min_resources, tasks = read_as
     group = read(api, obj(api, spec))
     assert group == PodGroup(
         GroupKey(api, "ns", "g"),
