@@ -4,7 +4,10 @@ The cluster file is what ``kubectl get nodes,pods,namespaces,services,replicatio
 replicasets,statefulsets,persistentvolumeclaims,persistentvolumes,storageclasses,csinodes,
 csidrivers,csistoragecapacities,volumeattachments,resourceclaims,poddisruptionbudgets,
 priorityclasses -A -o yaml``
-prints (a ``List``) or multi-document YAML, as :mod:`policy_scheduler.manifests` reads them: the
+prints (a ``List``) or multi-document YAML (with ``podgroups.scheduling.k8s.io``,
+``podgroups.scheduling.x-k8s.io`` and ``podgroups.scheduling.volcano.sh`` for gang scheduling:
+the PodGroups of the three APIs, told apart by their ``apiVersion``), as
+:mod:`policy_scheduler.manifests` reads them: the
 nodes and pods, and the objects of every other kind the operator watches
 (:data:`~policy_scheduler.scheduling.kinds.KINDS`: what default topology spreading, pod
 affinity's ``namespaceSelector``, the volume plugins, DynamicResources and preemption read),
@@ -175,6 +178,7 @@ def _parse(obj: Any) -> _Parsed:
         return pod
     if kind == priority_classes.KIND:
         return PriorityClass.of(obj)
+    kind = kinds.dump_kind(obj)
     declared = kinds.NAMED.get(kind)
     if declared is not None and declared.check is not None:
         # As a pod's requests: a claim's broken selector, a CSIStorageCapacity's broken

@@ -231,8 +231,9 @@ def test_validate_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[s
 LAST_KINDS = (
     "StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, "
     "CSIStorageCapacity, VolumeAttachment, ResourceClaim, ResourceSlice, DeviceClass, "
-    "DeviceTaintRule, "
-    "PodDisruptionBudget or PriorityClass"
+    "DeviceTaintRule, PodDisruptionBudget, "
+    "PodGroup.scheduling.k8s.io, PodGroup.scheduling.x-k8s.io, PodGroup.scheduling.volcano.sh "
+    "or PriorityClass"
 )
 SIMULATE_ERROR_CASES = [
     pytest.param(

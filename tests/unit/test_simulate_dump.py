@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from policy_scheduler.cli import EXIT_BAD_INPUT, main
-from policy_scheduler.simulate import ClusterDump, InMemory, load_cluster, simulate
+from policy_scheduler.simulate import ClusterDump, InMemory, load_cluster, simulate, snapshot_of
 
 DUMP = Path(__file__).parent / "dumps" / "kubectl-get-all.yaml"
 POLICY = """\
@@ -231,3 +231,40 @@ def test_a_broken_object_of_a_used_kind_is_reported_with_its_place(
     with pytest.raises(ValueError) as raised:
         load_cluster(write_list(tmp_path / "c.yaml", [NODE, broken]))
     assert str(raised.value) == f"{tmp_path / 'c.yaml'}: document 1, items[1]: {message}"
+
+
+def pod_group(api_version: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": api_version,
+        "kind": "PodGroup",
+        "metadata": {"name": "train", "namespace": "ml"},
+        "spec": spec,
+    }
+
+
+def test_the_pod_groups_of_each_api_are_told_apart_by_api_version() -> None:
+    dump = ClusterDump.of(
+        [
+            pod_group("scheduling.k8s.io/v1beta1", {"schedulingPolicy": {"gang": {"minCount": 2}}}),
+            pod_group("scheduling.x-k8s.io/v1alpha1", {"minMember": 3}),
+            pod_group("scheduling.volcano.sh/v1beta1", {"minMember": 4}),
+            pod_group("example.com/v1", {"size": 9}),
+        ]
+    )
+    assert sorted(kind for kind, _ in dump.stored()) == [
+        "PodGroup.scheduling.k8s.io",
+        "PodGroup.scheduling.volcano.sh",
+        "PodGroup.scheduling.x-k8s.io",
+    ]
+    assert dump.skipped == (("PodGroup", 1),)
+    groups = snapshot_of(dump).pod_groups
+    assert sorted((g.key.api, g.min_member) for g in groups) == [
+        ("native", 2),
+        ("scheduler-plugins", 3),
+        ("volcano", 4),
+    ]
+
+
+def test_an_invalid_pod_group_in_a_dump_is_refused_naming_its_field() -> None:
+    with pytest.raises(ValueError, match=r"PodGroup ml/train: spec.minMember: must be a non-neg"):
+        ClusterDump.of([pod_group("scheduling.volcano.sh/v1beta1", {"minMember": -1})])

@@ -56,6 +56,10 @@ from policy_scheduler.framework.events import ALL_EVENTS, ClusterEvent, EventKin
 from policy_scheduler.framework.types import Cycle
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import Indices, NodeBlock
+
+# Defined in the model, which names the objects it writes (a pod group's status); re-exported,
+# as the plugins and the loop name it here.
+from policy_scheduler.model.objects import ObjectRef as ObjectRef  # noqa: PLC0414
 from policy_scheduler.model.objects import PodView
 
 MAX_NODE_SCORE = 100
@@ -418,19 +422,6 @@ class Permit(ABC, Generic[State]):
     @abstractmethod
     def permit(self, state: State, pod: PodView, node: str) -> str | None:
         """None to let the pod bind; otherwise why not."""
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
-    """An API object a plugin writes: ``resource`` is the plural path of its collection, as
-    ``persistentvolumeclaims``; ``namespace`` is empty for a cluster-scoped one; ``subresource``
-    names the part written, e.g. ``status`` (empty: the object itself)."""
-
-    api_version: str
-    resource: str
-    name: str
-    namespace: str = ""
-    subresource: str = ""
 
 
 class ObjectWriter(Protocol):

@@ -10,8 +10,9 @@ This mirrors kube-scheduler's ``framework.NodeInfo``. Two classes hold the nodes
   as arrays), so that plugins compute over blocks of nodes; beside the nodes, the selectors of
   the Services and controllers (:class:`~.workloads.Workloads`), the Namespaces' labels
   (:class:`~.namespaces.Namespaces`), the storage and device objects
-  (:class:`~.volumes.Volumes`) and the PodDisruptionBudgets
-  (:class:`~.disruption.DisruptionBudgets`). It has no method that changes it.
+  (:class:`~.volumes.Volumes`), the PodDisruptionBudgets
+  (:class:`~.disruption.DisruptionBudgets`) and the pod groups of every API
+  (:class:`~.podgroups.PodGroups`). It has no method that changes it.
 - :class:`ClusterState` is the same structure kept live: the scheduler's cache changes it as
   nodes come and go and pods are assumed, bound and deleted. Every change goes through its
   methods, which update the NodeInfo, the indexes, the table and each pod group's counts per
@@ -41,6 +42,7 @@ from policy_scheduler.model.objects import (
     Resources,
     add_into,
 )
+from policy_scheduler.model.podgroups import PodGroups
 from policy_scheduler.model.quantity import CPU, MEMORY
 from policy_scheduler.model.volumes import Volumes
 from policy_scheduler.model.workloads import Workloads
@@ -210,8 +212,8 @@ class PodGroup:
 
 class Snapshot:
     """All nodes with their pods, in a stable order, and the Services', controllers',
-    Namespaces' and storage objects' parts that decisions read, as one decision sees them: read
-    only."""
+    Namespaces', storage objects', budgets' and pod groups' parts that decisions read, as one
+    decision sees them: read only."""
 
     def __init__(
         self,
@@ -220,12 +222,16 @@ class Snapshot:
         namespaces: Namespaces | None = None,
         volumes: Volumes | None = None,
         disruption_budgets: DisruptionBudgets | None = None,
+        *,
+        pod_groups: PodGroups | None = None,
     ) -> None:
         self.workloads = Workloads() if workloads is None else workloads
         # The PodDisruptionBudgets, which preemption spares the pods of where it can.
         self.disruption_budgets = (
             DisruptionBudgets() if disruption_budgets is None else disruption_budgets
         )
+        # The groups whose members are placed all or nothing (GangScheduling).
+        self.pod_groups = PodGroups() if pod_groups is None else pod_groups
         self.namespaces = Namespaces() if namespaces is None else namespaces
         self.volumes = Volumes() if volumes is None else volumes
         # The pods, pending or not, of each pod group: a gang's PreEnqueue counts them.
@@ -339,8 +345,8 @@ class Snapshot:
 class ClusterState(Snapshot):
     """The live nodes and pods that the scheduler's cache keeps: a :class:`Snapshot` whose
     methods below change it, keeping its indexes and table equal to its NodeInfos. (Its
-    ``workloads``, ``namespaces``, ``volumes`` and ``disruption_budgets`` change through their
-    own ``set`` and ``delete``.)"""
+    ``workloads``, ``namespaces``, ``volumes``, ``disruption_budgets`` and ``pod_groups`` change
+    through their own ``set`` and ``delete``.)"""
 
     def add_node(self, info: NodeInfo) -> None:
         """Add a node with its pods (a node of that name already here is replaced)."""

@@ -13,7 +13,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cached_property, lru_cache
 from typing import Any
 
@@ -47,6 +47,27 @@ def _pod_level(name: str) -> bool:
 
 class ObjectError(ValueError):
     """A Pod or Node the scheduler cannot read, with the object and field named."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """An API object the scheduler writes: ``resource`` is the plural path of its collection, as
+    ``persistentvolumeclaims``; ``namespace`` is empty for a cluster-scoped one; ``subresource``
+    names the part written, e.g. ``status`` (empty: the object itself)."""
+
+    api_version: str
+    resource: str
+    name: str
+    namespace: str = ""
+    subresource: str = ""
+
+
+def rfc3339(moment: datetime) -> str:
+    """A time as Kubernetes writes a ``metav1.Time`` in a status: RFC 3339, seconds, UTC (a
+    time without a zone is taken as UTC)."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _mapping(value: object) -> Raw:
@@ -98,6 +119,9 @@ _CONTAINER_LISTS = ("containers", "initContainers")
 # Ephemeral containers request nothing and are never scheduled: of them, as of the other
 # containers' volume mounts, only the mounts with bindMountOptions are kept, a node feature.
 _EPHEMERAL_CONTAINERS = "ephemeralContainers"
+# Of the annotations, only Volcano's naming the pod's PodGroup (model/podgroups.py).
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+_POD_ANNOTATIONS = (VOLCANO_GROUP_ANNOTATION,)
 _NODE_METADATA = ("name", "uid", "resourceVersion", "labels")
 _NODE_SPEC = ("unschedulable", "taints")
 _NODE_STATUS = ("allocatable", "images", "declaredFeatures")
@@ -140,10 +164,10 @@ def _only(raw: object, keys: Sequence[str]) -> dict[str, Any]:
 def slim_pod(raw: Raw) -> dict[str, Any]:
     """What the scheduler reads of a Pod, as an informer keeps it: all of its spec but each
     container's command, environment, probes and the like (of ephemeral containers and volume
-    mounts only the mounts with ``bindMountOptions``, a node feature), and of its
-    metadata and status only what scheduling reads (the uid and resourceVersion among them, for
-    the informer; of the containers' statuses, their resources). Built anew, so that the decoded
-    object's memory goes back whole."""
+    mounts only the mounts with ``bindMountOptions``, a node feature), and of its metadata and
+    status only what scheduling reads (the uid and resourceVersion among them, for the informer;
+    of the annotations, Volcano's group name; of the containers' statuses, their resources).
+    Built anew, so that the decoded object's memory goes back whole."""
     spec = {
         key: [_slim_container(c) for c in _sequence(value)] if key in _CONTAINER_LISTS else value
         for key, value in _mapping(raw.get("spec")).items()
@@ -156,8 +180,12 @@ def slim_pod(raw: Raw) -> dict[str, Any]:
     ]
     if ephemeral:
         spec[_EPHEMERAL_CONTAINERS] = ephemeral
+    metadata = _only(raw.get("metadata"), _POD_METADATA)
+    annotations = _only(_mapping(raw.get("metadata")).get("annotations"), _POD_ANNOTATIONS)
+    if annotations:
+        metadata["annotations"] = annotations
     return {
-        "metadata": _only(raw.get("metadata"), _POD_METADATA),
+        "metadata": metadata,
         "spec": spec,
         "status": {
             **_only(raw.get("status"), _POD_STATUS),

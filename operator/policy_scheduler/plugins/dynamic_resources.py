@@ -171,7 +171,7 @@ from policy_scheduler.model.dra import (
 from policy_scheduler.model.dra.outcomes import copied
 from policy_scheduler.model.nodeinfo import NodeInfo, Snapshot
 from policy_scheduler.model.nodetable import NodeBlock
-from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence
+from policy_scheduler.model.objects import PodView, Raw, _mapping, _sequence, rfc3339
 from policy_scheduler.model.selectors import NodeSelector
 from policy_scheduler.model.volumes import (
     DEVICE_CLASS,
@@ -425,11 +425,6 @@ def allocate(
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _timestamp(at: datetime) -> str:
-    """A time as the API writes a ``metav1.Time``: RFC 3339, in seconds, UTC."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _waits(result: Mapping[str, Any]) -> bool:
@@ -871,7 +866,7 @@ async def _write_claim(
     if allocated is None:
         raise ClaimChangedError(f"claim {claim.key} got deallocated elsewhere in the meantime")
     if not allocated.get("allocationTimestamp"):
-        status["allocation"] = {**allocated, "allocationTimestamp": _timestamp(now)}
+        status["allocation"] = {**allocated, "allocationTimestamp": rfc3339(now)}
     version = str(metadata.get("resourceVersion", ""))
     patch = {"metadata": {"resourceVersion": version}, "status": status}
     what = f"add {added} to claim {claim.key}"

@@ -25,7 +25,7 @@ from typing import Any
 
 from policy_scheduler.framework.events import EventKind
 from policy_scheduler.framework.interface import Filter, Reads
-from policy_scheduler.model import disruption, namespaces, objects, volumes, workloads
+from policy_scheduler.model import disruption, namespaces, objects, podgroups, volumes, workloads
 from policy_scheduler.model.nodeinfo import ClusterState
 from policy_scheduler.model.objects import Raw
 from policy_scheduler.model.volumes import StorageObject
@@ -56,7 +56,8 @@ class Kind:
     """One kind of object the scheduler reads (see the module's docstring)."""
 
     name: str
-    """The objects' ``kind``, as a cluster dump and the model name them."""
+    """The objects' ``kind``, as a cluster dump and the model name them; for the kinds of
+    several APIs that share one (the PodGroups), ``<kind>.<API group>`` (:func:`dump_kind`)."""
     group: str
     """The API group; "" for the core one."""
     version: str
@@ -111,6 +112,17 @@ def _disruption_budget(state: ClusterState, raw: Raw) -> Stored:
     return NOTHING
 
 
+def _pod_groups(kind: str) -> Store:
+    def change(state: ClusterState, raw: Raw) -> Stored:
+        state.pod_groups.set(kind, raw)
+        return NOTHING
+
+    def delete(state: ClusterState, raw: Raw) -> None:
+        state.pod_groups.delete(kind, raw)
+
+    return Store(change, delete)
+
+
 def _storage(kind: str) -> Store:
     def change(state: ClusterState, raw: Raw) -> Stored:
         before = state.volumes.known(kind, raw)
@@ -163,6 +175,36 @@ def _storage_kind(
         keeps_little=keeps_little,
         check=_check_storage(name),
     )
+
+
+def _pod_group_kind(api: str) -> Kind:
+    """The PodGroups of one API, which GangScheduling reads. A change lets the members it holds
+    be asked again; a deletion raises nothing (the members of a group that is gone wait)."""
+    name = podgroups.KIND_NAMES[api]
+    group, version = podgroups.API_VERSIONS[api].split("/")
+    return Kind(
+        name,
+        group,
+        version,
+        podgroups.PLURAL,
+        _pod_groups(name),
+        events=EventKind.POD_GROUP_CHANGED,
+        # Kubernetes serves its own behind the GenericWorkload gate; the others are CRDs.
+        optional=True,
+        check=functools.partial(podgroups.parse, api),
+        # The three share the resource's name.
+        source=f"{podgroups.PLURAL}.{group}",
+    )
+
+
+def dump_kind(raw: Raw) -> str:
+    """The :attr:`Kind.name` of a cluster dump's object: its ``kind``, but for a PodGroup the
+    kind of the API its ``apiVersion`` names (another API's PodGroup keeps ``PodGroup``, no
+    kind declared here)."""
+    kind = str(raw.get("kind"))
+    if kind == podgroups.KIND:
+        return podgroups.kind_of(raw) or kind
+    return kind
 
 
 SCHEDULING_POLICY = "SchedulingPolicy"
@@ -268,6 +310,7 @@ KINDS: tuple[Kind, ...] = (
         # Preemption would take a broken selector for one that protects nothing: say so.
         check=disruption.selector,
     ),
+    *(_pod_group_kind(api) for api in podgroups.APIS),
 )
 NAMED: Mapping[str, Kind] = {kind.name: kind for kind in KINDS}
 STORES: Mapping[str, Store] = {kind.name: kind.store for kind in KINDS if kind.store is not None}

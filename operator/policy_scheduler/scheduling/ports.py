@@ -19,7 +19,7 @@ from enum import Enum
 from typing import Any, Protocol
 
 from policy_scheduler.framework.interface import ObjectRef, ObjectWriter
-from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.objects import PodView, rfc3339
 
 __all__ = [
     "BindResult",
@@ -38,6 +38,7 @@ __all__ = [
     "SystemClock",
     "Watches",
     "WriteResult",
+    "rfc3339",
 ]
 
 NORMAL = "Normal"
@@ -219,8 +220,3 @@ class NoMetrics:
 
     def decision_recorded(self, policy: str, mode: str, result: str) -> None:
         pass
-
-
-def rfc3339(moment: datetime) -> str:
-    """A time as Kubernetes writes it in a status: seconds, UTC."""
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
