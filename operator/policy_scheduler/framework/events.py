@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.podgroups import PodGroup
 from policy_scheduler.model.volumes import StorageObject
 
 
@@ -84,13 +85,14 @@ class ClusterEvent:
     is about (as it is now; the deleted node for NODE_DELETED; for a pod event, the pod's node,
     when known), the pod, for a pod event, for a node update, the node as it was before
     (None when not known: a hint then reads the update as it would the node's addition), and
-    for a storage event, the object as it is now and as it was (``old_storage``, None for an
-    addition: a hint tells an Add from an Update by it, as kube's hints do; ``storage`` None for
-    a deletion, ``old_storage`` the object as it was last known)."""
+    for a storage event (or a pod group's), the object as it is now and as it was
+    (``old_storage``, None for an addition: a hint tells an Add from an Update by it, as kube's
+    hints do; ``storage`` None for a deletion, ``old_storage`` the object as it was last
+    known)."""
 
     kind: EventKind
     node: NodeView | None = None
     pod: PodView | None = None
     old_node: NodeView | None = None
-    storage: StorageObject | None = None
-    old_storage: StorageObject | None = None
+    storage: StorageObject | PodGroup | None = None
+    old_storage: StorageObject | PodGroup | None = None

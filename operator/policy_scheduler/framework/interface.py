@@ -261,6 +261,15 @@ class Scorer(ABC, Generic[State]):
         """Rescale ``scores`` (one per feasible node, in order) to 0..MAX_NODE_SCORE in place."""
 
 
+class BadInput(str):
+    """Why a PreEnqueue plugin holds a pod, when it is a broken object the pod's owner must fix
+    (a pod group whose fields are invalid): the loop tells it on the pod (a FailedScheduling
+    event and its PodScheduled condition), once, where kube-scheduler's PreEnqueue would hold
+    the pod without a word."""
+
+    __slots__ = ()
+
+
 class PreEnqueue(ABC):
     """Decides whether a pending pod may enter the active queue at all (kube-scheduler's
     PreEnqueue): a pod held back costs no scheduling attempt, and is asked about again each time

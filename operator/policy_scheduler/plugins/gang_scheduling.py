@@ -10,7 +10,8 @@ annotation ``scheduling.k8s.io/group-name``), read into one model
 minimum count of members do (pending, assumed or bound), in kube's words: ``waiting for pods's pod
 group "<name>" to appear in scheduling queue``, ``waiting for minCount pods from a gang to appear
 in scheduling queue``. A member's arrival, or the group's change, asks again (kube's pod and
-PodGroup events). A group whose object is invalid holds its members with what is wrong. A native
+PodGroup events). A group whose object is invalid holds its members, each told once what is
+wrong (an event and its PodScheduled condition: bad input its owner must fix). A native
 group with the ``basic`` policy is not a gang: its pods are scheduled one by one.
 
 The group is then placed by the loop in one pass (:mod:`~policy_scheduler.scheduling.
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
 from policy_scheduler.framework.events import ClusterEvent, EventKind
-from policy_scheduler.framework.interface import PreEnqueue, Reads
+from policy_scheduler.framework.interface import BadInput, PreEnqueue, Reads
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.podgroups import POD_GROUP_KINDS, PodGroup, group_key
@@ -83,7 +84,7 @@ def gang_of(pod: PodView, cluster: Snapshot) -> PodGroup | str | None:
     if group is None:
         return waiting_for_group(key.name)
     if group.error:
-        return group.error
+        return BadInput(group.error)
     return group if group.gang else None
 
 

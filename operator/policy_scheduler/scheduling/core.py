@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from policy_scheduler.framework.events import ClusterEvent, EventKind
-from policy_scheduler.framework.interface import ObjectWriter, PreEnqueue
+from policy_scheduler.framework.interface import BadInput, ObjectWriter, PreEnqueue
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.podgroups import GroupKey
 from policy_scheduler.plugins.scheduling_gates import SchedulingGates
@@ -22,6 +22,7 @@ from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.cache import SchedulerCache
 from policy_scheduler.scheduling.policies import PolicyTable, Route
 from policy_scheduler.scheduling.ports import (
+    WARNING,
     Binder,
     Clock,
     EventRecorder,
@@ -166,9 +167,13 @@ class SchedulerCore:
         held = self._pre_enqueue(pod, route)
         if held is not None:
             by, reason = held
-            # As kube-scheduler: no event, no condition (the API server set SchedulingGated).
             logger.debug("%s is not queued: %s", pod.key, reason)
+            told = self.queue.get(pod.uid)
             self.queue.gate(pod, by.name if by else "", by.asks_again_on if by else NO_EVENTS)
+            if isinstance(reason, BadInput) and (told is None or told.last_failure != reason):
+                self._tell_held(pod, reason)
+            # Otherwise, as kube-scheduler: no event, no condition (the API server set
+            # SchedulingGated for a pod with gates).
             return
         self.queue.add(pod, self.clock.monotonic(), moves)
         self._wake.set()
@@ -183,6 +188,15 @@ class SchedulerCore:
             if reason is not None:
                 return plugin, reason
         return None
+
+    def _tell_held(self, pod: PodView, reason: str) -> None:
+        """Tell a pod held for bad input why, once: its event and condition."""
+        entry = self.queue.get(pod.uid)
+        if entry is not None:
+            entry.last_failure = reason
+        logger.warning("%s is held: %s", pod.key, reason)
+        self.events.event(pod, WARNING, "FailedScheduling", reason, "Scheduling")
+        self._conditions.unschedulable(pod, reason)
 
     def _ask_gated_again(self, event: ClusterEvent) -> None:
         """Queue again the gated pods that ``event`` may let through: those held by a

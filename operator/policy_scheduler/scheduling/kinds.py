@@ -28,12 +28,13 @@ from policy_scheduler.framework.interface import Filter, Reads
 from policy_scheduler.model import disruption, namespaces, objects, podgroups, volumes, workloads
 from policy_scheduler.model.nodeinfo import ClusterState
 from policy_scheduler.model.objects import Raw
+from policy_scheduler.model.podgroups import PodGroup
 from policy_scheduler.model.volumes import StorageObject
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.policy.schema import GROUP, VERSION
 
 Slim = Callable[[Raw], dict[str, Any]]
-Stored = tuple[StorageObject | None, StorageObject | None]
+Stored = tuple[StorageObject | PodGroup | None, StorageObject | PodGroup | None]
 """A change as the cache took it: the object before (None: new) and as kept now, for the event
 it raises (both None for a kind that raises none)."""
 
@@ -114,8 +115,7 @@ def _disruption_budget(state: ClusterState, raw: Raw) -> Stored:
 
 def _pod_groups(kind: str) -> Store:
     def change(state: ClusterState, raw: Raw) -> Stored:
-        state.pod_groups.set(kind, raw)
-        return NOTHING
+        return state.pod_groups.set(kind, raw)
 
     def delete(state: ClusterState, raw: Raw) -> None:
         state.pod_groups.delete(kind, raw)

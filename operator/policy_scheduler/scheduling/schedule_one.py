@@ -252,7 +252,7 @@ class ScheduleOne(Preemptor):
         record: bool = True,
     ) -> None:
         """The binding cycle of a reserved pod, in a task (``record``: its decision goes to the
-        policy's status once bound)."""
+        policy's history once bound; it is counted either way)."""
         self._background(
             self._bind(
                 entry.pod,
@@ -372,7 +372,7 @@ class ScheduleOne(Preemptor):
     ) -> None:
         """The binding cycle: pre-bind, bind, post-bind, and report; ``attempts`` and
         ``started`` (the attempt's start) are for metrics; with ``record``, the decision goes to
-        the policy's status once the pod is bound."""
+        the policy's history once the pod is bound (it is counted either way)."""
         node = str(decision.node)
         pre_binds = policy.extensions.pre_bind
         if any(
@@ -406,8 +406,7 @@ class ScheduleOne(Preemptor):
             self.metrics.attempt(SCHEDULED, policy.name, self.clock.monotonic() - started)
             self.metrics.pod_scheduled(attempts)
             self.queue.delete(pod.uid)
-            if record:
-                self.status.record(policy.name, decision, dry_run=False)
+            self.status.record(policy.name, decision, dry_run=False, history=record)
             self.events.event(
                 pod,
                 NORMAL,

@@ -1,0 +1,323 @@
+"""The loop with GangScheduling, through its ports: a gang's members wait gated until enough
+exist, then are placed in one pass, all or nothing; a group that does not fit binds no member and
+holds nothing; competing groups never end both half placed; each member is told in kube's words;
+the group's status is written and the pass kept as one decision."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from test_loop import Run, Step, delete_pod, feed, later, node, pod, policy, settle
+from test_loop_storage import run_steps as run_list
+
+from policy_scheduler.model import podgroups
+from policy_scheduler.scheduling.queue import Where
+
+Raw = dict[str, Any]
+
+VOLCANO = podgroups.KIND_NAMES[podgroups.VOLCANO]
+NATIVE = podgroups.KIND_NAMES[podgroups.NATIVE]
+
+
+def gang_policy(mode: str = "Enforce", **args: Any) -> Raw:
+    raw = policy(mode)
+    raw["spec"]["plugins"] = {"preEnqueue": [{"name": "GangScheduling", "args": args}]}
+    return raw
+
+
+def volcano_group(name: str, min_member: Any) -> Raw:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns", "uid": f"group-{name}"},
+        "spec": {"minMember": min_member},
+    }
+
+
+def native_group(name: str, min_count: int) -> Raw:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ns", "uid": f"group-{name}", "generation": 1},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
+def member(name: str, group: str, cpu: str = "1", native: bool = False, **kwargs: Any) -> Raw:
+    raw = pod(name, cpu, **kwargs)
+    if native:
+        raw["spec"]["schedulingGroup"] = {"podGroupName": group}
+    else:
+        raw["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": group}
+    return raw
+
+
+def group(kind: str, raw: Raw) -> Step:
+    return lambda run: run.scheduler.changed(kind, raw)
+
+
+def members(group_name: str, *names: str, cpu: str = "1", native: bool = False) -> Step:
+    return feed(*(member(name, group_name, cpu, native) for name in names))
+
+
+@dataclass(frozen=True)
+class Case:
+    steps: list[Step]
+    binds: list[tuple[str, str]] = field(default_factory=list)
+    where: dict[str, Where] = field(default_factory=dict)
+    told: dict[str, str] = field(default_factory=dict)
+    """Per pod, the message of its last PodScheduled=False condition."""
+
+
+TWO_NODES = feed(node("n1"), node("n2"))
+
+CASES = {
+    "fewer members than the minimum wait gated, without an attempt": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 3)),
+            members("g", "a", "b"),
+            settle(),
+        ],
+        where={"a": Where.GATED, "b": Where.GATED},
+    ),
+    "the last member lets the whole group in": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 3)),
+            members("g", "a", "b"),
+            settle(),
+            members("g", "c"),
+            settle(),
+        ],
+        binds=[("a", "n1"), ("b", "n2"), ("c", "n1")],
+    ),
+    "members wait for their group to exist": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            members("g", "a", "b"),
+            settle(),
+            group(VOLCANO, volcano_group("g", 2)),
+            settle(),
+        ],
+        binds=[("a", "n1"), ("b", "n2")],
+    ),
+    "a group that does not fit binds none, and the members are told": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 3)),
+            members("g", "a", "b", "c", cpu="2"),
+            settle(),
+        ],
+        where={"a": Where.UNSCHEDULABLE, "b": Where.UNSCHEDULABLE, "c": Where.UNSCHEDULABLE},
+        told={
+            "a": "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, "
+            "0 remaining",
+            "c": "0/2 nodes are available: 2 Insufficient cpu.",
+        },
+    ),
+    "a group that does not fit holds nothing: a pod of no group fits after it": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 3)),
+            members("g", "a", "b", "c", cpu="2"),
+            settle(),
+            feed(pod("solo", "2")),
+            settle(),
+        ],
+        binds=[("solo", "n1")],
+    ),
+    "members over the minimum: those that fit bind, the others wait with their own reasons": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 2)),
+            members("g", "a", "b", "c", cpu="2"),
+            settle(),
+        ],
+        binds=[("a", "n1"), ("b", "n2")],
+        where={"c": Where.UNSCHEDULABLE},
+        told={"c": "0/2 nodes are available: 2 Insufficient cpu."},
+    ),
+    "two groups that only one can have: one placed whole, the other waits whole": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 2)),
+            group(VOLCANO, volcano_group("h", 2)),
+            members("g", "a", "b", cpu="2"),
+            members("h", "x", "y", cpu="2"),
+            settle(),
+        ],
+        binds=[("a", "n1"), ("b", "n2")],
+        where={"x": Where.UNSCHEDULABLE, "y": Where.UNSCHEDULABLE},
+    ),
+    "the waiting group goes once the other's room is free": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", 2)),
+            group(VOLCANO, volcano_group("h", 2)),
+            members("g", "a", "b", cpu="2"),
+            members("h", "x", "y", cpu="2"),
+            settle(),
+            delete_pod(member("a", "g", "2", on="n1")),
+            delete_pod(member("b", "g", "2", on="n2")),
+            later(20),
+            settle(),
+        ],
+        binds=[("a", "n1"), ("b", "n2"), ("x", "n1"), ("y", "n2")],
+    ),
+    "a native group, in kube's API": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(NATIVE, native_group("g", 2)),
+            members("g", "a", "b", native=True),
+            settle(),
+        ],
+        binds=[("a", "n1"), ("b", "n2")],
+    ),
+    "an invalid group holds its members with what is wrong": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy()),
+            group(VOLCANO, volcano_group("g", "three")),
+            members("g", "a"),
+            settle(),
+        ],
+        where={"a": Where.GATED},
+        told={"a": "PodGroup ns/g: spec.minMember: must be a non-negative integer, got 'three'"},
+    ),
+    "DryRun: the group is decided, nothing bound": Case(
+        [
+            TWO_NODES,
+            feed(gang_policy("DryRun")),
+            group(VOLCANO, volcano_group("g", 2)),
+            members("g", "a", "b"),
+            settle(),
+        ],
+        where={},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_gang_scheduling(case: Case) -> None:
+    run = run_list(case.steps)
+    assert run.memory.binds == [(f"ns/{p}", n) for p, n in case.binds]
+    for name, where in case.where.items():
+        assert run.where(name) is where, name
+    for name, message in case.told.items():
+        told = [m for key, m in run.memory.conditions if key == f"ns/{name}"]
+        assert told[-1] == message, name
+
+
+def run_steps(*steps: Step) -> Run:
+    return run_list(list(steps))
+
+
+def group_patches(run: Run) -> list[tuple[str, Any]]:
+    return [
+        (ref.name, copy.deepcopy(dict(patch)))
+        for ref, patch in run.memory.patches
+        if ref.resource == "podgroups"
+    ]
+
+
+def test_a_native_groups_condition_says_whether_it_was_placed() -> None:
+    """kube's PodGroupInitiallyScheduled condition: False with the verdict, then True."""
+    run = run_steps(
+        TWO_NODES,
+        feed(gang_policy()),
+        group(NATIVE, native_group("g", 3)),
+        members("g", "a", "b", "c", cpu="2", native=True),
+        settle(),
+    )
+    [(name, patch)] = group_patches(run)
+    [condition] = patch["status"]["conditions"]
+    assert (name, condition["type"], condition["status"], condition["reason"]) == (
+        "g",
+        "PodGroupInitiallyScheduled",
+        "False",
+        "Unschedulable",
+    )
+    assert condition["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+
+
+def test_the_pass_is_kept_as_one_decision() -> None:
+    run = run_steps(
+        TWO_NODES,
+        feed(gang_policy()),
+        group(VOLCANO, volcano_group("g", 2)),
+        members("g", "a", "b", "c", cpu="2"),
+        settle(),
+    )
+    body = run.scheduler.status.body("test", 0)["status"]
+    [decision] = body["decisions"]
+    assert decision["podGroup"] == {
+        "name": "ns/g",
+        "api": "volcano",
+        "minMember": 2,
+        "members": 3,
+        "scheduled": 2,
+        "pods": [
+            {"pod": "ns/a", "node": "n1", "score": decision["podGroup"]["pods"][0]["score"]},
+            {"pod": "ns/b", "node": "n2", "score": decision["podGroup"]["pods"][1]["score"]},
+            {"pod": "ns/c", "message": "0/2 nodes are available: 2 Insufficient cpu."},
+        ],
+    }
+    assert body["scheduled"] == 2
+
+
+def test_a_dry_run_group_binds_nothing_and_holds_nothing() -> None:
+    run = run_steps(
+        TWO_NODES,
+        feed(gang_policy("DryRun")),
+        group(VOLCANO, volcano_group("g", 2)),
+        members("g", "a", "b", cpu="2"),
+        settle(),
+    )
+    assert run.memory.binds == []
+    assert [reason for _, _, reason, _ in run.memory.events] == ["DryRunScheduled"] * 2
+    assert run.scheduler.cache.node_of("a") is None
+    assert group_patches(run) == []
+
+
+def test_a_group_failing_past_its_timeout_says_so() -> None:
+    steps = [
+        TWO_NODES,
+        feed(gang_policy(scheduleTimeoutSeconds=30)),
+        group(VOLCANO, volcano_group("g", 3)),
+        members("g", "a", "b", "c", cpu="2"),
+        settle(),
+    ]
+    # The queue's timeout moves them back after five minutes.
+    run = run_steps(*steps, later(301), settle())
+    told = [m for key, m in run.memory.conditions if key == "ns/a"]
+    assert told == [
+        "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+        "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+        "; not placed within its timeout of 30s",
+    ]
+
+
+def test_a_member_is_told_each_message_once() -> None:
+    run = run_steps(
+        TWO_NODES,
+        feed(gang_policy(scheduleTimeoutSeconds=1000)),
+        group(VOLCANO, volcano_group("g", 3)),
+        members("g", "a", "b", "c", cpu="2"),
+        settle(),
+        later(301),
+        settle(),
+    )
+    assert len([m for key, m in run.memory.conditions if key == "ns/a"]) == 1
