@@ -84,6 +84,15 @@ DEVICES_WATCHED = (
 # claim of a pod's extended resources created (deleted by Unreserve when the bind fails).
 CLAIMS = "resourceclaims.resource.k8s.io"
 CLAIM_VERBS = ("get", "patch", "create", "delete")
+# The PodGroups of gang scheduling (Kubernetes', scheduler-plugins', Volcano's): read, and their
+# status written, never their spec. This control plane serves none of them, and `kubectl auth
+# can-i` answers "no" for a resource the server does not have, whatever the rules: only the rules
+# listed (test_the_service_account_has_no_rule_beyond_these) say what is granted for them.
+POD_GROUPS = (
+    "podgroups.scheduling.k8s.io",
+    "podgroups.scheduling.x-k8s.io",
+    "podgroups.scheduling.volcano.sh",
+)
 
 
 def manifests(cluster: Cluster) -> list[dict[str, Any]]:
@@ -429,6 +438,8 @@ def test_the_service_account_has_no_rule_beyond_these(cluster: Cluster, rbac: No
         **{kind: {"list", "watch"} for kind in DEVICES_WATCHED},
         "resourceclaims.resource.k8s.io/status": {"patch"},
         "resourceclaims.resource.k8s.io/binding": {"patch"},
+        **{kind: {"list", "watch"} for kind in POD_GROUPS},
+        **{f"{kind}/status": {"patch"} for kind in POD_GROUPS},
         POLICIES: {"get", "list", "watch"},
         f"{POLICIES}/status": {"patch"},
         f"{WEBHOOKS}/policy-scheduler": {"get", "patch"},

@@ -370,17 +370,21 @@ def _native_patch(
     if existing is not None and existing.get("status") == "True" and status != "True":
         # kube: once scheduled, the group does not go back (extra members failing later).
         return None
-    condition = {
+    condition: dict[str, Any] = {
         "type": INITIALLY_SCHEDULED,
         "status": status,
         "reason": "Scheduled" if outcome.scheduled else "Unschedulable",
         "message": "" if outcome.scheduled else outcome.message,
-        "observedGeneration": group.generation,
     }
-    if existing is not None:
-        unchanged = all(existing.get(name, "") == value for name, value in condition.items())
-        if unchanged:
-            return None
+    if (
+        existing is not None
+        and all(existing.get(name, "") == value for name, value in condition.items())
+        and existing.get("observedGeneration", 0) == group.generation
+    ):
+        return None
+    if group.generation:
+        # Omitted when 0, as the API writes it (a native PodGroup has no generation in 1.37).
+        condition["observedGeneration"] = group.generation
     # As SetStatusCondition: the transition time moves only when the status does.
     kept = (
         existing.get("lastTransitionTime")

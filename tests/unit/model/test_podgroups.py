@@ -479,3 +479,16 @@ def test_scheduler_plugins_status(
 ) -> None:
     group = read(SCHEDULER_PLUGINS, obj(SCHEDULER_PLUGINS, {"minMember": 3}, status))
     assert status_patch(group, outcome, NOW) == (None if patch is None else {"status": patch})
+
+
+def test_a_native_group_without_generation_writes_no_observed_generation() -> None:
+    """Kubernetes 1.37 gives a PodGroup no ``metadata.generation``: the condition then has no
+    ``observedGeneration`` (kube's 0 is omitted), and the same condition read back is no change."""
+    raw = obj(NATIVE, GANG3)
+    del raw["metadata"]["generation"]
+    patch = status_patch(read(NATIVE, raw), SCHEDULED, NOW)
+    assert patch is not None
+    (condition,) = patch["status"]["conditions"]
+    assert "observedGeneration" not in condition
+    raw["status"] = patch["status"]
+    assert status_patch(read(NATIVE, raw), SCHEDULED, NOW) is None
