@@ -504,8 +504,8 @@ PLUGIN_ERRORS = {
     "an unknown plugin": (
         {"permit": [{"name": "Coscheduling"}]},
         [
-            'spec.plugins.permit[0].name: unsupported value "Coscheduling"; supported values: '
-            '"BindRateLimit"'
+            'spec.plugins.permit[0].name: unsupported value "Coscheduling" (did you mean '
+            '"GangScheduling"?); supported values: "BindRateLimit", "GangScheduling"'
         ],
     ),
     "a plugin twice at one point, its args checked once": (

@@ -560,7 +560,7 @@ VALIDATION_CASES = [
         policy({"plugins": {"permit": [{"name": "VolumeBinding"}]}}),
         [
             'spec.plugins.permit[0].name: unsupported value "VolumeBinding"; supported values: '
-            '"BindRateLimit"'
+            '"BindRateLimit", "GangScheduling"'
         ],
         id="plugin-unknown-at-spec-plugins",
     ),
