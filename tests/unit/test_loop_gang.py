@@ -321,3 +321,105 @@ def test_a_member_is_told_each_message_once() -> None:
         settle(),
     )
     assert len([m for key, m in run.memory.conditions if key == "ns/a"]) == 1
+
+
+def preempting_policy() -> Raw:
+    raw = gang_policy()
+    raw["spec"]["postFilters"] = [{"name": "DefaultPreemption"}]
+    return raw
+
+
+def running(name: str, on: str, priority: int = 0, cpu: str = "1") -> Raw:
+    raw = pod(name, cpu, on=on, priority=priority)
+    raw["status"]["startTime"] = "2026-01-01T00:00:00Z"
+    return raw
+
+
+def high(name: str, group_name: str = "g", **kwargs: Any) -> Raw:
+    return member(name, group_name, "2", priority=10, **kwargs)
+
+
+@dataclass(frozen=True)
+class PreemptionCase:
+    cluster: list[Raw]
+    group: list[Raw]
+    evicted: int
+    told: str
+    """The group's message, after kube's "pod group is unschedulable, minCount (2) cannot be
+    satisfied: 0 scheduled, 1 remaining, pod group preemption: "."""
+
+
+PREEMPTION_CASES = {
+    "the whole group fits once both victims go": PreemptionCase(
+        [node("n1"), node("n2"), running("v1", "n1"), running("v2", "n2")],
+        [high("a"), high("b")],
+        2,
+        "found a placement for podgroup, preempting 2 victims",
+    ),
+    "a victim on a node the group does not need is spared": PreemptionCase(
+        [
+            node("n1"),
+            node("n2"),
+            node("n3"),
+            running("v1", "n1"),
+            running("v2", "n2"),
+            running("v3", "n3"),
+        ],
+        [high("a"), high("b")],
+        2,
+        "found a placement for podgroup, preempting 2 victims",
+    ),
+    "no pod of lower priority": PreemptionCase(
+        [node("n1"), node("n2"), running("v1", "n1", 10), running("v2", "n2", 10)],
+        [high("a"), high("b")],
+        0,
+        "No preemption victims found for incoming preemptor",
+    ),
+    "the group fits nowhere even without them: nothing is evicted": PreemptionCase(
+        [node("n1"), running("v1", "n1"), node("n2", cpu="1")],
+        [high("a"), high("b")],
+        0,
+        "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining",
+    ),
+    "a member that may not preempt": PreemptionCase(
+        [node("n1"), node("n2"), running("v1", "n1"), running("v2", "n2")],
+        [high("a"), {**high("b"), "spec": {**high("b")["spec"], "preemptionPolicy": "Never"}}],
+        0,
+        "not eligible due to preemptionPolicy=Never.",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PREEMPTION_CASES.values(), ids=PREEMPTION_CASES.keys())
+def test_a_groups_preemption_evicts_only_when_the_whole_group_then_fits(
+    case: PreemptionCase,
+) -> None:
+    run = run_steps(
+        feed(preempting_policy()),
+        feed(*case.cluster),
+        group(VOLCANO, volcano_group("g", 2)),
+        feed(*case.group),
+        settle(),
+    )
+    assert len(run.memory.preemptions) == case.evicted
+    assert {preemptor for _, preemptor, _, _ in run.memory.preemptions} <= {"ns/a", "ns/b"}
+    told = [m for key, m in run.memory.conditions if key == "ns/b"][-1]
+    assert told.endswith(f"pod group preemption: {case.told}")
+    assert run.memory.binds == []
+    nominated = {pod for pod, node in run.memory.nominations if node}
+    assert nominated == ({"ns/a", "ns/b"} if case.evicted else set())
+
+
+def test_the_group_binds_where_its_victims_were_once_they_are_gone() -> None:
+    victims = [running("v1", "n1"), running("v2", "n2")]
+    run = run_steps(
+        feed(preempting_policy()),
+        feed(node("n1"), node("n2"), *victims),
+        group(VOLCANO, volcano_group("g", 2)),
+        feed(high("a"), high("b")),
+        settle(),
+        *(delete_pod(victim) for victim in victims),
+        later(20),
+        settle(),
+    )
+    assert sorted(run.memory.binds) == [("ns/a", "n1"), ("ns/b", "n2")]

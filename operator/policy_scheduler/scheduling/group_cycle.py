@@ -35,14 +35,26 @@ import logging
 from dataclasses import dataclass
 
 from policy_scheduler.framework.cycle_state import CycleState
-from policy_scheduler.framework.interface import StatusError
-from policy_scheduler.model.podgroups import GroupOutcome, PodGroup, status_patch, status_ref
+from policy_scheduler.framework.interface import Preemption, StatusError
+from policy_scheduler.model.podgroups import (
+    GroupOutcome,
+    PodGroup,
+    group_key,
+    status_patch,
+    status_ref,
+)
+from policy_scheduler.plugins.default_preemption import NAME as DEFAULT_PREEMPTION
 from policy_scheduler.plugins.gang_scheduling import NAME, GangScheduling, gang_of
 from policy_scheduler.policy.compiler import CompiledPolicy, Mode
 from policy_scheduler.runtime.decision import Decision, GroupDecision
+from policy_scheduler.scheduling.group_preemption import (
+    GROUP_PREEMPTION,
+    GroupPreemption,
+    GroupPreemptor,
+    Placements,
+)
 from policy_scheduler.scheduling.ports import NORMAL, UNSCHEDULABLE, WARNING
 from policy_scheduler.scheduling.queue import QueuedPod
-from policy_scheduler.scheduling.schedule_one import ScheduleOne
 
 logger = logging.getLogger(__name__)
 
@@ -70,10 +82,14 @@ class _Member:
 
     @property
     def placed(self) -> bool:
-        return self.decision is not None and self.decision.node is not None and not self.refusal
+        return self.node is not None and not self.refusal
+
+    @property
+    def node(self) -> str | None:
+        return None if self.decision is None else self.decision.node
 
 
-class GroupCycle(ScheduleOne):
+class GroupCycle(GroupPreemptor):
     """The scheduling cycle, with a gang's members decided together (see the module)."""
 
     def schedule_one(self, entry: QueuedPod, now: float) -> None:
@@ -101,22 +117,8 @@ class GroupCycle(ScheduleOne):
     ) -> None:
         started = self.clock.monotonic()
         members = self._take_members(entry, policy, group)
-        known = self.cache.snapshot.group_members
-        placed_before = sum(1 for uid in known.of(group.key) if self.cache.node_of(uid) is not None)
-        decided: list[_Member] = []
-        scheduled, remaining = placed_before, len(members)
-        verdict = ""
-        if scheduled + remaining < group.min_member:
-            verdict = cannot_be_satisfied(group.min_member, scheduled, remaining)
-        else:
-            for entry_ in members:
-                member = self._decide_member(entry_, policy)
-                decided.append(member)
-                remaining -= 1
-                scheduled += member.placed
-                if scheduled + remaining < group.min_member:
-                    verdict = cannot_be_satisfied(group.min_member, scheduled, remaining)
-                    break
+        placed_before = self._placed_before(group)
+        decided, verdict = self._place_group(policy, group, members, reserve=True)
         self.metrics.algorithm(self.clock.monotonic() - started)
         placed = [member for member in decided if member.placed]
         # kube's pass also fails when it placed none (every member left fit nowhere), with no
@@ -125,9 +127,23 @@ class GroupCycle(ScheduleOne):
         if failed or policy.mode is Mode.DRY_RUN:
             for member in reversed(placed):
                 self._unplace(member, policy)
+        preemption: GroupPreemption | None = None
+        told = f"{GROUP_UNSCHEDULABLE}, {verdict}" if verdict else GROUP_UNSCHEDULABLE
+        if failed and _preempts(policy):
+
+            def what_if() -> Placements | str:
+                tried, why_not = self._place_group(policy, group, members, reserve=False)
+                fit = [member for member in tried if member.placed]
+                for member in reversed(fit):
+                    self._unplace(member, policy, reserved=False)
+                if why_not or not fit:
+                    return why_not or NONE_FIT
+                return [(member.entry, str(member.node)) for member in fit]
+
+            preemption = self._preempt_for_group(policy, group, members, what_if)
+            told += f", {GROUP_PREEMPTION}{preemption.message}"
         timed_out = self._timed_out(group, gang, failed, now)
         suffix = f"; not placed within its timeout of {gang.timeout_of(group):g}s" * timed_out
-        told = f"{GROUP_UNSCHEDULABLE}, {verdict}" if verdict else GROUP_UNSCHEDULABLE
         self._tell_members(
             policy,
             group,
@@ -137,17 +153,20 @@ class GroupCycle(ScheduleOne):
             failed=failed,
             started=started,
             now=now,
+            preemption=preemption,
         )
         why = f"{verdict or NONE_FIT}{suffix}" if failed else ""
+        if preemption is not None:
+            why += f", {GROUP_PREEMPTION}{preemption.message}"
+        known = self.cache.snapshot.group_members
         scheduled = placed_before + (0 if failed else len(placed))
-        members_now = known.count(group.key)
         self.status.record_group(
             policy.name,
             GroupDecision(
                 str(group.key),
                 group.key.api,
                 group.min_member,
-                members_now,
+                known.count(group.key),
                 scheduled,
                 tuple(m.decision for m in decided if m.decision is not None),
                 why,
@@ -155,8 +174,33 @@ class GroupCycle(ScheduleOne):
             policy.mode is Mode.DRY_RUN,
         )
         if policy.mode is not Mode.DRY_RUN:
-            outcome = GroupOutcome(not failed, scheduled, members_now, why, timed_out)
+            outcome = GroupOutcome(not failed, scheduled, known.count(group.key), why, timed_out)
             self._write_group_status(group, outcome)
+
+    def _placed_before(self, group: PodGroup) -> int:
+        """The group's members assumed or bound already."""
+        members = self.cache.snapshot.group_members.of(group.key)
+        return sum(1 for uid in members if self.cache.node_of(uid) is not None)
+
+    def _place_group(
+        self, policy: CompiledPolicy, group: PodGroup, members: list[QueuedPod], *, reserve: bool
+    ) -> tuple[list[_Member], str]:
+        """Decide ``members`` in order, each placed one assumed (and, with ``reserve`` and
+        unless the policy is DryRun, reserved) so that the next see it, until the group cannot
+        reach its minimum any more (kube's PlacementFeasible): the members decided, and that
+        verdict ("" when the minimum is reached or may still be)."""
+        scheduled, remaining = self._placed_before(group), len(members)
+        decided: list[_Member] = []
+        if scheduled + remaining < group.min_member:
+            return decided, cannot_be_satisfied(group.min_member, scheduled, remaining)
+        for entry in members:
+            member = self._decide_member(entry, policy, reserve=reserve)
+            decided.append(member)
+            remaining -= 1
+            scheduled += member.placed
+            if scheduled + remaining < group.min_member:
+                return decided, cannot_be_satisfied(group.min_member, scheduled, remaining)
+        return decided, ""
 
     def _take_members(
         self, entry: QueuedPod, policy: CompiledPolicy, group: PodGroup
@@ -173,9 +217,9 @@ class GroupCycle(ScheduleOne):
         members.sort(key=lambda member: member.pod.scheduling_order)
         return members
 
-    def _decide_member(self, entry: QueuedPod, policy: CompiledPolicy) -> _Member:
-        """Decide one member on the snapshot, and assume (and, unless DryRun, reserve) it where
-        it fits."""
+    def _decide_member(self, entry: QueuedPod, policy: CompiledPolicy, *, reserve: bool) -> _Member:
+        """Decide one member on the snapshot, and assume it where it fits (and reserve it, with
+        ``reserve`` and unless the policy is DryRun)."""
         pod = entry.pod
         member = _Member(entry, CycleState())
         try:
@@ -189,11 +233,11 @@ class GroupCycle(ScheduleOne):
             logger.exception("policy %s failed on pod %s", policy.name, pod.key)
             member.refusal = f"internal error: {error}"
             return member
-        if self._on_decision is not None:
+        if reserve and self._on_decision is not None:
             self._on_decision(member.decision)
         if member.decision.node is None:
             return member
-        if policy.mode is Mode.DRY_RUN:
+        if not reserve or policy.mode is Mode.DRY_RUN:
             # A DryRun policy reserves nothing; assumed, the member counts for the next ones.
             self.cache.assume(pod, member.decision.node)
         else:
@@ -202,11 +246,12 @@ class GroupCycle(ScheduleOne):
             )
         return member
 
-    def _unplace(self, member: _Member, policy: CompiledPolicy) -> None:
-        """Undo what the pass did for a member it placed."""
+    def _unplace(self, member: _Member, policy: CompiledPolicy, *, reserved: bool = True) -> None:
+        """Undo what the pass did for a member it placed (``reserved``: with its Reserve
+        plugins, as a pass of a policy in Enforce reserves)."""
         assert member.decision is not None and member.decision.node is not None
         pod = member.entry.pod
-        if policy.mode is Mode.DRY_RUN:
+        if not reserved or policy.mode is Mode.DRY_RUN:
             self.cache.forget(pod.uid)  # only assumed: nothing happened in the cluster
         else:
             self._undo(pod, policy, member.states, member.decision.node)
@@ -230,9 +275,11 @@ class GroupCycle(ScheduleOne):
         failed: bool,
         started: float,
         now: float,
+        preemption: GroupPreemption | None,
     ) -> None:
         """Bind each member placed, or park it (``group_message`` for those the group's failure
-        parks); each told as kube tells it."""
+        parks; nominated where the ``preemption`` makes it room); each told as kube tells
+        it."""
         rejected_by = frozenset[str]().union(
             *(m.decision.rejected_by for m in decided if m.decision is not None and not m.placed)
         )
@@ -244,9 +291,18 @@ class GroupCycle(ScheduleOne):
                 self._failed(pod, policy, started, member.refusal, "Scheduling")
             elif member is not None and member.decision is not None and not member.placed:
                 decision = member.decision
-                self._park(entry, policy, decision.message, decision.rejected_by, now)
+                self._park(
+                    entry,
+                    policy,
+                    decision.message,
+                    decision.rejected_by,
+                    now=now,
+                    preemption=preemption,
+                )
             elif failed:
-                self._park(entry, policy, group_message, rejected_by, now)
+                self._park(
+                    entry, policy, group_message, rejected_by, now=now, preemption=preemption
+                )
             elif policy.mode is Mode.DRY_RUN:
                 assert member is not None and member.decision is not None
                 self.queue.delete(pod.uid)
@@ -274,20 +330,36 @@ class GroupCycle(ScheduleOne):
         policy: CompiledPolicy,
         message: str,
         rejected_by: frozenset[str],
+        *,
         now: float,
+        preemption: GroupPreemption | None,
     ) -> None:
-        """Park a member until an event may help the group; tell it once per distinct message,
-        and clear a nomination it had, as kube does for a pod group's members."""
+        """Park a member until an event may help the group, told once per distinct message.
+        Where the group's ``preemption`` made it room, its victims are evicted and it is
+        nominated to its node, where it waits for them; otherwise a nomination it had is
+        cleared, as kube does for a pod group's members."""
+        pod = entry.pod
+        dry_run = policy.mode is Mode.DRY_RUN
+        room = None if preemption is None else preemption.plan.get(pod.uid)
         nominated: str | None = None
-        if policy.mode is not Mode.DRY_RUN and entry.pod.uid in self._nominated:
-            del self._nominated[entry.pod.uid]
+        if room is None and not dry_run and pod.uid in self._nominated:
+            del self._nominated[pod.uid]
             nominated = ""
-        repeated = entry.last_failure == message and nominated is None
-        self.queue.unschedulable(entry.pod.uid, message, now, rejected_by)
+        waits_on = "" if room is None or dry_run else room[0]
+        repeated = entry.last_failure == message and nominated is None and room is None
+        self.queue.unschedulable(pod.uid, message, now, rejected_by, waits_on)
         if repeated:
             return
-        self.events.event(entry.pod, WARNING, "FailedScheduling", message, "Scheduling")
-        self._conditions.unschedulable(entry.pod, message, nominated)
+        self.events.event(pod, WARNING, "FailedScheduling", message, "Scheduling")
+        if room is not None:
+            node, victims = room
+            made = Preemption(node, victims, why=f"room for its pod group {group_key(pod)}")
+            if dry_run:
+                self._tell_preemption(pod, policy, made)
+            else:
+                self._preempt(pod, policy, made, DEFAULT_PREEMPTION, now)
+                nominated = node
+        self._conditions.unschedulable(pod, message, nominated)
 
     def _write_group_status(self, group: PodGroup, outcome: GroupOutcome) -> None:
         """Write the group's status as its API's own scheduler would, in the background."""
@@ -295,6 +367,10 @@ class GroupCycle(ScheduleOne):
         if patch is not None:
             call = self._objects.patch(status_ref(group), patch)
             self._background(self._logged(NAME, "status", call), self._writes)
+
+
+def _preempts(policy: CompiledPolicy) -> bool:
+    return any(plugin.name == DEFAULT_PREEMPTION for plugin in policy.extensions.post_filter)
 
 
 def _gang_plugin(policy: CompiledPolicy) -> GangScheduling | None:
