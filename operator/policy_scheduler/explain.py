@@ -16,7 +16,10 @@ make every other node fail NodeName) and without its own usage on its node. Besi
 decision that placed it, as the policy's status still records it, if it does. A pending pod for
 which a post-filter preempted comes with that preemption as the status records it (the node it
 was nominated to, the victims, why; in DryRun whom it would evict) and its
-``status.nominatedNodeName``.
+``status.nominatedNodeName``. A member of a gang (a pod group its policy's GangScheduling
+serves) comes with its group: how many members exist and are placed, why they wait if the group
+holds them, else how the group's pass would run now: which pending members fit where, which fit
+nowhere and why, and whether the group would be placed.
 """
 
 from __future__ import annotations
@@ -34,9 +37,13 @@ from policy_scheduler.kube.credentials import CredentialsError, load
 from policy_scheduler.kube.kinds import collection
 from policy_scheduler.model.nodeinfo import Snapshot
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.model.podgroups import GroupKey as PodGroupKey
+from policy_scheduler.model.podgroups import group_key
+from policy_scheduler.plugins.gang_scheduling import WAITING_FOR_MEMBERS, GangScheduling, gang_of
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.runtime.decision import Candidate
 from policy_scheduler.runtime.explanation import Explanation, NodeVerdict, explain
+from policy_scheduler.runtime.group_what_if import GroupWhatIf, what_if_group
 from policy_scheduler.scheduling import kinds
 from policy_scheduler.scheduling.policies import PolicyTable
 from policy_scheduler.simulate import ClusterDump, snapshot_of
@@ -92,6 +99,9 @@ class Report:
     preemption: Mapping[str, Any] | None = None
     """For a pending pod: the newest decision that preempted for it, as the policy's status
     keeps it (see :func:`recorded_preemption`); None when it keeps none."""
+    group: GroupReport | None = None
+    """For a member of a gang whose policy has GangScheduling: its group (see
+    :func:`group_report`)."""
 
     @property
     def best(self) -> tuple[str, ...]:
@@ -123,6 +133,9 @@ class Report:
             recorded["nominatedNodeName"] = self.pod.nominated_node_name
         if self.preemption is not None:
             recorded["preemption"] = dict(self.preemption)
+        # Only for a gang's member: other pods' keys stay as they were.
+        if self.group is not None:
+            recorded["podGroup"] = self.group.to_dict()
         return {
             "pod": self.pod.key,
             "schedulerName": self.pod.scheduler_name,
@@ -172,6 +185,8 @@ class Report:
         if self.explanation.skipped:
             lines.append(f"skipped for this pod: {', '.join(self.explanation.skipped)}")
         lines += self._verdict()
+        if self.group is not None:
+            lines += self.group.lines()
         return lines
 
     def _recorded_lines(self) -> list[str]:
@@ -428,7 +443,93 @@ def report_of(
         _unschedulable_message(raw_pod),
         None if bound_to is None else recorded_decision(status, pod),
         None if bound_to is not None else recorded_preemption(status, pod),
+        group_report(pod, policy, cluster),
     )
+
+
+@dataclass(frozen=True)
+class GroupReport:
+    """A gang member's group as explain sees it: how many members exist, are placed and wait,
+    why it waits if it is held (its group missing or invalid, too few members), and else the
+    group's pass as it would run now (:func:`~policy_scheduler.runtime.group_what_if.
+    what_if_group`): which pending members fit where, which fit nowhere and why."""
+
+    group: PodGroupKey
+    min_member: int
+    members: int
+    placed: int
+    held: str = ""
+    what_if: GroupWhatIf | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "name": str(self.group),
+            "api": self.group.api,
+            "minMember": self.min_member,
+            "members": self.members,
+            "placed": self.placed,
+        }
+        if self.held:
+            record["held"] = self.held
+        if self.what_if is not None:
+            record["fit"] = [{"pod": pod, "node": node} for pod, node in self.what_if.fit]
+            record["blocked"] = [{"pod": p, "message": m} for p, m in self.what_if.blocked]
+            record["verdict"] = self.what_if.verdict
+        return record
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"pod group {self.group} ({self.group.api}): minMember {self.min_member}; "
+            f"{self.members} members exist, {self.placed} placed"
+        ]
+        if self.held:
+            return [*lines, f"  its members wait: {self.held}"]
+        if self.what_if is None:
+            return lines
+        fit, blocked = self.what_if.fit, self.what_if.blocked
+        where = ", ".join(f"{pod} on {node}" for pod, node in fit)
+        lines.append(
+            f"  as a pass now: {len(fit)} pending members fit" + (f" ({where})" if fit else "")
+        )
+        if blocked:
+            lines.append(f"  {len(blocked)} fit nowhere:")
+            lines += [f"    {pod}: {message}" for pod, message in blocked]
+        verdict = self.what_if.verdict
+        lines.append(
+            f"  the group would not be placed: {verdict}"
+            if verdict
+            else "  the group would be placed"
+        )
+        return lines
+
+
+def group_report(pod: PodView, policy: CompiledPolicy, cluster: ClusterDump) -> GroupReport | None:
+    """The group of ``pod`` when it is a gang's member and its policy has GangScheduling; its
+    pass runs on the cluster as read, with the pending members of the same scheduler name."""
+    key = group_key(pod)
+    if key is None or not any(isinstance(p, GangScheduling) for p in policy.extensions.pre_enqueue):
+        return None
+    state = snapshot_of(cluster)
+    members = [
+        other
+        for other in cluster.pods
+        if group_key(other) == key and not other.deleting and not other.terminated
+    ]
+    placed = sum(1 for other in members if other.node_name)
+    group = gang_of(pod, state)
+    if group is None:
+        return None
+    if isinstance(group, str):
+        return GroupReport(key, 0, len(members), placed, held=group)
+    report = GroupReport(key, group.min_member, len(members), placed)
+    if len(members) < group.min_member:
+        return dataclasses.replace(report, held=WAITING_FOR_MEMBERS)
+    pending = sorted(
+        (o for o in members if not o.node_name and o.scheduler_name == pod.scheduler_name),
+        key=lambda other: other.scheduling_order,
+    )
+    what_if = what_if_group(policy.pipeline, state, pending, group.min_member, placed)
+    return dataclasses.replace(report, what_if=what_if)
 
 
 def as_pending(pod: PodView) -> PodView:

@@ -40,7 +40,7 @@ from typing import Any
 
 from policy_scheduler.manifests import ManifestError, read_objects, type_name
 from policy_scheduler.model import disruption, namespaces, priority_classes, workloads
-from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo, Snapshot
+from policy_scheduler.model.nodeinfo import ClusterState, NodeInfo
 from policy_scheduler.model.objects import NodeView, ObjectError, PodView, Raw
 from policy_scheduler.model.priority_classes import PriorityClass, PriorityClasses
 from policy_scheduler.policy.compiler import Mode
@@ -201,7 +201,7 @@ def load_cluster(path: Path) -> ClusterDump:
     return dump
 
 
-def snapshot_of(cluster: ClusterDump) -> Snapshot:
+def snapshot_of(cluster: ClusterDump) -> ClusterState:
     """Nodes with the pods already placed on them (finished pods hold nothing), and the objects
     of the other kinds in their stores, as the cache keeps them."""
     placed: dict[str, list[PodView]] = {}

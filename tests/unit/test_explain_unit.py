@@ -274,3 +274,89 @@ def test_a_pod_no_policy_serves() -> None:
     theirs["spec"]["schedulerName"] = "default-scheduler"
     with pytest.raises(NotServedError, match="no SchedulingPolicy serves schedulerName"):
         report_of(theirs, [policy()], ClusterDump(NODES, ()))
+
+
+def gang_policy() -> dict[str, Any]:
+    raw = policy()
+    raw["spec"]["plugins"] = {"preEnqueue": [{"name": "GangScheduling"}]}
+    return raw
+
+
+def gang_member(name: str, cpu: str, node_name: str = "") -> dict[str, Any]:
+    raw = raw_pod(name, cpu, node_name, "Running" if node_name else "Pending")
+    raw["metadata"]["annotations"] = {"scheduling.k8s.io/group-name": "train"}
+    return raw
+
+
+def volcano_group(min_member: Any) -> tuple[str, dict[str, Any]]:
+    return (
+        "PodGroup.scheduling.volcano.sh",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": "train", "namespace": "ns", "uid": "train"},
+            "spec": {"minMember": min_member},
+        },
+    )
+
+
+GROUP_CASES = {
+    "the pass places the group": (
+        [volcano_group(2)],
+        [gang_member("w0", "1"), gang_member("w1", "1")],
+        [
+            "pod group ns/train (volcano): minMember 2; 2 members exist, 0 placed",
+            "  as a pass now: 2 pending members fit (ns/w0 on big, ns/w1 on big)",
+            "  the group would be placed",
+        ],
+    ),
+    "a member fits nowhere: what blocks the group": (
+        [volcano_group(3)],
+        [gang_member("w0", "2"), gang_member("w1", "2"), gang_member("w2", "2")],
+        [
+            "pod group ns/train (volcano): minMember 3; 3 members exist, 0 placed",
+            "  as a pass now: 2 pending members fit (ns/w0 on big, ns/w1 on big)",
+            "  1 fit nowhere:",
+            "    ns/w2: 0/2 nodes are available: 2 Insufficient cpu.",
+            "  the group would not be placed: minCount (3) cannot be satisfied: 2 scheduled, "
+            "0 remaining",
+        ],
+    ),
+    "too few members exist": (
+        [volcano_group(3)],
+        [gang_member("w0", "1")],
+        [
+            "pod group ns/train (volcano): minMember 3; 1 members exist, 0 placed",
+            "  its members wait: waiting for minCount pods from a gang to appear in scheduling "
+            "queue",
+        ],
+    ),
+    "the group does not exist": (
+        [],
+        [gang_member("w0", "1")],
+        [
+            "pod group ns/train (volcano): minMember 0; 1 members exist, 0 placed",
+            '  its members wait: waiting for pods\'s pod group "train" to appear in scheduling '
+            "queue",
+        ],
+    ),
+    "the group is invalid": (
+        [volcano_group(-1)],
+        [gang_member("w0", "1")],
+        [
+            "pod group ns/train (volcano): minMember 0; 1 members exist, 0 placed",
+            "  its members wait: PodGroup ns/train: spec.minMember: must be a non-negative "
+            "integer, got -1",
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(("groups", "pods", "lines"), GROUP_CASES.values(), ids=GROUP_CASES.keys())
+def test_a_gang_members_group_is_explained(
+    groups: list[tuple[str, dict[str, Any]]], pods: list[dict[str, Any]], lines: list[str]
+) -> None:
+    cluster = ClusterDump.of_stored(NODES, [PodView(p) for p in pods], groups)
+    report = report_of(pods[0], [gang_policy()], cluster)
+    assert report.lines()[-len(lines) :] == lines
+    assert report.to_dict()["podGroup"]["members"] == len(pods)

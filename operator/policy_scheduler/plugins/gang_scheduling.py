@@ -22,6 +22,9 @@ group's own ``scheduleTimeoutSeconds`` wins).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
 from policy_scheduler.framework.args import Args, ArgsError, FieldError, unknown_fields
 from policy_scheduler.framework.events import ClusterEvent, EventKind
 from policy_scheduler.framework.interface import BadInput, PreEnqueue, Reads
@@ -31,11 +34,43 @@ from policy_scheduler.model.podgroups import POD_GROUP_KINDS, PodGroup, group_ke
 
 NAME = "GangScheduling"
 
+T = TypeVar("T")
+
 DEFAULT_TIMEOUT_SECONDS = 300
 """How long a group may fail to be placed before it is told so: kube's gang plugin lets members
 wait at Permit this long (its ``permitTimeoutDuration``)."""
 
+NONE_FIT = "no member left to place fits"
+"""Why a pass failed that placed no member although the group's minimum was met before it."""
+
 WAITING_FOR_MEMBERS = "waiting for minCount pods from a gang to appear in scheduling queue"
+
+
+def cannot_be_satisfied(min_count: int, scheduled: int, remaining: int) -> str:
+    """kube's PlacementFeasible verdict on a group that cannot reach its minimum: ``scheduled``
+    members placed, ``remaining`` left to try."""
+    return (
+        f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
+    )
+
+
+def place_in_turn(
+    members: Iterable[T], min_member: int, placed_before: int, place: Callable[[T], bool]
+) -> str:
+    """A group's pass, as kube's pod group cycle runs it with the gang's PlacementFeasible:
+    ``place`` each member in turn (True when it was placed) until the group cannot reach
+    ``min_member`` any more, counting ``placed_before`` members placed already; that verdict,
+    or "" when the minimum is reached or may still be."""
+    pending = list(members)
+    scheduled, remaining = placed_before, len(pending)
+    if scheduled + remaining < min_member:
+        return cannot_be_satisfied(min_member, scheduled, remaining)
+    for member in pending:
+        remaining -= 1
+        scheduled += place(member)
+        if scheduled + remaining < min_member:
+            return cannot_be_satisfied(min_member, scheduled, remaining)
+    return ""
 
 
 def waiting_for_group(name: str) -> str:

@@ -44,7 +44,13 @@ from policy_scheduler.model.podgroups import (
     status_ref,
 )
 from policy_scheduler.plugins.default_preemption import NAME as DEFAULT_PREEMPTION
-from policy_scheduler.plugins.gang_scheduling import NAME, GangScheduling, gang_of
+from policy_scheduler.plugins.gang_scheduling import (
+    NAME,
+    NONE_FIT,
+    GangScheduling,
+    gang_of,
+    place_in_turn,
+)
 from policy_scheduler.policy.compiler import CompiledPolicy, Mode
 from policy_scheduler.runtime.decision import Decision, GroupDecision
 from policy_scheduler.scheduling.group_preemption import (
@@ -59,15 +65,6 @@ from policy_scheduler.scheduling.queue import QueuedPod
 logger = logging.getLogger(__name__)
 
 GROUP_UNSCHEDULABLE = "pod group is unschedulable"
-NONE_FIT = "no member left to place fits"
-"""Why a pass failed that placed no member although the group's minimum was met before it."""
-
-
-def cannot_be_satisfied(min_count: int, scheduled: int, remaining: int) -> str:
-    """kube's PlacementFeasible verdict on a group that cannot reach its minimum."""
-    return (
-        f"minCount ({min_count}) cannot be satisfied: {scheduled} scheduled, {remaining} remaining"
-    )
 
 
 @dataclass(slots=True)
@@ -189,18 +186,14 @@ class GroupCycle(GroupPreemptor):
         unless the policy is DryRun, reserved) so that the next see it, until the group cannot
         reach its minimum any more (kube's PlacementFeasible): the members decided, and that
         verdict ("" when the minimum is reached or may still be)."""
-        scheduled, remaining = self._placed_before(group), len(members)
         decided: list[_Member] = []
-        if scheduled + remaining < group.min_member:
-            return decided, cannot_be_satisfied(group.min_member, scheduled, remaining)
-        for entry in members:
-            member = self._decide_member(entry, policy, reserve=reserve)
-            decided.append(member)
-            remaining -= 1
-            scheduled += member.placed
-            if scheduled + remaining < group.min_member:
-                return decided, cannot_be_satisfied(group.min_member, scheduled, remaining)
-        return decided, ""
+
+        def place(entry: QueuedPod) -> bool:
+            decided.append(self._decide_member(entry, policy, reserve=reserve))
+            return decided[-1].placed
+
+        verdict = place_in_turn(members, group.min_member, self._placed_before(group), place)
+        return decided, verdict
 
     def _take_members(
         self, entry: QueuedPod, policy: CompiledPolicy, group: PodGroup
