@@ -14,7 +14,9 @@ from test_loop import Run, Step, delete_pod, feed, later, node, pod, policy, set
 from test_loop_storage import run_steps as run_list
 
 from policy_scheduler.model import podgroups
+from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.scheduling.queue import Where
+from policy_scheduler.simulate import ClusterDump, simulate
 
 Raw = dict[str, Any]
 
@@ -423,3 +425,28 @@ def test_the_group_binds_where_its_victims_were_once_they_are_gone() -> None:
         settle(),
     )
     assert sorted(run.memory.binds) == [("ns/a", "n1"), ("ns/b", "n2")]
+
+
+def test_simulate_tells_a_group_not_placed_as_unschedulable() -> None:
+    """The members that fit go nowhere when their group is not placed, and say why."""
+    cluster = ClusterDump.of_stored(
+        [NodeView(node("n1")), NodeView(node("n2"))],
+        [PodView(member(name, "g", "2")) for name in ("a", "b", "c")],
+        [(VOLCANO, volcano_group("g", 3))],
+    )
+    decisions = simulate(gang_policy(), cluster, seed=1)
+    assert [(d.pod, d.node, d.message) for d in decisions] == [
+        (
+            "ns/a",
+            None,
+            "pod group is unschedulable, minCount (3) cannot be satisfied: 2 "
+            "scheduled, 0 remaining",
+        ),
+        (
+            "ns/b",
+            None,
+            "pod group is unschedulable, minCount (3) cannot be satisfied: 2 "
+            "scheduled, 0 remaining",
+        ),
+        ("ns/c", None, "0/2 nodes are available: 2 Insufficient cpu."),
+    ]

@@ -51,10 +51,15 @@ class Decision:
     :class:`~.framework.interface.Explains`: which device request failed and why)."""
     chosen: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """What those filters chose on the chosen node: each ResourceClaim's devices."""
+    overruled: str = ""
+    """Why the pod goes nowhere although the filters found it a node, or were not asked (its
+    gang was not placed): what it is told. ``node`` is then None."""
 
     @property
     def message(self) -> str:
         """The FailedScheduling message for an unschedulable pod."""
+        if self.overruled:
+            return self.overruled
         return failure_message(self.total_nodes, self.reasons, self.pre_filter_rejection)
 
     def to_dict(self) -> dict[str, Any]:

@@ -31,6 +31,7 @@ one decision (:class:`~policy_scheduler.runtime.decision.GroupDecision`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -139,6 +140,8 @@ class GroupCycle(GroupPreemptor):
 
             preemption = self._preempt_for_group(policy, group, members, what_if)
             told += f", {GROUP_PREEMPTION}{preemption.message}"
+        if self._on_decision is not None:
+            self._report_decisions(members, decided, told if failed else "")
         timed_out = self._timed_out(group, gang, failed, now)
         suffix = f"; not placed within its timeout of {gang.timeout_of(group):g}s" * timed_out
         self._tell_members(
@@ -173,6 +176,25 @@ class GroupCycle(GroupPreemptor):
         if policy.mode is not Mode.DRY_RUN:
             outcome = GroupOutcome(not failed, scheduled, known.count(group.key), why, timed_out)
             self._write_group_status(group, outcome)
+
+    def _report_decisions(
+        self, members: list[QueuedPod], decided: list[_Member], overruled: str
+    ) -> None:
+        """Tell ``on_decision`` each member's decision: as the filters made it, but for a group
+        not placed (``overruled`` says why), where the members that fit, and those the pass did
+        not decide, go nowhere."""
+        assert self._on_decision is not None
+        outcome_of = {member.entry.pod.uid: member.decision for member in decided}
+        total = len(self.cache.snapshot)
+        for entry in members:
+            decision = outcome_of.get(entry.pod.uid)
+            if decision is None:
+                decision = Decision(entry.pod.key, None, None, (), {}, total, 0)
+            if overruled and (decision.node is not None or not decision.reasons):
+                decision = dataclasses.replace(
+                    decision, node=None, score=None, candidates=(), overruled=overruled
+                )
+            self._on_decision(decision)
 
     def _placed_before(self, group: PodGroup) -> int:
         """The group's members assumed or bound already."""
@@ -226,8 +248,6 @@ class GroupCycle(GroupPreemptor):
             logger.exception("policy %s failed on pod %s", policy.name, pod.key)
             member.refusal = f"internal error: {error}"
             return member
-        if reserve and self._on_decision is not None:
-            self._on_decision(member.decision)
         if member.decision.node is None:
             return member
         if not reserve or policy.mode is Mode.DRY_RUN:
