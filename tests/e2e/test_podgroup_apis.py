@@ -20,6 +20,7 @@ from test_informer import until
 
 from policy_scheduler.kube.client import Kube
 from policy_scheduler.kube.credentials import load
+from policy_scheduler.kube.events import Recorder
 from policy_scheduler.kube.ports import KubeObjects
 from policy_scheduler.kube.scheduler import KubeScheduler
 from policy_scheduler.model.podgroups import (
@@ -166,7 +167,7 @@ def test_each_api_takes_its_status_patch(gated: Cluster, outcome: str) -> None:
             for group in mine:
                 patch = status_patch(group, result, now)
                 assert patch is not None, group.key
-                await KubeObjects(kube).patch(status_ref(group), patch)
+                await KubeObjects(kube, Recorder(kube)).patch(status_ref(group), patch)
         finally:
             await kube.close()
 

@@ -433,8 +433,14 @@ class Permit(ABC, Generic[State]):
         """None to let the pod bind; otherwise why not."""
 
 
+NORMAL = "Normal"
+WARNING = "Warning"
+"""The types of an event (:meth:`ObjectWriter.event`)."""
+
+
 class ObjectWriter(Protocol):
-    """The port through which pre-binds write to the API server (and what they wait for). A
+    """The port through which pre-binds write to the API server (and what they wait for), and
+    tell of it in an event. A
     refused request raises an exception whose ``status`` is the HTTP status (409: the object
     changed since the ``resourceVersion`` the write gave)."""
 
@@ -453,6 +459,11 @@ class ObjectWriter(Protocol):
 
     async def delete(self, ref: ObjectRef) -> None:
         """Delete the object; one already gone is no error."""
+        ...
+
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
+        """Post an event about ``pod`` in the background, as the loop's own events are (kube's
+        plugins record theirs through the framework handle's recorder)."""
         ...
 
 

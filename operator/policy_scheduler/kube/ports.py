@@ -174,10 +174,15 @@ class KubeStatusStore:
 
 
 class KubeObjects:
-    """:class:`~policy_scheduler.scheduling.ports.ObjectWriter` by merge patches."""
+    """:class:`~policy_scheduler.scheduling.ports.ObjectWriter` by merge patches; its events go
+    through the loop's recorder."""
 
-    def __init__(self, kube: Kube) -> None:
+    def __init__(self, kube: Kube, recorder: Recorder) -> None:
         self._kube = kube
+        self._recorder = recorder
+
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
+        self._recorder.event(pod, type_, reason, message, action)
 
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
         return await self._kube.request("PATCH", self._path(ref), patch, MERGE_PATCH)

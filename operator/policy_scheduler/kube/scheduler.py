@@ -86,7 +86,7 @@ class KubeScheduler:
             recorder,
             recorder,
             KubeStatusStore(kube),
-            KubeObjects(kube),
+            KubeObjects(kube, recorder),
             evictor=KubeEvictor(kube, recorder),
             seed=seed,
             metrics=self.metrics,

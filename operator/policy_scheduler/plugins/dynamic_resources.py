@@ -140,6 +140,7 @@ from policy_scheduler.framework.interface import (
     ANY_NODE,
     FITS,
     MAX_NODE_SCORE,
+    NORMAL,
     SKIP,
     Explains,
     Filter,
@@ -776,6 +777,13 @@ class _DynamicResourcesFilter(
             claims.append(written_extended)
         if state.volumes is None or not any(map(_waits, (r for c in claims for r in _results(c)))):
             return None
+        objects.event(
+            pod,
+            NORMAL,
+            "BindingConditionsPending",
+            f"waiting for binding conditions for device on node {node}",
+            "Scheduling",
+        )
         failure = await self._wait_for_binding(state.volumes, claims)
         return f'running PreBind plugin "{NAME}": {failure}' if failure else None
 

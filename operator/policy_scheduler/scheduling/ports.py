@@ -18,10 +18,12 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any, Protocol
 
-from policy_scheduler.framework.interface import ObjectRef, ObjectWriter
+from policy_scheduler.framework.interface import NORMAL, WARNING, ObjectRef, ObjectWriter
 from policy_scheduler.model.objects import PodView, rfc3339
 
 __all__ = [
+    "NORMAL",
+    "WARNING",
     "BindResult",
     "Binder",
     "Clock",
@@ -40,9 +42,6 @@ __all__ = [
     "WriteResult",
     "rfc3339",
 ]
-
-NORMAL = "Normal"
-WARNING = "Warning"
 
 
 class Outcome(Enum):

@@ -525,7 +525,11 @@ class FakeApi:
             for key, view in volumes._objects[RESOURCE_CLAIM].items()
         }
         self.patches: list[tuple[ObjectRef, Mapping[str, Any]]] = []
+        self.events: list[tuple[str, str, str, str]] = []
         self.fail = fail
+
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
+        self.events.append((pod.key, type_, reason, message))
 
     async def patch(self, ref: ObjectRef, patch: Mapping[str, Any]) -> Mapping[str, Any]:
         if self.fail is not None:
@@ -1162,8 +1166,8 @@ class Driver:
         plugin = dynamic_resources._DynamicResourcesFilter(
             binding_timeout=60, sleep=self.sleep, clock=lambda: self.at, now=lambda: NOW
         )
-        api = FakeApi(self.cycle.volumes)
-        return asyncio.run(plugin.pre_bind(self.cycle.state, self.cycle.pod, "a", api))
+        self.api = FakeApi(self.cycle.volumes)
+        return asyncio.run(plugin.pre_bind(self.cycle.state, self.cycle.pod, "a", self.api))
 
 
 def waiting_cycle() -> Bound:
@@ -1204,6 +1208,15 @@ def test_pre_bind_waits_for_the_devices_binding_conditions(
     driver = Driver(waiting_cycle(), *statuses)
     assert driver.pre_bind() == outcome
     assert driver.slept == slept
+    # kube's event before it waits.
+    assert driver.api.events == [
+        (
+            f"{NS}/{driver.cycle.pod.name}",
+            "Normal",
+            "BindingConditionsPending",
+            "waiting for binding conditions for device on node a",
+        )
+    ]
 
 
 @pytest.mark.parametrize(

@@ -652,6 +652,9 @@ class FakeApi:
     async def delete(self, ref: ObjectRef) -> None:
         raise AssertionError(f"VolumeBinding deletes nothing: {ref}")
 
+    def event(self, pod: PodView, type_: str, reason: str, message: str, action: str) -> None:
+        raise AssertionError(f"VolumeBinding tells nothing: {reason}")
+
     @staticmethod
     def located(ref: ObjectRef) -> tuple[str, str]:
         kind = PV if ref.resource == "persistentvolumes" else PVC
