@@ -266,3 +266,66 @@ def test_a_pod_whose_claim_is_not_known_waits_gated_until_the_claim_comes(
     assert (run.where("a"), run.memory.conditions) == (Where.GATED, [])
     run = run_steps([*steps[:-1], event])
     assert run.where("a") is where
+
+
+def extended_pod(name: str, resource: str) -> Raw:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": name},
+        "spec": {
+            "schedulerName": "test",
+            "containers": [{"name": "c", "resources": {"requests": {resource: "1"}}}],
+        },
+    }
+
+
+def gpu_class(name: str, resource: str | None = None) -> Raw:
+    spec = {} if resource is None else {"extendedResourceName": resource}
+    return {"metadata": {"name": name, "uid": name}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("resource", "event", "where"),
+    [
+        pytest.param(
+            "example.com/gpu",
+            storage(volumes.DEVICE_CLASS, gpu_class("gpus", "example.com/gpu")),
+            Where.ACTIVE,
+            id="a class that maps its resource comes",
+        ),
+        pytest.param(
+            "deviceclass.resource.kubernetes.io/gpus",
+            storage(volumes.DEVICE_CLASS, gpu_class("gpus")),
+            Where.ACTIVE,
+            id="the class its implicit name names comes",
+        ),
+        pytest.param(
+            "example.com/gpu",
+            storage(volumes.DEVICE_CLASS, gpu_class("other", "example.com/other")),
+            Where.UNSCHEDULABLE,
+            id="a class for another resource comes",
+        ),
+    ],
+)
+def test_a_class_for_a_pods_extended_resource_moves_it(
+    resource: str, event: Any, where: Where
+) -> None:
+    """kube's NodeResourcesFit hint for DeviceClass events (DRAExtendedResource): a pod no node
+    had its extended resource for is tried again when a class comes that may serve it."""
+    policy = {
+        **POLICY,
+        "spec": {
+            "schedulerName": "test",
+            "predicates": [{"name": "NodeResourcesFit"}, {"name": "DynamicResources"}],
+        },
+    }
+    steps = [
+        lambda run: run.scheduler.node_changed(node("n1")),
+        lambda run: run.scheduler.policy_changed(policy),
+        lambda run: run.scheduler.pod_changed(extended_pod("x", resource)),
+        settle(),
+        later(20),
+    ]
+    run = run_steps(steps)
+    assert run.where("x") is Where.UNSCHEDULABLE
+    run = run_steps([*steps, event])
+    assert run.where("x") is where

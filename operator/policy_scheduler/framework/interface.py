@@ -128,6 +128,11 @@ class Filter(ABC, Generic[State]):
     """The events that can turn a node this filter rejected into one it accepts: a pod it
     rejected waits for one of them (or for the queue's timeout) before it is tried again."""
 
+    wakes_on_if_watched: ClassVar[EventKind] = EventKind(0)
+    """Events that may help too, but only in a policy whose other plugins have their kind
+    watched: this filter asks for no watch of it (NodeResourcesFit and the DeviceClasses that
+    only a policy with DynamicResources maps extended resources to)."""
+
     unresolvable_reasons: ClassVar[frozenset[str]] = frozenset()
     """The reasons of this filter that no preemption can help (kube-scheduler's
     UnschedulableAndUnresolvable): a node rejected for one of them is no candidate for

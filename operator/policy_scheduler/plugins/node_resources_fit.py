@@ -52,7 +52,12 @@ from policy_scheduler.model.nodetable import NodeBlock, plus
 from policy_scheduler.model.objects import PodView
 from policy_scheduler.model.quantity import CPU, EPHEMERAL_STORAGE, MEMORY, PODS
 from policy_scheduler.model.selectors import label_key_problem
-from policy_scheduler.plugins.dra_extended import TAKEN_ON, is_dra_extended_name
+from policy_scheduler.model.volumes import DeviceClassView
+from policy_scheduler.plugins.dra_extended import (
+    DEVICE_CLASS_PREFIX,
+    TAKEN_ON,
+    is_dra_extended_name,
+)
 from policy_scheduler.plugins.helper import group_failures
 from policy_scheduler.plugins.resource_allocation import is_scalar_resource
 
@@ -75,6 +80,22 @@ def _is_extended(name: str) -> bool:
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
+def _class_may_serve(pod: PodView, event: ClusterEvent) -> bool:
+    """kube's hint for a DeviceClass added or changed: a new class whose implicit name, or whose
+    ``extendedResourceName`` (new, or changed), the pod requests."""
+    added, before = event.storage, event.old_storage
+    if not isinstance(added, DeviceClassView):
+        return False
+    resource = added.spec.get("extendedResourceName")
+    requests = pod.requests
+    if isinstance(before, DeviceClassView):
+        if before.spec.get("extendedResourceName") == resource:
+            return False
+    elif requests.get(DEVICE_CLASS_PREFIX + added.name):
+        return True
+    return isinstance(resource, str) and bool(requests.get(resource))
+
+
 class _FitFilter(Filter[tuple[_Check, ...]]):
     """The state is the pod's non-zero requests that this filter checks."""
 
@@ -85,6 +106,9 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         | EventKind.POD_DELETED
         | EventKind.POD_SCALED_DOWN
     )
+    # A class may come to serve an extended resource no node lists (DRAExtendedResource), in a
+    # policy whose DynamicResources maps them (and watches the classes).
+    wakes_on_if_watched = EventKind.DEVICE_CLASS_CHANGED
 
     def __init__(self, ignored: frozenset[str], ignored_groups: frozenset[str]) -> None:
         self._ignored = ignored
@@ -113,6 +137,8 @@ class _FitFilter(Filter[tuple[_Check, ...]]):
         hint for a node asks the same; for a deleted pod it queues whatever the node), and a
         node's update helps only if it raised the number of pods it allows or the allocatable of
         a resource the pod requests (as kube's)."""
+        if event.kind == EventKind.DEVICE_CLASS_CHANGED:
+            return _class_may_serve(pod, event)
         node, old = event.node, event.old_node
         if node is None:
             return True

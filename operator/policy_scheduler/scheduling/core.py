@@ -263,7 +263,8 @@ class SchedulerCore:
         for name in entry.rejected_by:
             plugin = policy.pipeline.filter_named(name)
             if plugin is None or (
-                event.kind & plugin.wakes_on and plugin.queueing_hint(entry.pod, event)
+                event.kind & (plugin.wakes_on | plugin.wakes_on_if_watched)
+                and plugin.queueing_hint(entry.pod, event)
             ):
                 return True
         return False
