@@ -19,10 +19,18 @@ SchedulingPolicy that decided, our counterpart of a kube-scheduler profile):
 - ``scheduler_scheduling_algorithm_duration_seconds`` histogram: the policy's filter and score
   pipeline alone, for every decision (DryRun ones too).
 - ``scheduler_pod_scheduling_attempts`` histogram: attempts a pod took, observed when it is bound.
+- ``scheduler_podgroup_schedule_attempts_total{result, profile}`` counter: a gang's passes
+  (GangScheduling), ``scheduled`` (its members placed, on their way to their binds),
+  ``unschedulable``, or ``waiting_on_preemption`` (its preemption evicts for it). A pass is not
+  counted in ``scheduler_schedule_attempts_total``' ``scheduled`` until each member is bound.
+- ``scheduler_podgroup_scheduling_attempt_duration_seconds{result, profile}`` histogram: a pass,
+  from the pop of its first member to its result; ``scheduler_podgroup_scheduling_algorithm_
+  duration_seconds`` histogram: its members' decisions.
 - ``scheduler_pending_pods{queue}`` gauge: pods waiting in the ``active``, ``backoff``,
   ``unschedulable`` and ``gated`` queues (``gated``: held by a pre-enqueue plugin, scheduling
   gates among them, or a preemptor while its victims are evicted), and v1.37's pod-group
-  queues ``incomplete`` and ``pending``, always empty here (no pod groups).
+  queues ``incomplete`` and ``pending``, always empty here (a gang's members wait in the
+  others).
   Popped pods are not pending, as in kube-scheduler; those being bound are
   ``policy_scheduler_binds_in_flight``.
 - ``scheduler_cache_size{type}`` gauge: ``nodes`` and ``pods`` (assumed pods included) in the
@@ -199,6 +207,26 @@ class Metrics:
             buckets=exponential_buckets(1, 2, 5),
             registry=self.registry,
         )
+        self._group_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts",
+            "Number of attempts to schedule pod group, by the result. 'unschedulable' means a "
+            "pod group could not be scheduled, while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=self.registry,
+        )
+        self._group_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            "Pod group scheduling attempt latency in seconds",
+            ["result", "profile"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self._group_algorithm = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            "Pod group scheduling algorithm latency in seconds",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self._bind_duration = Histogram(
             "policy_scheduler_bind_duration_seconds",
             "Latency of one pods/binding call in seconds, by outcome: bound, taken, gone, failed.",
@@ -254,6 +282,11 @@ class Metrics:
 
     def algorithm(self, seconds: float) -> None:
         self._algorithm_duration.observe(seconds)
+
+    def group_attempt(self, result: str, profile: str, seconds: float, algorithm: float) -> None:
+        self._group_attempts.labels(result, profile).inc()
+        self._group_duration.labels(result, profile).observe(seconds)
+        self._group_algorithm.observe(algorithm)
 
     def pod_scheduled(self, attempts: int) -> None:
         self._pod_attempts.observe(attempts)

@@ -10,11 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 from test_loop import Run, Step, delete_pod, feed, later, node, pod, policy, settle
 from test_loop_storage import run_steps as run_list
 
+from policy_scheduler.metrics import Metrics
 from policy_scheduler.model import podgroups
 from policy_scheduler.model.objects import NodeView, PodView
+from policy_scheduler.scheduling.ports import NoMetrics
 from policy_scheduler.scheduling.queue import Where
 from policy_scheduler.simulate import ClusterDump, simulate
 
@@ -450,3 +453,49 @@ def test_simulate_tells_a_group_not_placed_as_unschedulable() -> None:
         ),
         ("ns/c", None, "0/2 nodes are available: 2 Insufficient cpu."),
     ]
+
+
+class Passes(NoMetrics):
+    """Keeps the gang passes' results."""
+
+    def __init__(self) -> None:
+        self.passes: list[tuple[str, str]] = []
+
+    def group_attempt(self, result: str, profile: str, seconds: float, algorithm: float) -> None:
+        self.passes.append((result, profile))
+
+
+@pytest.mark.parametrize(
+    ("steps", "passes"),
+    [
+        pytest.param(
+            [group(VOLCANO, volcano_group("g", 2)), members("g", "a", "b")],
+            [("scheduled", "test")],
+            id="placed",
+        ),
+        pytest.param(
+            [group(VOLCANO, volcano_group("g", 3)), members("g", "a", "b", "c", cpu="2")],
+            [("unschedulable", "test")],
+            id="not placed",
+        ),
+    ],
+)
+def test_each_pass_is_counted_by_its_result(steps: list[Step], passes: list[Any]) -> None:
+    sink = Passes()
+
+    def counted(run: Run) -> None:
+        run.scheduler.metrics = sink
+
+    run_steps(counted, TWO_NODES, feed(gang_policy()), *steps, settle())
+    assert sink.passes == passes
+
+
+def test_the_pod_group_metrics_carry_kubes_names() -> None:
+    metrics = Metrics()
+    metrics.group_attempt("scheduled", "gang", 0.01, 0.002)
+    text = generate_latest(metrics.registry).decode()
+    assert (
+        'scheduler_podgroup_schedule_attempts_total{profile="gang",result="scheduled"} 1.0' in text
+    )
+    assert "scheduler_podgroup_scheduling_attempt_duration_seconds_bucket" in text
+    assert "scheduler_podgroup_scheduling_algorithm_duration_seconds_count 1.0" in text

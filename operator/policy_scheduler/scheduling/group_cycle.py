@@ -60,7 +60,13 @@ from policy_scheduler.scheduling.group_preemption import (
     GroupPreemptor,
     Placements,
 )
-from policy_scheduler.scheduling.ports import NORMAL, UNSCHEDULABLE, WARNING
+from policy_scheduler.scheduling.ports import (
+    NORMAL,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    WAITING_ON_PREEMPTION,
+    WARNING,
+)
 from policy_scheduler.scheduling.queue import QueuedPod
 
 logger = logging.getLogger(__name__)
@@ -117,7 +123,8 @@ class GroupCycle(GroupPreemptor):
         members = self._take_members(entry, policy, group)
         placed_before = self._placed_before(group)
         decided, verdict = self._place_group(policy, group, members, reserve=True)
-        self.metrics.algorithm(self.clock.monotonic() - started)
+        algorithm = self.clock.monotonic() - started
+        self.metrics.algorithm(algorithm)
         placed = [member for member in decided if member.placed]
         # kube's pass also fails when it placed none (every member left fit nowhere), with no
         # verdict of its own: each member then tells its own reasons.
@@ -176,6 +183,12 @@ class GroupCycle(GroupPreemptor):
         if policy.mode is not Mode.DRY_RUN:
             outcome = GroupOutcome(not failed, scheduled, known.count(group.key), why, timed_out)
             self._write_group_status(group, outcome)
+            result = SCHEDULED
+            if failed:
+                waits = preemption is not None and bool(preemption.plan)
+                result = WAITING_ON_PREEMPTION if waits else UNSCHEDULABLE
+            took = self.clock.monotonic() - started
+            self.metrics.group_attempt(result, policy.name, took, algorithm)
 
     def _report_decisions(
         self, members: list[QueuedPod], decided: list[_Member], overruled: str

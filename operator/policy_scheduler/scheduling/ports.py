@@ -163,6 +163,7 @@ class SystemClock:
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
+WAITING_ON_PREEMPTION = "waiting_on_preemption"
 ERROR = "error"
 """The results of a scheduling attempt, as kube-scheduler's metrics label them."""
 
@@ -195,6 +196,10 @@ class MetricsSink(Protocol):
 
     def decision_recorded(self, policy: str, mode: str, result: str) -> None: ...
 
+    def group_attempt(self, result: str, profile: str, seconds: float, algorithm: float) -> None:
+        """A gang's pass: its result, how long it took and how long its decisions took."""
+        ...
+
 
 class NoMetrics:
     """The sink of a run that exports no metrics (``simulate``): it keeps nothing."""
@@ -218,4 +223,7 @@ class NoMetrics:
         pass
 
     def decision_recorded(self, policy: str, mode: str, result: str) -> None:
+        pass
+
+    def group_attempt(self, result: str, profile: str, seconds: float, algorithm: float) -> None:
         pass
