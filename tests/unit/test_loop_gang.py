@@ -15,7 +15,7 @@ from test_loop import Run, Step, delete_pod, feed, later, node, pod, policy, set
 from test_loop_storage import run_steps as run_list
 
 from policy_scheduler.metrics import Metrics
-from policy_scheduler.model import podgroups
+from policy_scheduler.model import disruption, podgroups
 from policy_scheduler.model.objects import NodeView, PodView
 from policy_scheduler.scheduling.ports import NoMetrics
 from policy_scheduler.scheduling.queue import Where
@@ -499,3 +499,25 @@ def test_the_pod_group_metrics_carry_kubes_names() -> None:
     )
     assert "scheduler_podgroup_scheduling_attempt_duration_seconds_bucket" in text
     assert "scheduler_podgroup_scheduling_algorithm_duration_seconds_count 1.0" in text
+
+
+def test_a_victim_a_budget_protects_is_spared_first() -> None:
+    """kube's reprieve order: of two victims either of which makes room, the one a
+    PodDisruptionBudget protects (none of its disruptions left) stays, the other goes."""
+    protected = running("v1", "n1")
+    protected["metadata"]["labels"] = {"app": "db"}
+    budget = {
+        "metadata": {"name": "db", "namespace": "ns"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    one = volcano_group("g", 1)
+    run = run_steps(
+        feed(preempting_policy()),
+        feed(node("n1", cpu="3"), running("v2", "n1"), protected),
+        lambda run: run.scheduler.changed(disruption.KIND, budget),
+        group(VOLCANO, one),
+        feed(high("a")),
+        settle(),
+    )
+    assert [victim for victim, _, _, _ in run.memory.preemptions] == ["ns/v2"]

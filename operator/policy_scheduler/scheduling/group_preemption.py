@@ -8,7 +8,8 @@ With all of them taken out of the snapshot, the group is placed again (a what-if
 assumed, nothing reserved). If it still cannot be placed, nothing is evicted and the pass's
 verdict is told. Otherwise the victims are tried back, most important first (higher priority,
 then earlier start, as kube's MoreImportantPod): one is spared when every member still fits on its
-node with it back (the filters run anew, each member assumed after it passed, as kube's reprieve).
+node with it back (the filters run anew, each member assumed after it passed, as kube's reprieve),
+those a PodDisruptionBudget protects tried first.
 Those not spared are evicted, each by the member placed on its node (or by the first member), and
 every member is nominated to its node, as kube's executor does; the members wait for their
 victims to terminate, as a single preemptor waits (:mod:`~.preemption`), and the next pass places
@@ -90,11 +91,15 @@ class GroupPreemptor(ScheduleOne):
             placed = place()
             if isinstance(placed, str):
                 return GroupPreemption(placed)
+            node_of = {pod.uid: info for info, pod in potential}
+            ordered = sorted((pod for _, pod in potential), key=importance)
+            protected, unprotected = state.disruption_budgets.split_violating(ordered)
             victims = [
-                (info, pod)
-                for info, pod in sorted(potential, key=lambda victim: importance(victim[1]))
-                if not self._spared(policy, state, info, pod, placed)
+                (node_of[pod.uid], pod)
+                for pod in (*protected, *unprotected)
+                if not self._spared(policy, state, node_of[pod.uid], pod, placed)
             ]
+        victims.sort(key=lambda victim: importance(victim[1]))
         return GroupPreemption(found(len(victims)), _plan(placed, victims))
 
     def _spared(
