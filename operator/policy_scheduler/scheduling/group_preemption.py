@@ -113,6 +113,11 @@ class GroupPreemptor(ScheduleOne):
         """Put ``victim`` back; keep it there (spared) when every member still fits its node
         with it, each member assumed once it passed; else take it out again."""
         state.add_pod(info, victim)
+        if info.name not in {node for _, node in placed} and not any(
+            plugin.pre_filter_counts_pods for plugin in policy.pipeline.filters
+        ):
+            # No member is on its node, and no filter counts pods beyond a member's own node.
+            return True
         assumed: list[str] = []
         try:
             for member, node in placed:
