@@ -303,10 +303,23 @@ def test_choice(case: Case) -> None:
             [],
             (f"{DRIVER}/x",),
         ),
+        (
+            "the text of a capacity in a string is none",
+            ['device.attributes["d.io"].model == "capacity[\'d.io\'].mem"'],
+            [],
+            (),
+        ),
+        ("an expression that does not compile reads none", ["device.capacity[["], [], ()),
+        (
+            "in the order written, inside a macro too",
+            ['[device.capacity["d.io"].z].exists(x, x > device.capacity["d.io"].b)'],
+            [],
+            ("d.io/z", "d.io/b"),
+        ),
     ],
 )
 def test_compared_capacities(
     name: str, selectors: list[str], requested: list[str], want: tuple[str, ...]
 ) -> None:
     raw = [{"cel": {"expression": e}} for e in selectors]
-    assert SMALLEST.compared(requested, raw) == want
+    assert SMALLEST.compared(requested, raw, DeviceSelectors().capacities_read) == want

@@ -169,6 +169,41 @@ class _KubeEvaluator(Evaluator):
         return self.sub_evaluator(body_tree).evaluate({name: value})
 
 
+def _capacity_domain(tree: Any) -> str | None:
+    """The domain of ``device.capacity["domain"]``, when ``tree`` is that; else None."""
+    tree = _unwrapped(tree)
+    if not (isinstance(tree, lark.Tree) and tree.data == "member_index"):
+        return None
+    capacity = _unwrapped(tree.children[0])
+    if not (
+        isinstance(capacity, lark.Tree)
+        and capacity.data == "member_dot"
+        and str(capacity.children[1]) == "capacity"
+        and _is_ident(capacity.children[0], "device")
+    ):
+        return None
+    return _string_literal(tree.children[1])
+
+
+def _string_literal(tree: Any) -> str | None:
+    """The value of a string literal alone in ``tree`` (an index expression); else None."""
+    while isinstance(tree, lark.Tree) and len(tree.children) == 1 and tree.data != "literal":
+        tree = tree.children[0]
+    if not (isinstance(tree, lark.Tree) and tree.data == "literal"):
+        return None
+    # A qualified name needs no escapes: a literal with any is not one.
+    token = str(tree.children[0])
+    if len(token) < 2 or token[0] not in "'\"" or token[-1] != token[0] or "\\" in token:
+        return None
+    return token[1:-1]
+
+
+def _unwrapped(tree: Any) -> Any:
+    while isinstance(tree, lark.Tree) and tree.data == "member" and len(tree.children) == 1:
+        tree = tree.children[0]
+    return tree
+
+
 def _is_ident(tree: Any, name: str) -> bool:
     while isinstance(tree, lark.Tree) and tree.data in ("member", "primary"):
         tree = tree.children[0]
@@ -195,6 +230,24 @@ class Program:
             for node in ast.iter_subtrees()
             if len(node.children) != 1 or node.data in ("ident", "literal")
         )
+
+    def capacities_read(self) -> tuple[str, ...]:
+        """The device capacities the expression reads, ``domain/name``, once each, in the
+        order they are written:
+        ``device.capacity["domain"].name`` and ``device.capacity["domain"]["name"]``."""
+        found: list[tuple[int, str]] = []
+        for node in self._ast.iter_subtrees():
+            if node.data not in ("member_dot", "member_index") or len(node.children) != 2:
+                continue
+            domain = _capacity_domain(node.children[0])
+            name = node.children[1]
+            if node.data == "member_index":
+                name = _string_literal(name)
+            if domain is not None and isinstance(name, str) and name:
+                # Where it starts in the text: the capacities in the order they are written.
+                first = next(node.scan_values(lambda value: isinstance(value, lark.Token)))
+                found.append((first.start_pos or 0, f"{domain}/{name}"))
+        return tuple(dict.fromkeys(name for _, name in sorted(found)))
 
     def evaluate(self, variables: Mapping[str, Any], cost_limit: int) -> Any:
         """The expression's value; raises CelError (runtime) with cel-go's text."""

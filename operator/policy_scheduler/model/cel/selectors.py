@@ -130,6 +130,14 @@ class DeviceSelectors:
             raise program
         return program
 
+    def capacities_read(self, expression: str) -> tuple[str, ...]:
+        """The device capacities ``expression`` reads (:meth:`Program.capacities_read`); none
+        when it does not compile, which its evaluation tells."""
+        try:
+            return self.compile(expression).capacities_read()
+        except CelError:
+            return ()
+
     def matches(
         self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
     ) -> bool:

@@ -59,6 +59,8 @@ class Selectors(Protocol):
         self, expression: str, driver: str, device: Mapping[str, Any], key: Hashable
     ) -> bool: ...
 
+    def capacities_read(self, expression: str) -> tuple[str, ...]: ...
+
 
 class AllocationError(Exception):
     """kube's fatal allocator error (a CEL error, an invalid pool for an All request, a class
@@ -771,7 +773,7 @@ class _Search:
             *((request.class_.get("spec") or {}).get("selectors") or ()),
             *(request.raw.get("selectors") or ()),
         ]
-        return self.choice.compared(request.capacity, selectors)
+        return self.choice.compared(request.capacity, selectors, self.a.selectors.capacities_read)
 
     def _in_use(self, device: DeviceID) -> bool:
         return device in self.a._whole or bool(self.allocating.get(device))

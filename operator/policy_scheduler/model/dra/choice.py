@@ -25,19 +25,12 @@ Devices equal under every key keep kube's order.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, TypeVar
 
 from policy_scheduler.model.dra.devices import AttributeValue, Capacity, Device
-
-# A capacity as CEL reads it: device.capacity["domain"].name or device.capacity["domain"]["name"].
-_CEL_CAPACITY = re.compile(
-    r"""capacity\s*\[\s*(["'])([^"']+)\1\s*\]\s*"""
-    r"""(?:\.\s*([A-Za-z_][A-Za-z0-9_]*)|\[\s*(["'])([^"']+)\4\s*\])"""
-)
 
 Candidate = TypeVar("Candidate")
 
@@ -60,18 +53,19 @@ class DeviceChoice:
         return self.smallest or bool(self.numa_attribute)
 
     def compared(
-        self, requested: Iterable[str], selectors: Iterable[Mapping[str, Any]]
+        self,
+        requested: Iterable[str],
+        selectors: Iterable[Mapping[str, Any]],
+        capacities_read: Callable[[str], Sequence[str]],
     ) -> tuple[str, ...]:
         """The capacities ``smallest`` compares for a request with capacity requests
-        ``requested`` and CEL ``selectors`` (its class's and its own); empty: all of each
-        device's."""
+        ``requested`` and CEL ``selectors`` (its class's and its own), which read the
+        capacities ``capacities_read`` says; empty: all of each device's."""
         if self.capacities:
             return self.capacities
         names = list(requested)
         for selector in selectors:
-            expression = str((selector.get("cel") or {}).get("expression", ""))
-            for match in _CEL_CAPACITY.finditer(expression):
-                names.append(f"{match.group(2)}/{match.group(3) or match.group(5)}")
+            names += capacities_read(str((selector.get("cel") or {}).get("expression", "")))
         return tuple(dict.fromkeys(names))
 
     def order(
