@@ -98,6 +98,20 @@ phases, from the first pod created to the last bound; kube-controller-manager an
 machine with the scheduler, alike for both. Its check: no device is allocated to two claims, and
 each pod left has its claim allocated on its node and reserved for it.
 
+Then, for the two deciders only, the gang phases (``--gang-nodes``, 1,000; 0 skips them), in a
+run of their own on a bare control plane started with the gate GenericWorkload on
+(``--feature-gates GenericWorkload=true``: kube-apiserver serves scheduling.k8s.io/v1beta1
+PodGroup, and kube-scheduler, given the gate too, runs its GangScheduling plugin in the default
+profile); ours runs the default profile with GangScheduling in ``spec.plugins.preEnqueue``. One
+phase per group size of GANG_SIZES (8 and 64): ``--gang-pods`` (2,048) pods of the mix in groups
+of that size, each group a native PodGroup of ``gang.minCount`` its size (no Workload) whose
+members name it in ``spec.schedulingGroup.podGroupName``. The PodGroups are created first (not
+measured), then every member of every group as a burst, group after group. Measured as the other
+phases, and per group: from its last member created (no gang scheduler may place it before) to
+its last member bound, p50/p90/p99. The nodes have room for every pod, so each group fits whole.
+Its check: no group partly bound; the groups whose PodGroupInitiallyScheduled condition is True
+are counted (kube-scheduler's status), not required.
+
 Definitions:
 
 - created: this process's clock when the pod's POST is sent (creationTimestamp has one-second
@@ -149,6 +163,7 @@ status is 1 when a run did not bind all its pods or failed a correctness check.
         [--preemption-pods PODS/10] [--anti-affinity-pods PODS/5] [--spread-pods PODS/5]
         [--preferred-affinity-pods PODS/5] [--parked-pods PODS] [--unschedulable-pods PODS/5]
         [--dra-nodes 500] [--dra-devices 10] [--dra-in-flight 10] [--dra-seconds 10]
+        [--gang-nodes 1000] [--gang-pods 2048]
         [--schedulers policy-scheduler kube-scheduler raw raw+events]
 """
 
@@ -213,7 +228,7 @@ from harness.workload import (
     prepare,
 )
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
-from scheduling_report import write_reports
+from scheduling_report import GANG_SIZES, gang_phase, write_reports
 
 from policy_scheduler.kube.events import POST_CONCURRENCY
 from policy_scheduler.scheduling.core import BIND_CONCURRENCY
@@ -244,6 +259,13 @@ SETTLE_SECONDS = 1.0
 # The metrics both deciding schedulers serve, with kube-scheduler's names and buckets.
 ATTEMPTS = "scheduler_schedule_attempts_total"
 ATTEMPT_DURATION = "scheduler_scheduling_attempt_duration_seconds"
+# The gang phases' control plane: GenericWorkload serves scheduling.k8s.io/v1beta1 Workload and
+# PodGroup (up adds the beta API versions) and gives kube-scheduler's default profile its
+# GangScheduling plugin, which kube-scheduler only runs with the gate on its own command line too.
+GANG_GATES = ("--feature-gates", "GenericWorkload=true")
+PODGROUPS = f"/apis/scheduling.k8s.io/v1beta1/namespaces/{NAMESPACE}/podgroups"
+# What our policy adds to the default profile for the gang phases (kube's plugin name).
+GANG_PLUGINS = {"preEnqueue": [{"name": "GangScheduling"}]}
 
 
 @dataclass(frozen=True)
@@ -262,6 +284,8 @@ class Config:
     dra_devices: int  # devices per node, half allocated before the phase
     dra_in_flight: int  # its pods in flight
     dra_seconds: float  # how long they are churned
+    gang_nodes: int  # the gang phases' nodes (0: not run)
+    gang_pods: int  # pods of each gang phase, rounded down to whole groups
     concurrency: int
     create_threads: int
     kube_qps: int
@@ -272,6 +296,10 @@ class Config:
     @property
     def steady_pods(self) -> int:
         return round(self.steady_rate * self.steady_seconds)
+
+    def gang_pods_of(self, size: int) -> int:
+        """The pods of the gang phase of groups of ``size``: whole groups only."""
+        return self.gang_pods // size * size
 
 
 # --- the workload -----------------------------------------------------------------------------
@@ -441,13 +469,16 @@ def preemption_workload(
 # --- the schedulers under test ----------------------------------------------------------------
 
 
-def start_scheduler(kind: str, plane: ControlPlane, config: Config, nodes_file: Path) -> Process:
-    """One scheduler under test, as a child process, its log under ``config.out``/logs/."""
+def start_scheduler(
+    kind: str, plane: ControlPlane, config: Config, nodes_file: Path, *gates: str
+) -> Process:
+    """One scheduler under test, as a child process, its log under ``config.out``/logs/;
+    kube-scheduler with ``gates`` (``--feature-gates``, as ``plane`` was started with)."""
     log_path = config.out / "logs" / f"{kind}-{nodes_file.stem}.log"
     if kind == "policy-scheduler":
         return start_operator(plane.operator, log_path, "--leader-elect=false")
     if kind == "kube-scheduler":
-        return start_kube_scheduler(plane, log_path, SCHEDULER_NAMES[kind], config.kube_qps)
+        return start_kube_scheduler(plane, log_path, SCHEDULER_NAMES[kind], config.kube_qps, *gates)
     command = [
         sys.executable,
         str(Path(__file__).with_name("raw_binder.py")),
@@ -542,6 +573,25 @@ def percentile(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile: a latency that some pod really had."""
     ordered = sorted(values)
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def percentiles(values: Sequence[float], ps: Sequence[int]) -> dict[str, float | None]:
+    """Per percentile of ``ps`` ("p50": ...), ``values``' nearest rank, to 0.1; None where there
+    are no values."""
+    return {f"p{p}": round(percentile(values, p), 1) if values else None for p in ps}
+
+
+def group_latencies(
+    groups: Mapping[str, Sequence[str]], created: Mapping[str, float], bound: Mapping[str, float]
+) -> list[float]:
+    """Per group of ``groups`` (name -> its members) whose every member was created and bound: the
+    ms from its last member created (no gang scheduler can place it before) to its last member
+    bound (the group whole), by the times in ``created`` and ``bound``."""
+    return [
+        (max(bound[name] for name in members) - max(created[name] for name in members)) * 1000
+        for members in groups.values()
+        if members and all(name in created and name in bound for name in members)
+    ]
 
 
 def bucket_percentiles(
@@ -667,9 +717,11 @@ def measure(
     rate: float | None,
     run: Run,
     claims: Mapping[str, bytes] | None = None,
+    *,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """One phase: create ``pods`` (each after its claim in ``claims``, if any), wait for all to be
-    bound, and what it took."""
+    bound, and what it took (per group of ``groups`` too, if the pods make groups)."""
     config, scheduler = run.config, run.scheduler
     before = Before.taken(run)
     creator = Creator(run.admin, config.create_threads, claims or {}, on_uid=created(scheduler))
@@ -683,7 +735,7 @@ def measure(
             ),
             scheduler.check_alive,
         )
-    return phase_figures(phase, names, creator, complete, run=run, before=before)
+    return phase_figures(phase, names, creator, complete, run=run, before=before, groups=groups)
 
 
 def phase_figures(
@@ -694,9 +746,11 @@ def phase_figures(
     *,
     run: Run,
     before: Before,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """A phase's figures once its pods ``names``, created by ``creator``, are bound (or the
-    wait for them gave up: not ``complete``), measured from ``before``."""
+    wait for them gave up: not ``complete``), measured from ``before``; with ``groups`` (name ->
+    members), the groups' latencies too (``group_latencies``)."""
     admin, watch, scheduler = run.admin, run.watch, run.scheduler
     time.sleep(SETTLE_SECONDS)
     cpu = scheduler.cpu_seconds() - before.cpu
@@ -722,10 +776,7 @@ def phase_figures(
         "seconds": round(seconds, 3),
         "throughput": round(len(latencies) / seconds, 2) if seconds > 0 else 0.0,
         "create_rate": round(len(creator.created) / max(creator.done - first_created, 1e-9), 2),
-        "latency_ms": {
-            f"p{p}": round(percentile(latencies, p), 1) if latencies else None
-            for p in (50, 90, 99, 100)
-        },
+        "latency_ms": percentiles(latencies, (50, 90, 99, 100)),
         "cpu_seconds": round(cpu, 2),
         "cpu_ms_per_pod": round(cpu * 1000 / len(names), 3),
         "api_requests": round(requests),
@@ -737,9 +788,14 @@ def phase_figures(
         # from its queue to bound, as both schedulers' histogram times them; bucket bounds).
         # The rest is the pod's way to the scheduler's watch, its wait in the queue, and the
         # bound pod's way to ours.
-        "create_ms": {f"p{p}": round(percentile(create_calls, p), 1) for p in (50, 99)},
+        "create_ms": percentiles(create_calls, (50, 99)),
         "attempt_ms": None,
     }
+    if groups is not None:
+        whole = group_latencies(groups, creator.created, watch.bound)
+        result.update(
+            groups=len(groups), groups_bound=len(whole), group_ms=percentiles(whole, (50, 90, 99))
+        )
     if before.page is not None and page_after is not None:
         attempts = total(page_after, ATTEMPTS) - total(before.page, ATTEMPTS)
         result["attempts_per_pod"] = round(attempts / len(names), 3)
@@ -762,12 +818,14 @@ def measured(
     rate: float | None = None,
     claims: Mapping[str, bytes] | None = None,
     check: Callable[[Api, Listing, Sequence[str]], dict[str, Any]] | None = None,
+    groups: Mapping[str, Sequence[str]] | None = None,
 ) -> PhaseRun:
     """What every phase does: ``pods`` created (a burst, or ``rate`` a second) and measured until
-    bound; at the end of the run they must be bound, and pass ``check(admin, listing, names)``."""
+    bound (and per group of ``groups``, if they make groups); at the end of the run they must be
+    bound, and pass ``check(admin, listing, names)``."""
     names = [name for name, _ in pods]
     return PhaseRun(
-        measure(phase, pods, rate, run, claims),
+        measure(phase, pods, rate, run, claims, groups=groups),
         names,
         check=None if check is None else lambda admin, listing: check(admin, listing, names),
     )
@@ -802,9 +860,7 @@ def storage(run: Run, count: int) -> PhaseRun:
     pods, claims = storage_workload("storage", count, run.scheduler_name)
     ran = measured(run, "storage", pods, claims=claims, check=verify_storage)
     took = [seconds * 1000 for seconds in provisioner.provisioned.values()]
-    ran.figures["provision_ms"] = {
-        f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
-    }
+    ran.figures["provision_ms"] = percentiles(took, (50, 99))
     ran.figures["provision_errors"] = provisioner.errors[:10]
     return ran
 
@@ -874,9 +930,7 @@ def preemption(run: Run, count: int) -> PhaseRun:
             "evicted_per_preemptor": round(victims / len(high), 3),
             "evicted_minimum": len(high) * VICTIMS_PER_NODE,
             "evicted_vs_minimum": round(victims / (len(high) * VICTIMS_PER_NODE), 3),
-            "force_delete_ms": {
-                f"p{p}": round(percentile(took, p), 1) if took else None for p in (50, 99)
-            },
+            "force_delete_ms": percentiles(took, (50, 99)),
             "kubelet_errors": kubelet.errors[:10],
         }
     )
@@ -1170,6 +1224,68 @@ def dra(run: Run, in_flight: int) -> PhaseRun:
     )
 
 
+# --- gang scheduling --------------------------------------------------------------------------
+
+
+def pod_group_body(name: str, min_count: int) -> dict[str, Any]:
+    """A native PodGroup (scheduling.k8s.io/v1beta1, no Workload): its members are bound only
+    when at least ``min_count`` of them fit together."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
+
+
+def gang_workload(size: int, count: int, scheduler_name: str) -> dict[str, list[tuple[str, bytes]]]:
+    """``count // size`` groups of ``size`` pods of the mix, labelled with their phase, each
+    member naming its group in ``spec.schedulingGroup.podGroupName``: the members by group."""
+    phase = gang_phase(size)
+    groups: dict[str, list[tuple[str, bytes]]] = {}
+    for g in range(count // size):
+        group = f"{phase}-{g:04d}"
+        extra = {"schedulingGroup": {"podGroupName": group}}
+        groups[group] = [
+            (
+                f"{group}-{m:02d}",
+                pod_body(f"{group}-{m:02d}", scheduler_name, m, phase=phase, extra=extra),
+            )
+            for m in range(size)
+        ]
+    return groups
+
+
+def gang(size: int) -> Callable[[Run, int], PhaseRun]:
+    """The gang phase of groups of ``size``: a PodGroup of minCount ``size`` per group, created
+    first (not measured), then every member of every group as one burst, group after group;
+    measured as the others, and per group from its last member created to its last bound."""
+
+    def start(run: Run, count: int) -> PhaseRun:
+        phase = gang_phase(size)
+        groups = gang_workload(size, count, run.scheduler_name)
+        with ThreadPoolExecutor(run.config.create_threads) as pool:
+            list(
+                pool.map(lambda name: run.admin.post(PODGROUPS, pod_group_body(name, size)), groups)
+            )
+        log(f"  {phase}: {len(groups)} PodGroups of minCount {size} created")
+        members = {group: [name for name, _ in pods] for group, pods in groups.items()}
+        ran = measured(
+            run,
+            phase,
+            [member for pods in groups.values() for member in pods],
+            groups=members,
+            check=lambda admin, listing, _pods: check_gang(admin, listing, members),
+        )
+        log(
+            f"  {phase}: {ran.figures['groups_bound']}/{len(groups)} groups whole, group ms "
+            + ", ".join(f"{p} {ms}" for p, ms in ran.figures["group_ms"].items())
+        )
+        return ran
+
+    return start
+
+
 # --- correctness ------------------------------------------------------------------------------
 
 
@@ -1391,6 +1507,36 @@ SHAPE_CHECKS: dict[str, Callable[[Api, Listing, Sequence[str]], dict[str, Any]]]
 }
 
 
+def check_gang(admin: Api, listing: Listing, groups: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """No group partly bound (some members on a node, others not: what gang scheduling exists to
+    prevent); how many groups their PodGroup's PodGroupInitiallyScheduled condition tells
+    scheduled (kube-scheduler's status, reported, not required)."""
+    pod_groups = {group["metadata"]["name"]: group for group in admin.list_items(PODGROUPS)}
+    partly = []
+    for group, members in groups.items():
+        bound = sum(1 for name in members if listing.node_of(name))
+        if 0 < bound < len(members):
+            partly.append(f"{group}: {bound}/{len(members)} bound")
+    told_scheduled = sum(
+        1
+        for group in groups
+        if any(
+            condition.get("type") == "PodGroupInitiallyScheduled"
+            and condition.get("status") == "True"
+            for condition in pod_groups.get(group, {}).get("status", {}).get("conditions") or []
+        )
+    )
+    return {
+        "groups": len(groups),
+        "partly_bound": partly[:10],
+        "partly_bound_count": len(partly),
+        "told_scheduled": told_scheduled,
+        "ok": not partly,
+        "summary": f"{len(partly)}/{len(groups)} groups partly bound, {told_scheduled} told "
+        "PodGroupInitiallyScheduled",
+    }
+
+
 def check_parked(listing: Listing, parked_pods: Sequence[str]) -> dict[str, Any]:
     """No parked pod bound (no node can take one), every one still there and told
     PodScheduled=False."""
@@ -1425,6 +1571,7 @@ PHASES: dict[str, Callable[[Run, int], PhaseRun]] = {
     **{phase: shaped(phase) for phase in SHAPED_PHASES},
     "parked": parked,
     "dra": dra,
+    **{gang_phase(size): gang(size) for size in GANG_SIZES},
 }
 
 
@@ -1441,6 +1588,15 @@ def phase_pods(config: Config, kind: str, node_count: int) -> dict[str, int]:
     return {phase: counts[phase] for phase in PHASES if counts.get(phase, 0) > 0}
 
 
+def alone_pods(config: Config, alone: str) -> dict[str, int]:
+    """The pods of each phase of the run ``alone`` ("dra" or "gang", on a control plane of its
+    own after the runs of every node count); a phase of none is skipped."""
+    if alone == "dra":
+        return {"dra": config.dra_in_flight}
+    counts = {gang_phase(size): config.gang_pods_of(size) for size in GANG_SIZES}
+    return {phase: count for phase, count in counts.items() if count > 0}
+
+
 def run_case(
     config: Config,
     kind: str,
@@ -1448,25 +1604,28 @@ def run_case(
     state_dir: Path,
     settled: Callable[[], None],
     *,
-    dra_run: bool = False,
+    alone: str = "",
 ) -> tuple[dict[str, Any], Teardown]:
     """One scheduler's run at ``node_count`` nodes on a fresh control plane in ``state_dir``: its
     figures and checks, and what is left to tear down (the phases' helpers, the watch, the
     control plane), for the caller to do while the next run starts. ``settled()`` returns once
     the run before is torn down: it is waited for before this run's scheduler starts, so that
-    nothing of it runs while this one is measured. A ``dra_run`` runs the DRA steady state
-    alone, on a control plane with kube-controller-manager (whose resourceclaim controller makes
-    the claims of the template) and kwok."""
-    log(f"{kind}, {node_count} nodes{' (DRA)' if dra_run else ''}: fresh control plane")
+    nothing of it runs while this one is measured. A run ``alone`` runs only its own phases:
+    "dra", the DRA steady state, on a control plane with kube-controller-manager (whose
+    resourceclaim controller makes the claims of the template) and kwok; "gang", the gang phases,
+    on a bare one with GANG_GATES, as kube-scheduler is started then."""
+    title = {"dra": " (DRA)", "gang": " (gang)"}.get(alone, "")
+    log(f"{kind}, {node_count} nodes{title}: fresh control plane")
+    gates = GANG_GATES if alone == "gang" else ()
     # kube-controller-manager's resourceclaim controller is on the DRA pods' path (it makes each
     # claim): its client rate limit, 20 requests/s by default, would cap both schedulers alike.
-    flags = ("--controller-qps", str(config.kube_qps)) if dra_run else ()
-    plane = ControlPlane.fresh(state_dir, *flags, controllers=dra_run)
+    flags = ("--controller-qps", str(config.kube_qps)) if alone == "dra" else gates
+    plane = ControlPlane.fresh(state_dir, *flags, controllers=alone == "dra")
     teardown = Teardown(plane.down)
     try:
         admin = Api(plane.admin, pool=config.create_threads)
-        prepare(plane, kind)
-        counts = {"dra": config.dra_in_flight} if dra_run else phase_pods(config, kind, node_count)
+        prepare(plane, kind, GANG_PLUGINS if alone == "gang" else {})
+        counts = alone_pods(config, alone) if alone else phase_pods(config, kind, node_count)
         if "storage" in counts:
             admin.post("/apis/storage.k8s.io/v1/storageclasses", storage_class_body(STORAGE_CLASS))
         if "preemption" in counts:
@@ -1475,19 +1634,20 @@ def run_case(
                     "/apis/scheduling.k8s.io/v1/priorityclasses", priority_class_body(name, value)
                 )
         nodes = node_names(node_count)
-        if dra_run:
+        if alone == "dra":
             create_nodes(admin, nodes, DRA_NODE, config.create_threads)
             create_dra_objects(admin, nodes, config)
         else:
             # Nodes as large for every scheduler, sized for the pods the deciders bind on them
             # (the preemption phase brings nodes of its own; parked pods take no room).
-            on_nodes = phase_pods(config, DECIDERS[0], node_count)
+            on_nodes = counts if alone else phase_pods(config, DECIDERS[0], node_count)
             total_pods = 1 + sum(n for phase, n in on_nodes.items() if phase != "preemption")
             create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
-        nodes_file = plane.dir / f"nodes-{node_count}.txt"
+        # Its name says the run, as the scheduler's log (named after it) does.
+        nodes_file = plane.dir / f"nodes-{node_count}{f'-{alone}' if alone else ''}.txt"
         nodes_file.write_text("\n".join(nodes) + "\n")
         result: dict[str, Any] = {"scheduler": kind, "nodes": node_count}
-        if dra_run:
+        if alone == "dra":
             result["devices_per_node"] = config.dra_devices
         ran: dict[str, PhaseRun] = {}
         # Watching before the scheduler starts, so that no bind goes unseen.
@@ -1496,7 +1656,7 @@ def run_case(
         settled()
         # The scheduler is stopped before the checks (its last events posted), whatever fails.
         with contextlib.ExitStack() as running:
-            scheduler = start_scheduler(kind, plane, config, nodes_file)
+            scheduler = start_scheduler(kind, plane, config, nodes_file, *gates)
             running.callback(scheduler.stop)
             started = time.monotonic()
             # Pinned to the last node listed: once it is bound the scheduler has seen every node.
@@ -1596,6 +1756,21 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument(
         "--dra-seconds", type=float, default=10.0, help="how long the DRA pods are churned"
     )
+    parser.add_argument(
+        "--gang-nodes",
+        type=int,
+        default=1000,
+        help="nodes of the gang phases, on a control plane of its own with the gate "
+        "GenericWorkload on (0 skips them)",
+    )
+    parser.add_argument(
+        "--gang-pods",
+        type=int,
+        default=2048,
+        help="pods of each gang phase, in groups of "
+        + " and of ".join(map(str, GANG_SIZES))
+        + " (rounded down to whole groups)",
+    )
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
         "--concurrency",
@@ -1639,6 +1814,8 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         dra_devices=args.dra_devices,
         dra_in_flight=args.dra_in_flight,
         dra_seconds=args.dra_seconds,
+        gang_nodes=args.gang_nodes,
+        gang_pods=args.gang_pods,
         concurrency=args.concurrency,
         create_threads=args.create_threads,
         kube_qps=args.kube_qps,
@@ -1674,6 +1851,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "dra_init_claims": config.dra_nodes * (config.dra_devices // 2),
             "dra_in_flight": config.dra_in_flight,
             "dra_seconds": config.dra_seconds,
+            "gang_nodes": config.gang_nodes,
+            **{f"gang_pods_{size}": config.gang_pods_of(size) for size in GANG_SIZES},
             "concurrency": config.concurrency,
             "event_concurrency": POST_CONCURRENCY,
             "create_threads": config.create_threads,
@@ -1688,15 +1867,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     tearing_down = threading.Thread()
     tearing_down.start()
     # Node count outermost, so the schedulers of one size run close together in time and share
-    # whatever else the machine is doing; the DRA steady state last, the deciders only.
-    plan = [(node_count, kind, False) for node_count in config.nodes for kind in config.schedulers]
-    if config.dra_nodes:
-        plan += [(config.dra_nodes, kind, True) for kind in config.schedulers if kind in DECIDERS]
-    for runs, (node_count, kind, dra_run) in enumerate(plan):
+    # whatever else the machine is doing; the runs alone (the DRA steady state, the gang phases)
+    # last, the deciders only.
+    plan = [(node_count, kind, "") for node_count in config.nodes for kind in config.schedulers]
+    for alone, alone_nodes in (("dra", config.dra_nodes), ("gang", config.gang_nodes)):
+        if alone_nodes and alone_pods(config, alone):
+            plan += [(alone_nodes, kind, alone) for kind in config.schedulers if kind in DECIDERS]
+    for runs, (node_count, kind, alone) in enumerate(plan):
         state_dir = config.state_dir / f"run-{runs % 2}"
         try:
             case, teardown = run_case(
-                config, kind, node_count, state_dir, tearing_down.join, dra_run=dra_run
+                config, kind, node_count, state_dir, tearing_down.join, alone=alone
             )
         except (RuntimeError, ApiError, OSError, subprocess.SubprocessError) as error:
             log(f"  {kind} at {node_count} nodes failed: {error}")

@@ -26,6 +26,16 @@ LIMITS = (RAW, RAW_EVENTS)
 # The phases they run (bench_scheduling.py): bound round-robin, the other phases' pods would break
 # their constraints or claims, so for those the raws' burst is the limit.
 RAW_PHASES = ("burst", "steady")
+# The group sizes of the gang phases, one phase each ("gang-8", ...): the issue's training jobs of
+# eight workers, and a large one.
+GANG_SIZES = (8, 64)
+
+
+def gang_phase(size: int) -> str:
+    """The phase of the groups of ``size`` pods."""
+    return f"gang-{size}"
+
+
 KINDS = (OURS, KUBE, *LIMITS)
 STYLES = {OURS: "tab:blue", KUBE: "tab:orange", RAW: "tab:gray", RAW_EVENTS: "black"}
 
@@ -135,6 +145,16 @@ PHASE_RATIOS: dict[str, tuple[Figure, ...]] = {
     ),
     "parked": _versus_kube("parked"),
     "dra": _versus_kube("dra"),
+    **{
+        gang_phase(size): _versus_kube(
+            gang_phase(size),
+            *(
+                (f"group_{p}_vs_kube", f"group {p} ÷ kube", (gang_phase(size), "group_ms", p))
+                for p in ("p50", "p90", "p99")
+            ),
+        )
+        for size in GANG_SIZES
+    },
 }
 LIMIT_COLUMNS = (
     ("throughput_vs_raw", "pods/s ÷ raw"),
@@ -193,16 +213,42 @@ class PhaseReport:
     columns: tuple[tuple[str, Callable[[Case], Any]], ...] = ()
 
 
-def _checked(phase: str, *path: str) -> Callable[[Case], Any]:
-    """A column read from the phase's own check in the case's correctness."""
+def _figure(*path: str) -> Callable[[Case], Any]:
+    """A column read from the case's JSON along ``path`` (None where a key is missing)."""
 
     def cell(case: Case) -> Any:
-        value: Any = case["correctness"].get(phase) or {}
+        value: Any = case
         for key in path:
             value = value.get(key) if isinstance(value, dict) else None
         return value
 
     return cell
+
+
+def _checked(phase: str, *path: str) -> Callable[[Case], Any]:
+    """A column read from the phase's own check in the case's correctness."""
+    return _figure("correctness", phase, *path)
+
+
+def _gang_report(size: int) -> PhaseReport:
+    phase = gang_phase(size)
+    return PhaseReport(
+        f"Gang: {{gang_pods_{size}}} pods in groups of {size} (PodGroup gang.minCount {size}) "
+        "on {gang_nodes} nodes",
+        "On a control plane of its own with the gate GenericWorkload on (scheduling.k8s.io/"
+        "v1beta1 PodGroup served; kube-scheduler's default profile gains its GangScheduling "
+        "plugin; ours: the default profile with GangScheduling in spec.plugins.preEnqueue). The "
+        "PodGroups are created first (not measured), then every member as a burst. group ms: "
+        "from a group's last member created to its last member bound. told scheduled: groups "
+        "whose PodGroupInitiallyScheduled condition is True at the end. partly bound: groups "
+        "with some members bound and others not (must be 0).",
+        (
+            ("groups", _figure(phase, "groups")),
+            *((f"group {p} ms", _figure(phase, "group_ms", p)) for p in ("p50", "p90", "p99")),
+            ("told scheduled", _checked(phase, "told_scheduled")),
+            ("partly bound", _checked(phase, "partly_bound_count")),
+        ),
+    )
 
 
 REPORTS: dict[str, PhaseReport] = {
@@ -292,6 +338,7 @@ REPORTS: dict[str, PhaseReport] = {
             ("devices twice", lambda c: len(_checked("dra", "allocated_twice")(c) or [])),
         ),
     ),
+    **{gang_phase(size): _gang_report(size) for size in GANG_SIZES},
 }
 
 

@@ -142,11 +142,12 @@ def start_operator(
 
 
 def start_kube_scheduler(
-    plane: ControlPlane, log_path: Path, scheduler_name: str, qps: int = KUBE_QPS
+    plane: ControlPlane, log_path: Path, scheduler_name: str, qps: int = KUBE_QPS, *flags: str
 ) -> Process:
     """The kube-scheduler ``plane`` was built with: the default profile as ``scheduler_name``,
     leader election off, client QPS and burst ``qps``, and its /metrics on a free port, readable
-    without credentials (as /healthz is)."""
+    without credentials (as /healthz is); ``flags`` added to its command line (the
+    ``--feature-gates`` ``plane`` was started with)."""
     port = free_port()
     config_file = plane.dir / "kube-scheduler-config.yaml"
     kubeconfig = str(plane.scheduler)
@@ -176,6 +177,7 @@ def start_kube_scheduler(
         "--secure-port",
         str(port),
         "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+        *flags,
     ]
     url = f"https://127.0.0.1:{port}/metrics"
     return Process("kube-scheduler", command, log_path, metrics_url=url)

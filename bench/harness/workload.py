@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from harness.controlplane import CRDS, REPO, ControlPlane
 from harness.kube import Api, ApiError, create_objects, wait_established
 from harness.objects import node, pod
@@ -56,10 +58,11 @@ def add_dirs(parser: argparse.ArgumentParser, state: str, state_help: str) -> No
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results")
 
 
-def prepare(plane: ControlPlane, scheduler: str) -> None:
+def prepare(plane: ControlPlane, scheduler: str, plugins: Mapping[str, Any] | None = None) -> None:
     """The objects a scheduler needs before it starts: the operator's RBAC (which the raw binders
     use too: they bind and post events as the operator's service account) and, for ours, the CRD
-    and the policy."""
+    and the policy, examples/policies/default-profile.yaml, with ``plugins`` (extension point ->
+    its list) as its ``spec.plugins``."""
     api = Api(plane.admin, pool=1)
     try:
         api.post("/api/v1/namespaces", {"metadata": {"name": NAMESPACE}}, exists_ok=True)
@@ -72,7 +75,12 @@ def prepare(plane: ControlPlane, scheduler: str) -> None:
         create_objects(api, REPO / "deploy" / "namespace.yaml", REPO / "deploy" / "rbac.yaml")
         if ours:
             wait_established(api)
-            create_objects(api, REPO / "examples" / "policies" / "default-profile.yaml")
+            policy = yaml.safe_load(
+                (REPO / "examples" / "policies" / "default-profile.yaml").read_text()
+            )
+            if plugins:
+                policy["spec"]["plugins"] = dict(plugins)
+            api.post(f"/apis/{policy['apiVersion']}/schedulingpolicies", policy)
     finally:
         api.session.close()
 

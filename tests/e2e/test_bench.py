@@ -20,6 +20,11 @@ ANTI_AFFINITY, SPREAD, PREFERRED, PARKED, UNSCHEDULABLE = 10, 12, 12, 30, 20
 ZONES = 3
 # The DRA steady state: its nodes, devices per node (half allocated first), pods in flight.
 DRA_NODES, DRA_DEVICES, DRA_IN_FLIGHT, DRA_SECONDS = 10, 4, 3, 3
+# The gang phases: their nodes, and pods of each (rounded down to whole groups: 16 of 8, 2 of 64).
+GANG_NODES, GANG_PODS = 10, 130
+GANG_GROUPS = {"gang-8": 16, "gang-64": 2}
+# The runs on a control plane of their own, after the others: their phases.
+ALONE = ("dra", *GANG_GROUPS)
 VICTIMS_PER_NODE = 10
 SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw", "raw+events")
 DECIDERS = ("policy-scheduler", "kube-scheduler")
@@ -65,6 +70,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
             *("--parked-pods", str(PARKED), "--unschedulable-pods", str(UNSCHEDULABLE)),
             *("--dra-nodes", str(DRA_NODES), "--dra-devices", str(DRA_DEVICES)),
             *("--dra-in-flight", str(DRA_IN_FLIGHT), "--dra-seconds", str(DRA_SECONDS)),
+            *("--gang-nodes", str(GANG_NODES), "--gang-pods", str(GANG_PODS)),
         ],
         capture_output=True,
         text=True,
@@ -80,7 +86,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
     assert "check ok" in run.stderr
 
     results = json.loads((out / "scheduling.json").read_text())
-    cases = {case["scheduler"]: case for case in results["cases"] if "dra" not in case}
+    cases = {case["scheduler"]: case for case in results["cases"] if not set(ALONE) & case.keys()}
     assert set(cases) == set(SCHEDULERS)
     for kind, case in cases.items():
         assert case["nodes"] == NODES
@@ -171,11 +177,12 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         assert cases[kind]["correctness"]["scheduled_events"] >= sum(PHASES.values())
 
     check_dra(results, run.stderr)
+    check_gang(results, run.stderr)
 
     ratios = results["ratios"]
-    assert list(ratios) == [*PHASES, "dra"]
+    assert list(ratios) == [*PHASES, *ALONE]
     for phase, rows in ratios.items():
-        if phase == "dra":
+        if phase in ALONE:
             continue
         (row,) = rows
         assert row["nodes"] == NODES
@@ -191,11 +198,14 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
     table = (out / "scheduling.md").read_text()
     for kind in SCHEDULERS:
         assert f"| {NODES} | {kind} |" in table
-    for title in (*TITLES, "## DRA steady state"):
+    for title in (*TITLES, "## DRA steady state", "## Gang: 128 pods in groups of 8"):
         assert title in table
-    assert table.count("| pods/s ÷ raw+events |") == len(PHASES) + 1
-    assert table.count("| create call p50/p99 ms | bound attempt p50/p99 ms |") == len(PHASES) + 1
-    for phase in (*PHASES, "dra"):
+    assert table.count("| pods/s ÷ raw+events |") == len(PHASES) + len(ALONE)
+    assert table.count("| create call p50/p99 ms | bound attempt p50/p99 ms |") == len(
+        PHASES
+    ) + len(ALONE)
+    assert table.count("| group p50 ÷ kube | group p90 ÷ kube | group p99 ÷ kube |") == 2
+    for phase in (*PHASES, *ALONE):
         chart = out / f"scheduling-{phase}.png"
         assert chart.read_bytes().startswith(b"\x89PNG\r\n\x1a\n"), phase
 
@@ -230,3 +240,35 @@ def check_dra(results: dict[str, Any], progress: str) -> None:
     assert row["nodes"] == DRA_NODES
     for key in ("throughput_vs_kube", "cpu_per_pod_vs_kube", "requests_per_pod_vs_kube"):
         assert row[key] is not None and row[key] > 0, (key, row)
+
+
+def check_gang(results: dict[str, Any], progress: str) -> None:
+    """The gang phases ran for both deciders on a control plane of their own: every group bound
+    whole, its time from its last member created to its last bound measured; kube-scheduler told
+    each group scheduled in its PodGroup's condition; and their ratios against kube-scheduler."""
+    assert f"kube-scheduler, {GANG_NODES} nodes (gang): fresh control plane" in progress
+    runs = {case["scheduler"]: case for case in results["cases"] if "gang-8" in case}
+    assert set(runs) == set(DECIDERS)
+    for kind, case in runs.items():
+        assert case["nodes"] == GANG_NODES, kind
+        assert [phase for phase in (*PHASES, *ALONE) if phase in case] == list(GANG_GROUPS)
+        checked = case["correctness"]
+        assert checked["ok"], (kind, checked)
+        for phase, groups in GANG_GROUPS.items():
+            figures = case[phase]
+            assert figures["complete"], (kind, phase, figures)
+            assert figures["bound"] == figures["pods"] == 128, (kind, phase)
+            assert figures["groups"] == figures["groups_bound"] == groups, (kind, phase)
+            group = figures["group_ms"]
+            assert 0 < group["p50"] <= group["p90"] <= group["p99"], (kind, phase, group)
+            # A group's time is at most its last bound member's own latency.
+            assert group["p99"] <= figures["latency_ms"]["p100"], (kind, phase)
+            gang = checked[phase]
+            assert gang["groups"] == groups and gang["partly_bound_count"] == 0, (kind, gang)
+            if kind == "kube-scheduler":
+                assert gang["told_scheduled"] == groups, gang
+    for phase in GANG_GROUPS:
+        (row,) = results["ratios"][phase]
+        assert row["nodes"] == GANG_NODES
+        for key in ("throughput_vs_kube", "group_p50_vs_kube", "group_p99_vs_kube"):
+            assert row[key] is not None and row[key] > 0, (phase, key, row)
