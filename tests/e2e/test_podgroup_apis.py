@@ -46,6 +46,19 @@ SPECS: dict[str, dict[str, Any]] = {
 }
 
 
+def groups(namespace: str) -> list[dict[str, Any]]:
+    """A PodGroup of each API in ``namespace``, ``train-<api>``, with its spec of SPECS."""
+    return [
+        {
+            "apiVersion": API_VERSIONS[api],
+            "kind": "PodGroup",
+            "metadata": {"name": f"train-{api}", "namespace": namespace},
+            "spec": spec,
+        }
+        for api, spec in SPECS.items()
+    ]
+
+
 @pytest.fixture(scope="module")
 def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """A control plane serving scheduling.k8s.io/v1beta1 (GenericWorkload), with the two test
@@ -57,17 +70,7 @@ def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         for name in ("podgroups.scheduling.x-k8s.io", "podgroups.scheduling.volcano.sh"):
             wait_for(f"the CRD {name} established", functools.partial(established, cluster, name))
         cluster.kubectl("create", "namespace", NAMESPACE)
-        cluster.apply(
-            *(
-                {
-                    "apiVersion": API_VERSIONS[api],
-                    "kind": "PodGroup",
-                    "metadata": {"name": f"train-{api}", "namespace": NAMESPACE},
-                    "spec": spec,
-                }
-                for api, spec in SPECS.items()
-            )
-        )
+        cluster.apply(*groups(NAMESPACE))
         yield cluster
 
 
@@ -147,17 +150,7 @@ def test_each_api_takes_its_status_patch(gated: Cluster, outcome: str) -> None:
     )
     namespace = f"{NAMESPACE}-{outcome}"
     gated.kubectl("create", "namespace", namespace)
-    gated.apply(
-        *(
-            {
-                "apiVersion": API_VERSIONS[api],
-                "kind": "PodGroup",
-                "metadata": {"name": f"train-{api}", "namespace": namespace},
-                "spec": spec,
-            }
-            for api, spec in SPECS.items()
-        )
-    )
+    gated.apply(*groups(namespace))
     mine, _ = watched_groups(gated, namespace, 3)
     now = datetime.now(UTC)
 
