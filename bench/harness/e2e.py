@@ -5,6 +5,7 @@ test, and the checks as assertions."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import subprocess
@@ -54,19 +55,21 @@ class Cluster:
         )
 
     def install_crd(self) -> None:
-        """Apply crds/ and wait for the SchedulingPolicy CRD to be Established. kubectl wait may
-        fail at once on a just-started API server of a loaded machine, so it is asked again
-        until it waits."""
-        self.kubectl("apply", "-f", str(CRDS))
-        wait_for(
-            "the SchedulingPolicy CRD established",
-            lambda: (
-                self.kubectl(
-                    "wait", "--for=condition=Established", f"crd/{CRD}", check=False
-                ).returncode
-                == 0
-            ),
-        )
+        """Apply crds/ and wait for the SchedulingPolicy CRD to be Established."""
+        self.install_crds(CRDS, CRD)
+
+    def install_crds(self, path: Path, *names: str) -> None:
+        """Apply the CRDs of ``path`` (a file or a directory) and wait for those ``names`` to be
+        Established. kubectl wait may fail at once on a just-started API server of a loaded
+        machine, so it is asked again until it waits."""
+        self.kubectl("apply", "-f", str(path))
+        for name in names:
+            wait_for(f"the CRD {name} established", functools.partial(self.established, name))
+
+    def established(self, crd: str) -> bool:
+        """Whether the CRD named ``crd`` is Established."""
+        wait = self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", check=False)
+        return wait.returncode == 0
 
     def apply(self, *objects: dict[str, Any], namespace: str | None = None) -> None:
         self.kubectl(

@@ -1,7 +1,8 @@
 """Node, Pod and SchedulingPolicy objects as the tests and benchmarks create them, and the
 objects of dynamic resource allocation (resource.k8s.io/v1): DeviceClasses, ResourceSlices with
 their devices, ResourceClaims with their requests, ResourceClaimTemplates, and pods that use
-claims."""
+claims; and the pod groups of gang scheduling (Kubernetes', Volcano's and scheduler-plugins'
+PodGroups) with the pods that are their members."""
 
 from __future__ import annotations
 
@@ -417,3 +418,75 @@ def resource_claim_template(
         "metadata": {"name": name, "labels": dict(labels or {})},
         "spec": spec,
     }
+
+
+# --- pod groups (gang scheduling) ---------------------------------------------------------------
+
+NATIVE = "native"
+VOLCANO = "volcano"
+SCHEDULER_PLUGINS = "scheduler-plugins"
+GROUP_APIS = (NATIVE, VOLCANO, SCHEDULER_PLUGINS)
+POD_GROUP_API_VERSIONS = {
+    NATIVE: "scheduling.k8s.io/v1beta1",
+    VOLCANO: "scheduling.volcano.sh/v1beta1",
+    SCHEDULER_PLUGINS: "scheduling.x-k8s.io/v1alpha1",
+}
+"""The apiVersion of each API's PodGroup."""
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+SCHEDULER_PLUGINS_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
+
+
+def pod_group(
+    api: str,
+    name: str,
+    min_member: Any,
+    *,
+    priority_class: str | None = None,
+    timeout: int | None = None,
+    min_resources: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A PodGroup of ``api`` (one of GROUP_APIS) that needs ``min_member`` members placed at
+    once: the native ``spec.schedulingPolicy.gang.minCount``, the others' ``spec.minMember``
+    (any value, for the tests of bad input). ``priority_class``: the native group's (kube's
+    group preemption reads the group's priority) or Volcano's ``priorityClassName``;
+    ``timeout``: scheduler-plugins' ``scheduleTimeoutSeconds``; ``min_resources``: Volcano's
+    and scheduler-plugins' ``minResources``."""
+    spec: dict[str, Any]
+    if api == NATIVE:
+        spec = {"schedulingPolicy": {"gang": {"minCount": min_member}}}
+    else:
+        spec = {"minMember": min_member}
+        if min_resources:
+            spec["minResources"] = dict(min_resources)
+    if priority_class is not None:
+        if api == SCHEDULER_PLUGINS:
+            # Coscheduling orders and preempts by the members' own priority.
+            raise ValueError("scheduler-plugins' PodGroup has no priorityClassName")
+        spec["priorityClassName"] = priority_class
+    if timeout is not None:
+        spec["scheduleTimeoutSeconds"] = timeout
+    return {
+        "apiVersion": POD_GROUP_API_VERSIONS[api],
+        "kind": "PodGroup",
+        "metadata": {"name": name, "labels": dict(labels or {})},
+        "spec": spec,
+    }
+
+
+def member(made: Mapping[str, Any], api: str, group: str) -> dict[str, Any]:
+    """The pod ``made`` (of :func:`pod`) as a member of the PodGroup ``group`` of ``api``, named
+    where that API's scheduler looks: the native ``spec.schedulingGroup.podGroupName``,
+    Volcano's annotation, scheduler-plugins' label."""
+    metadata = dict(made["metadata"])
+    spec = dict(made["spec"])
+    if api == NATIVE:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    elif api == VOLCANO:
+        metadata["annotations"] = {
+            **metadata.get("annotations", {}),
+            VOLCANO_GROUP_ANNOTATION: group,
+        }
+    else:
+        metadata["labels"] = {**metadata.get("labels", {}), SCHEDULER_PLUGINS_GROUP_LABEL: group}
+    return {**made, "metadata": metadata, "spec": spec}

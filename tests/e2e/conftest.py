@@ -10,6 +10,12 @@ have ``operator.kubeconfig`` beside it as ``up`` writes.
 cluster WITH_SCHEDULER=1`` runs, for the tests that let the real controllers act; started only
 when a test asks for it. A test marked ``real_cluster`` gets its ``namespace``, ``pool`` and
 ``operator`` there.
+``gang_cluster``: a bare control plane like ``cluster`` with the GenericWorkload gate on
+(``up --feature-gates GenericWorkload=true``): the API server serves scheduling.k8s.io/v1beta1
+PodGroups and kube-scheduler's default profile has its GangScheduling plugin. Started only when a
+test asks for it; a test marked ``gang_cluster`` gets its ``namespace``, ``pool`` and ``operator``
+there. ``pod_group_crds`` installs on it the test CRDs of Volcano's and scheduler-plugins'
+PodGroups (tests/e2e/crds/, written from those APIs' published fields).
 A plain ``KUBECONFIG`` is deliberately ignored: tests create and delete objects, and must never do
 so on whatever cluster a shell happens to point at.
 """
@@ -64,13 +70,57 @@ def real_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         yield started
 
 
+@pytest.fixture(scope="session")
+def gang_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A bare control plane with kube-scheduler and the GenericWorkload gate on everywhere (the
+    native PodGroup API served, kube-scheduler's gang plugin on), its SchedulingPolicy CRD
+    installed and the operators' lease namespace created."""
+    with control_plane(
+        tmp_path_factory.mktemp("gang-cluster"),
+        "--with-scheduler",
+        "--feature-gates",
+        "GenericWorkload=true",
+    ) as started:
+        started.install_crd()
+        _create_lease_namespace(started)
+        yield started
+
+
+# The test CRDs of the pod group APIs other schedulers define, written from their published
+# fields (the project ships no copy of them in deploy/): name -> file.
+POD_GROUP_CRDS = {
+    "podgroups.scheduling.volcano.sh": Path(__file__).parent / "crds/volcano-podgroups.yaml",
+    "podgroups.scheduling.x-k8s.io": Path(__file__).parent
+    / "crds/scheduler-plugins-podgroups.yaml",
+}
+
+
+@pytest.fixture(scope="session")
+def pod_group_crds(gang_cluster: Cluster) -> None:
+    """Volcano's and scheduler-plugins' PodGroup CRDs, installed on ``gang_cluster``."""
+    for name, path in POD_GROUP_CRDS.items():
+        gang_cluster.install_crds(path, name)
+
+
+@pytest.fixture(scope="session")
+def volcano_crd(real_cluster: Cluster) -> None:
+    """Volcano's PodGroup CRD, installed on ``real_cluster``."""
+    name = "podgroups.scheduling.volcano.sh"
+    real_cluster.install_crds(POD_GROUP_CRDS[name], name)
+
+
+# Session clusters a test asks for by its marker, each prepared as it is started.
+MARKED_CLUSTERS = ("real_cluster", "gang_cluster")
+
+
 def _on(request: pytest.FixtureRequest, *bare_needs: str) -> Cluster:
-    """The cluster the requesting test works on: ``real_cluster`` for a test marked
-    ``real_cluster``, else ``cluster``, after the session fixtures ``bare_needs`` that prepare
-    it as ``real_cluster`` comes prepared."""
-    if request.node.get_closest_marker("real_cluster") is not None:
-        real: Cluster = request.getfixturevalue("real_cluster")
-        return real
+    """The cluster the requesting test works on: ``real_cluster`` or ``gang_cluster`` for a test
+    marked so, else ``cluster``, after the session fixtures ``bare_needs`` that prepare it as
+    those come prepared."""
+    for marker in MARKED_CLUSTERS:
+        if request.node.get_closest_marker(marker) is not None:
+            marked: Cluster = request.getfixturevalue(marker)
+            return marked
     for name in bare_needs:
         request.getfixturevalue(name)
     bare: Cluster = request.getfixturevalue("cluster")
