@@ -7,15 +7,12 @@ is simply not served, with no error."""
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
-from harness.e2e import Cluster, control_plane, wait_for
+from harness.e2e import Cluster
 from test_informer import until
 
 from policy_scheduler.kube.client import Kube
@@ -37,7 +34,6 @@ from policy_scheduler.model.podgroups import (
 )
 from policy_scheduler.scheduling.kinds import NAMED
 
-CRDS = Path(__file__).parent / "crds"
 NAMESPACE = "training"
 SPECS: dict[str, dict[str, Any]] = {
     NATIVE: {"schedulingPolicy": {"gang": {"minCount": 3}}},
@@ -60,24 +56,12 @@ def groups(namespace: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def gated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    """A control plane serving scheduling.k8s.io/v1beta1 (GenericWorkload), with the two test
+def gated(gang_cluster: Cluster, pod_group_crds: None) -> Cluster:
+    """The control plane serving scheduling.k8s.io/v1beta1 (GenericWorkload), with the two test
     CRDs installed and established, and a PodGroup of each API in ``training``."""
-    state = tmp_path_factory.mktemp("podgroup-apis")
-    with control_plane(state, "--feature-gates", "GenericWorkload=true") as cluster:
-        for crd in ("scheduler-plugins-podgroups.yaml", "volcano-podgroups.yaml"):
-            cluster.kubectl("apply", "-f", str(CRDS / crd))
-        for name in ("podgroups.scheduling.x-k8s.io", "podgroups.scheduling.volcano.sh"):
-            wait_for(f"the CRD {name} established", functools.partial(established, cluster, name))
-        cluster.kubectl("create", "namespace", NAMESPACE)
-        cluster.apply(*groups(NAMESPACE))
-        yield cluster
-
-
-def established(cluster: Cluster, crd: str) -> bool:
-    """kubectl wait may fail at once on a just-started API server: asked again until it waits."""
-    wait = cluster.kubectl("wait", "--for=condition=Established", f"crd/{crd}", check=False)
-    return wait.returncode == 0
+    gang_cluster.kubectl("create", "namespace", NAMESPACE)
+    gang_cluster.apply(*groups(NAMESPACE))
+    return gang_cluster
 
 
 def watched_groups(
