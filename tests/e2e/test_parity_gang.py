@@ -508,7 +508,7 @@ def test_a_group_that_does_not_fit_binds_nothing_and_holds_nothing(sides: Sides)
                 # its members and writes its condition again, in an order of its queue's.
                 Step(
                     create(lambda s: s.pod("alone", cpu="1500m")),
-                    Expect(bound={"alone": "a"}),
+                    Expect(bound={"alone": "a"}, groups={"g": unschedulable}),
                     compare=("nodes", "scheduled", "victims"),
                 ),
             ],
