@@ -46,7 +46,13 @@ from policy_scheduler.model.priority_classes import PriorityClass, PriorityClass
 from policy_scheduler.policy.compiler import Mode
 from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling import kinds
-from policy_scheduler.scheduling.ports import BindResult, ObjectRef, Outcome, WriteResult
+from policy_scheduler.scheduling.ports import (
+    BindResult,
+    ObjectRef,
+    Outcome,
+    PreemptedBy,
+    WriteResult,
+)
 from policy_scheduler.scheduling.scheduler import Scheduler
 
 
@@ -255,9 +261,9 @@ class InMemory:
         self.nominations.append((pod.key, node))
 
     async def preempt(
-        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+        self, victim: PodView, preemptor: PodView, by: PreemptedBy, condition_message: str
     ) -> bool:
-        self.preemptions.append((victim.key, preemptor.key, node, condition_message))
+        self.preemptions.append((victim.key, preemptor.key, by.where, condition_message))
         return True
 
     async def write(self, name: str, uid: str, body: Mapping[str, Any]) -> WriteResult:

@@ -15,7 +15,7 @@ from policy_scheduler.kube.client import ApiError, Kube
 from policy_scheduler.kube.ports import KubeBinder, KubeStatusStore
 from policy_scheduler.kube.refusals import Refusals
 from policy_scheduler.model.objects import PodView
-from policy_scheduler.scheduling.ports import Outcome, WriteResult
+from policy_scheduler.scheduling.ports import Outcome, PreemptedBy, WriteResult
 
 Answer = Mapping[str, Any] | int
 """An object the server answers with, or the error status it fails with (0: no answer)."""
@@ -173,7 +173,8 @@ def _preempt(answers: dict[str, list[Answer]]) -> tuple[Script, bool]:
     async def run() -> bool:
         kube = cast(Kube, script)
         recorder = Recorder(kube, "here")
-        evicted = await ports.KubeEvictor(kube, recorder).preempt(POD, PREEMPTOR, "n1", CONDITION)
+        by = PreemptedBy("pod", PREEMPTOR.uid, "n1")
+        evicted = await ports.KubeEvictor(kube, recorder).preempt(POD, PREEMPTOR, by, CONDITION)
         await recorder.drain()
         return evicted
 

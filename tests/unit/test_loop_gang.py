@@ -350,8 +350,8 @@ class PreemptionCase:
     group: list[Raw]
     evicted: int
     told: str
-    """The group's message, after kube's "pod group is unschedulable, minCount (2) cannot be
-    satisfied: 0 scheduled, 1 remaining, pod group preemption: "."""
+    """The group's message, after kube's "minCount (2) cannot be satisfied: 0 scheduled, 1
+    remaining, pod group preemption: "."""
 
 
 PREEMPTION_CASES = {
@@ -408,8 +408,12 @@ def test_a_groups_preemption_evicts_only_when_the_whole_group_then_fits(
     )
     assert len(run.memory.preemptions) == case.evicted
     assert {preemptor for _, preemptor, _, _ in run.memory.preemptions} <= {"ns/a", "ns/b"}
-    told = [m for key, m in run.memory.conditions if key == "ns/b"][-1]
-    assert told.endswith(f"pod group preemption: {case.told}")
+    # Kube's condition on the group: the pass's verdict, then its preemption's words.
+    [decision] = run.scheduler.status.body("test", 0)["status"]["decisions"]
+    assert decision["podGroup"]["message"].endswith(f"pod group preemption: {case.told}")
+    # The member the pass did not try is told the verdict alone.
+    told = [m for key, m in run.memory.conditions if key == "ns/b"]
+    assert told == ["minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"]
     assert run.memory.binds == []
     nominated = {pod for pod, node in run.memory.nominations if node}
     assert nominated == ({"ns/a", "ns/b"} if case.evicted else set())
@@ -521,3 +525,59 @@ def test_a_victim_a_budget_protects_is_spared_first() -> None:
         settle(),
     )
     assert [victim for victim, _, _, _ in run.memory.preemptions] == ["ns/v2"]
+
+
+def test_lowering_the_minimum_of_a_group_that_failed_lets_those_that_fit_go() -> None:
+    """kube's hint for a PodGroup update: a lower minCount queues the group's members again,
+    also those a pass rejected (parked), not only those held before it."""
+    lowered = volcano_group("g", 2)
+    lowered["metadata"]["resourceVersion"] = "2"
+    steps = [
+        TWO_NODES,
+        feed(gang_policy()),
+        group(VOLCANO, volcano_group("g", 3)),
+        members("g", "a", "b", "c", cpu="2"),
+        settle(),
+        later(20),
+    ]
+    run = run_steps(*steps, group(VOLCANO, lowered), settle())
+    assert sorted(run.memory.binds) == [("ns/a", "n1"), ("ns/b", "n2")]
+    # Its own status written back (the same minimum) wakes nobody.
+    run = run_steps(*steps, group(VOLCANO, volcano_group("g", 3)), settle())
+    assert run.memory.binds == []
+    assert run.where("a") is Where.UNSCHEDULABLE
+
+
+def test_dynamic_resources_says_its_part_before_the_groups_preemption() -> None:
+    """kube's RunPodGroupPostFilterPlugins: DynamicResources' Unschedulable words joined to the
+    preemption's, when the preemption did not end the post-filters; the victims are told a pod
+    group preempts them."""
+    raw = preempting_policy()
+    raw["spec"]["predicates"].append({"name": "DynamicResources"})
+    raw["spec"]["postFilters"] = [{"name": "DefaultPreemption"}]
+    run = run_steps(
+        feed(raw),
+        feed(node("n1"), running("v1", "n1"), node("n2", cpu="1")),
+        group(VOLCANO, volcano_group("g", 2)),
+        feed(high("a"), high("b")),
+        settle(),
+    )
+    [decision] = run.scheduler.status.body("test", 0)["status"]["decisions"]
+    assert decision["podGroup"]["message"] == (
+        "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining, deallocation and deletion "
+        "of ResourceClaims completed, pod group preemption: minCount (2) cannot be satisfied: 1 "
+        "scheduled, 0 remaining"
+    )
+
+
+def test_the_victims_of_a_groups_preemption_are_told_a_pod_group_preempts_them() -> None:
+    run = run_steps(
+        feed(preempting_policy()),
+        feed(node("n1"), node("n2"), running("v1", "n1"), running("v2", "n2")),
+        group(VOLCANO, volcano_group("g", 2)),
+        feed(high("a"), high("b")),
+        settle(),
+    )
+    assert {(where, condition) for _, _, where, condition in run.memory.preemptions} == {
+        ("cluster", "test: preempting to accommodate a higher priority podgroup")
+    }

@@ -21,6 +21,7 @@ from policy_scheduler.model.objects import PodView
 from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.runtime.framework import ExtensionPoints
 from policy_scheduler.scheduling import policies
+from policy_scheduler.scheduling.ports import PreemptedBy
 from policy_scheduler.scheduling.queue import Where
 from policy_scheduler.scheduling.status import VICTIMS_LIMIT
 from policy_scheduler.simulate import InMemory
@@ -268,9 +269,9 @@ class SlowEvictions(InMemory):
         self.done = asyncio.Event()
 
     async def preempt(
-        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+        self, victim: PodView, preemptor: PodView, by: PreemptedBy, condition_message: str
     ) -> bool:
-        evicted = await super().preempt(victim, preemptor, node, condition_message)
+        evicted = await super().preempt(victim, preemptor, by, condition_message)
         await self.done.wait()
         return evicted
 

@@ -36,6 +36,7 @@ from policy_scheduler.scheduling.ports import (
     BindResult,
     ObjectRef,
     Outcome,
+    PreemptedBy,
     WriteResult,
 )
 
@@ -231,7 +232,7 @@ class KubeEvictor:
         self._recorder = recorder
 
     async def preempt(
-        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+        self, victim: PodView, preemptor: PodView, by: PreemptedBy, condition_message: str
     ) -> bool:
         condition = pod_condition(
             victim, DISRUPTION_TARGET, "True", PREEMPTION_BY_SCHEDULER, condition_message
@@ -269,12 +270,6 @@ class KubeEvictor:
                 "could not preempt %s for %s: %s", victim.key, preemptor.key, error.message
             )
             return False
-        logger.info("preempted %s on %s for %s", victim.key, node, preemptor.key)
-        self._recorder.event(
-            victim,
-            NORMAL,
-            "Preempted",
-            f"Preempted by pod {preemptor.uid} on node {node}",
-            "Preempting",
-        )
+        logger.info("preempted %s on %s for %s", victim.key, by.where, preemptor.key)
+        self._recorder.event(victim, NORMAL, "Preempted", by.event, "Preempting")
         return True

@@ -220,6 +220,9 @@ NOT_AVAILABLE: Final = ("resourceclaim not available on the node",)
 IN_USE: Final = "resourceclaim in use"
 STATE_NOT_FOUND: Final = "not found"
 DEALLOCATED: Final = "deallocation of ResourceClaim completed"
+GROUP_CLAIMS_RELEASED: Final = "deallocation and deletion of ResourceClaims completed"
+"""What kube's PodGroupPostFilter says of a pod group not placed (in v1.37, whatever it
+released): the words a gang's pass tells after its verdict."""
 DELETED: Final = "deletion of ResourceClaim completed"
 API_VERSION: Final = "resource.k8s.io/v1"
 

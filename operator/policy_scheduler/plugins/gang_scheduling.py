@@ -98,11 +98,18 @@ class GangScheduling(PreEnqueue, Reads):
         return None
 
     def pre_enqueue_hint(self, pod: PodView, event: ClusterEvent) -> bool:
-        """A change of the pod's own group, or a new member of it."""
+        """kube's hints: a new member of the pod's group; its group added, or its minimum
+        lowered (here also: the group made valid, or made invalid, which its members are
+        told). A held member and one a pass rejected are asked alike."""
         key = group_key(pod)
         if event.pod is not None:
             return group_key(event.pod) == key
-        return isinstance(event.storage, PodGroup) and event.storage.key == key
+        group, before = event.storage, event.old_storage
+        if not isinstance(group, PodGroup) or group.key != key:
+            return False
+        if not isinstance(before, PodGroup) or bool(before.error) != bool(group.error):
+            return True
+        return before.gang != group.gang or group.min_member < before.min_member
 
     def timeout_of(self, group: PodGroup) -> float:
         """How long ``group`` may fail to be placed before it is told it timed out."""

@@ -262,9 +262,17 @@ class SchedulerCore:
             return bool(event.kind & EventKind.NODE_ADDED)
         for name in entry.rejected_by:
             plugin = policy.pipeline.filter_named(name)
-            if plugin is None or (
-                event.kind & (plugin.wakes_on | plugin.wakes_on_if_watched)
-                and plugin.queueing_hint(entry.pod, event)
+            if plugin is not None:
+                if event.kind & (plugin.wakes_on | plugin.wakes_on_if_watched) and (
+                    plugin.queueing_hint(entry.pod, event)
+                ):
+                    return True
+                continue
+            # A pre-enqueue plugin that also rejects in the cycle (a gang's pass): the events
+            # it asks its held pods again on help the pods it rejected alike.
+            held_by = next((p for p in policy.extensions.pre_enqueue if p.name == name), None)
+            if held_by is None or (
+                event.kind & held_by.asks_again_on and held_by.pre_enqueue_hint(entry.pod, event)
             ):
                 return True
         return False

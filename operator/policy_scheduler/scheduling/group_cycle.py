@@ -45,6 +45,8 @@ from policy_scheduler.model.podgroups import (
     status_ref,
 )
 from policy_scheduler.plugins.default_preemption import NAME as DEFAULT_PREEMPTION
+from policy_scheduler.plugins.dynamic_resources import GROUP_CLAIMS_RELEASED
+from policy_scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from policy_scheduler.plugins.gang_scheduling import (
     NAME,
     NONE_FIT,
@@ -72,6 +74,15 @@ from policy_scheduler.scheduling.queue import QueuedPod
 logger = logging.getLogger(__name__)
 
 GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """What the members of a group not placed are told: those the pass tried, and those it
+    did not (it stopped once the group could not reach its minimum)."""
+
+    group: str
+    untried: str
 
 
 @dataclass(slots=True)
@@ -133,38 +144,33 @@ class GroupCycle(GroupPreemptor):
             for member in reversed(placed):
                 self._unplace(member, policy)
         preemption: GroupPreemption | None = None
-        told = f"{GROUP_UNSCHEDULABLE}, {verdict}" if verdict else GROUP_UNSCHEDULABLE
-        if failed and _preempts(policy):
-
-            def what_if() -> Placements | str:
-                tried, why_not = self._place_group(policy, group, members, reserve=False)
-                fit = [member for member in tried if member.placed]
-                for member in reversed(fit):
-                    self._unplace(member, policy, reserved=False)
-                if why_not or not fit:
-                    return why_not or NONE_FIT
-                return [(member.entry, str(member.node)) for member in fit]
-
-            preemption = self._preempt_for_group(policy, group, members, what_if)
-            told += f", {GROUP_PREEMPTION}{preemption.message}"
-        if self._on_decision is not None:
-            self._report_decisions(members, decided, told if failed else "")
+        post = ""
+        if failed:
+            post, preemption = self._post_filter_group(policy, group, members)
         timed_out = self._timed_out(group, gang, failed, now)
         suffix = f"; not placed within its timeout of {gang.timeout_of(group):g}s" * timed_out
+        # kube's words: the group's condition says the pass's verdict and its post-filters'; a
+        # member the pass placed is told both, after "pod group is unschedulable"; a member
+        # it did not try, the verdict alone.
+        said = ", ".join(part for part in (verdict, post) if part)
+        told = Told(
+            group=", ".join((GROUP_UNSCHEDULABLE, said)) + suffix if said else GROUP_UNSCHEDULABLE,
+            untried=verdict + suffix,
+        )
+        if self._on_decision is not None:
+            self._report_decisions(members, decided, told if failed else None)
         self._tell_members(
             policy,
             group,
             members,
             decided,
-            group_message=told + suffix,
+            told=told,
             failed=failed,
             started=started,
             now=now,
             preemption=preemption,
         )
-        why = f"{verdict or NONE_FIT}{suffix}" if failed else ""
-        if preemption is not None:
-            why += f", {GROUP_PREEMPTION}{preemption.message}"
+        why = f"{said or NONE_FIT}{suffix}" if failed else ""
         known = self.cache.snapshot.group_members
         scheduled = placed_before + (0 if failed else len(placed))
         self.status.record_group(
@@ -190,24 +196,56 @@ class GroupCycle(GroupPreemptor):
             took = self.clock.monotonic() - started
             self.metrics.group_attempt(result, policy.name, took, algorithm)
 
+    def _post_filter_group(
+        self, policy: CompiledPolicy, group: PodGroup, members: list[QueuedPod]
+    ) -> tuple[str, GroupPreemption | None]:
+        """The policy's post-filters for a group not placed, in their order, as kube's
+        RunPodGroupPostFilterPlugins runs them: DynamicResources' words, then the group's
+        preemption, whose success (or that it found no victim) is all that is said; and the
+        preemption, if it ran."""
+        reasons: list[str] = []
+        preemption: GroupPreemption | None = None
+        for plugin in policy.extensions.post_filter:
+            if plugin.name == DYNAMIC_RESOURCES:
+                reasons.append(GROUP_CLAIMS_RELEASED)
+            elif plugin.name == DEFAULT_PREEMPTION:
+
+                def what_if() -> Placements | str:
+                    tried, why_not = self._place_group(policy, group, members, reserve=False)
+                    fit = [member for member in tried if member.placed]
+                    for member in reversed(fit):
+                        self._unplace(member, policy, reserved=False)
+                    if why_not or not fit:
+                        return why_not or NONE_FIT
+                    return [(member.entry, str(member.node)) for member in fit]
+
+                preemption = self._preempt_for_group(policy, group, members, what_if)
+                said = f"{GROUP_PREEMPTION}{preemption.message}"
+                if preemption.final:
+                    return said, preemption
+                reasons.append(said)
+        return ", ".join(reasons), preemption
+
     def _report_decisions(
-        self, members: list[QueuedPod], decided: list[_Member], overruled: str
+        self, members: list[QueuedPod], decided: list[_Member], told: Told | None
     ) -> None:
         """Tell ``on_decision`` each member's decision: as the filters made it, but for a group
-        not placed (``overruled`` says why), where the members that fit, and those the pass did
-        not decide, go nowhere."""
+        not placed (``told`` says why), where the members that fit, and those the pass did not
+        decide, go nowhere."""
         assert self._on_decision is not None
         outcome_of = {member.entry.pod.uid: member.decision for member in decided}
         total = len(self.cache.snapshot)
         for entry in members:
             decision = outcome_of.get(entry.pod.uid)
-            if decision is None:
+            if told is not None and decision is None:
                 decision = Decision(entry.pod.key, None, None, (), {}, total, 0)
-            if overruled and (decision.node is not None or not decision.reasons):
+                decision = dataclasses.replace(decision, overruled=told.untried)
+            elif told is not None and decision is not None and decision.node is not None:
                 decision = dataclasses.replace(
-                    decision, node=None, score=None, candidates=(), overruled=overruled
+                    decision, node=None, score=None, candidates=(), overruled=told.group
                 )
-            self._on_decision(decision)
+            if decision is not None:
+                self._on_decision(decision)
 
     def _placed_before(self, group: PodGroup) -> int:
         """The group's members assumed or bound already."""
@@ -297,16 +335,17 @@ class GroupCycle(GroupPreemptor):
         members: list[QueuedPod],
         decided: list[_Member],
         *,
-        group_message: str,
+        told: Told,
         failed: bool,
         started: float,
         now: float,
         preemption: GroupPreemption | None,
     ) -> None:
-        """Bind each member placed, or park it (``group_message`` for those the group's failure
-        parks; nominated where the ``preemption`` makes it room); each told as kube tells
-        it."""
-        rejected_by = frozenset[str]().union(
+        """Bind each member placed, or park it (``told`` what, when the group was not placed;
+        nominated where the ``preemption`` makes it room); each told as kube tells it. A member
+        the group's failure parks waits for any event that may help a member that fit nowhere,
+        or its group (GangScheduling's hint)."""
+        rejected_by = frozenset({NAME}).union(
             *(m.decision.rejected_by for m in decided if m.decision is not None and not m.placed)
         )
         outcome_of = {member.entry.pod.uid: member for member in decided}
@@ -326,9 +365,8 @@ class GroupCycle(GroupPreemptor):
                     preemption=preemption,
                 )
             elif failed:
-                self._park(
-                    entry, policy, group_message, rejected_by, now=now, preemption=preemption
-                )
+                message = told.group if member is not None else told.untried
+                self._park(entry, policy, message, rejected_by, now=now, preemption=preemption)
             elif policy.mode is Mode.DRY_RUN:
                 assert member is not None and member.decision is not None
                 self.queue.delete(pod.uid)
@@ -383,7 +421,10 @@ class GroupCycle(GroupPreemptor):
             if dry_run:
                 self._tell_preemption(pod, policy, made)
             else:
-                self._preempt(pod, policy, made, DEFAULT_PREEMPTION, now)
+                assert preemption is not None
+                self._preempt(
+                    pod, policy, made, DEFAULT_PREEMPTION, now, group_uid=preemption.group_uid
+                )
                 nominated = node
         self._conditions.unschedulable(pod, message, nominated)
 

@@ -55,6 +55,11 @@ class GroupPreemption:
 
     message: str
     plan: dict[str, tuple[str, tuple[PodView, ...]]] = field(default_factory=dict)
+    final: bool = False
+    """Whether it is all that is said of the group's post-filters (kube's Success, and the
+    UnschedulableAndUnresolvable of finding no victim), not joined to the others' words."""
+    group_uid: str = ""
+    """The group's uid, whom the victims are told preempts them."""
 
 
 class GroupPreemptor(ScheduleOne):
@@ -74,7 +79,7 @@ class GroupPreemptor(ScheduleOne):
             return GroupPreemption(NEVER)
         others = self.cache.snapshot.group_members.of(group.key)
         if any(uid in self._preempting for uid in others):
-            return GroupPreemption(ONGOING)
+            return GroupPreemption(ONGOING, final=True)
         priority = max(member.pod.priority for member in members)
         state = self.cache.snapshot
         if not isinstance(state, ClusterState):
@@ -86,7 +91,7 @@ class GroupPreemptor(ScheduleOne):
             if pod.priority < priority and not pod.deleting and group_key(pod) != group.key
         ]
         if not potential:
-            return GroupPreemption(NO_VICTIMS)
+            return GroupPreemption(NO_VICTIMS, final=True)
         with _without(state, potential):
             placed = place()
             if isinstance(placed, str):
@@ -100,7 +105,9 @@ class GroupPreemptor(ScheduleOne):
                 if not self._spared(policy, state, node_of[pod.uid], pod, placed)
             ]
         victims.sort(key=lambda victim: importance(victim[1]))
-        return GroupPreemption(found(len(victims)), _plan(placed, victims))
+        return GroupPreemption(
+            found(len(victims)), _plan(placed, victims), final=True, group_uid=group.uid
+        )
 
     def _spared(
         self,

@@ -35,6 +35,7 @@ __all__ = [
     "ObjectWriter",
     "Outcome",
     "PodConditions",
+    "PreemptedBy",
     "SchedulerState",
     "StatusStore",
     "SystemClock",
@@ -103,16 +104,32 @@ class PodConditions(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class PreemptedBy:
+    """Who preempts, as a victim's ``Preempted`` event names it (kube-scheduler's executor): a
+    pod or a pod group (``kind``: ``pod``, ``podgroup``), by uid, on a node (``where``; a pod
+    group's candidate is the whole cluster, which kube names ``cluster``)."""
+
+    kind: str
+    uid: str
+    where: str
+
+    @property
+    def event(self) -> str:
+        """The ``Preempted`` event's message."""
+        return f"Preempted by {self.kind} {self.uid} on node {self.where}"
+
+
 class Evictor(Protocol):
     """Evicts the victims of a preemption, one call per victim, as kube-scheduler's
     ``PreemptPod``: the victim's ``DisruptionTarget`` condition (``condition_message``), its
-    graceful deletion, then a ``Preempted`` event on it naming the ``preemptor`` and ``node``.
-    Returns once the victim is deleted (True), or could not be (False, the failure logged):
-    the loop holds the preemptor back until then, as kube-scheduler's asynchronous preemption
-    does."""
+    graceful deletion, then a ``Preempted`` event on it naming who preempts (``by``; the
+    ``preemptor`` pod is for the logs). Returns once the victim is deleted (True), or could not
+    be (False, the failure logged): the loop holds the preemptor back until then, as
+    kube-scheduler's asynchronous preemption does."""
 
     async def preempt(
-        self, victim: PodView, preemptor: PodView, node: str, condition_message: str
+        self, victim: PodView, preemptor: PodView, by: PreemptedBy, condition_message: str
     ) -> bool: ...
 
 

@@ -17,14 +17,12 @@ from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.scheduling.core import (
     SchedulerCore,
 )
-from policy_scheduler.scheduling.ports import (
-    NORMAL,
-)
+from policy_scheduler.scheduling.ports import NORMAL, PreemptedBy
 from policy_scheduler.scheduling.queue import Where
 
-PREEMPTION_CONDITION_MESSAGE = "{}: preempting to accommodate a higher priority pod"
-"""The message of a victim's ``DisruptionTarget`` condition, with the preemptor's scheduler name,
-as kube-scheduler writes it (pkg/scheduler/framework/preemption/preemption.go)."""
+PREEMPTION_CONDITION_MESSAGE = "{}: preempting to accommodate a higher priority {}"
+"""The message of a victim's ``DisruptionTarget`` condition, with the preemptor's scheduler name
+and kind (``pod``, ``podgroup``), as kube-scheduler writes it (its preemption executor)."""
 
 
 VICTIMS_TOLD = 10
@@ -63,26 +61,30 @@ class Preemptor(SchedulerCore):
         preemption: Preemption,
         preempted_by: str,
         now: float,
+        *,
+        group_uid: str = "",
     ) -> None:
         """Act on a preemption as kube-scheduler's ``prepareCandidate`` and nominating do: evict
         the victims (a victim waiting in a PreBind has its binding cycle cancelled instead, in
         memory), take the nomination of this operator's pods of lower priority nominated to
         the node (they may fit it no more: they are tried again), and nominate ``pod`` to it at
         once, so that it holds the room against pods of lower priority before the watch shows
-        the nomination (the caller writes it, with the pod's PodScheduled condition)."""
+        the nomination (the caller writes it, with the pod's PodScheduled condition). With
+        ``group_uid``, the pod's group preempts, and the victims are told so."""
         node = preemption.node
-        condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name)
+        by = PreemptedBy("pod", pod.uid, node)
+        if group_uid:
+            by = PreemptedBy("podgroup", group_uid, "cluster")
+        condition = PREEMPTION_CONDITION_MESSAGE.format(pod.scheduler_name, by.kind)
         victims = tuple(
             victim
             for victim in preemption.victims
-            if not self._cancel_pre_bind(victim, pod, node, preempted_by)
+            if not self._cancel_pre_bind(victim, by, preempted_by)
         )
         if victims:
             self._preempting[pod.uid] = {victim.uid for victim in victims}
             self._evicting.add(pod.uid)
-            task = asyncio.get_running_loop().create_task(
-                self._evict(pod, victims, node, condition)
-            )
+            task = asyncio.get_running_loop().create_task(self._evict(pod, victims, by, condition))
             self._evictions.add(task)
             task.add_done_callback(self._evictions.discard)
         for other in list(self._nominated.values()):
@@ -113,9 +115,7 @@ class Preemptor(SchedulerCore):
             "Preempting",
         )
 
-    def _cancel_pre_bind(
-        self, victim: PodView, preemptor: PodView, node: str, preempted_by: str
-    ) -> bool:
+    def _cancel_pre_bind(self, victim: PodView, by: PreemptedBy, preempted_by: str) -> bool:
         """Preempt ``victim`` in memory if its binding cycle waits in a PreBind, as
         kube-scheduler v1.36+ does: the cycle ends in error (it backs off), its room is freed
         when the cycle has undone its reservation, and nothing is deleted."""
@@ -126,13 +126,13 @@ class Preemptor(SchedulerCore):
             victim,
             NORMAL,
             "Preempted",
-            f"Preempted by pod {preemptor.uid} on node {node} (in kube-scheduler memory).",
+            f"{by.event} (in kube-scheduler memory).",
             "Preempting",
         )
         return True
 
     async def _evict(
-        self, pod: PodView, victims: Sequence[PodView], node: str, condition: str
+        self, pod: PodView, victims: Sequence[PodView], by: PreemptedBy, condition: str
     ) -> None:
         """Evict the victims at once; ``pod``, which waits gated meanwhile, is let go once each
         is evicted and the watch shows it terminating or gone (see :meth:`_release`), and is
@@ -142,7 +142,7 @@ class Preemptor(SchedulerCore):
         try:
             evicted = all(
                 await asyncio.gather(
-                    *(self._evictor.preempt(victim, pod, node, condition) for victim in victims)
+                    *(self._evictor.preempt(victim, pod, by, condition) for victim in victims)
                 )
             )
         finally:

@@ -31,6 +31,8 @@ from enum import Enum
 
 from policy_scheduler.framework.events import EventKind
 from policy_scheduler.model.objects import PodView
+from policy_scheduler.model.podgroups import group_key
+from policy_scheduler.plugins.gang_scheduling import NAME as GANG
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
@@ -68,9 +70,11 @@ class QueuedPod:
     @property
     def alike(self) -> Hashable:
         """What makes parked pods equal to an event: the key of its group. A pod waiting for
-        its victims is asked about with those of its priority waiting on the same node."""
+        its victims is asked about with those of its priority waiting on the same node; a
+        gang's member its pass rejected, with the members of its own pod group."""
         waiting = (self.waits_on, self.pod.priority) if self.waits_on else None
-        return (self.pod.scheduler_name, self.rejected_by, self.pod.hint_signature, waiting)
+        group = group_key(self.pod) if GANG in self.rejected_by else None
+        return (self.pod.scheduler_name, self.rejected_by, self.pod.hint_signature, waiting, group)
 
 
 def backoff_duration(attempts: int) -> float:
