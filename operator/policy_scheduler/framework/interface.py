@@ -373,8 +373,9 @@ class WhatIf(ABC):
     """A post-filter's "and if these pods were gone?" about one cycle's pod, node by node
     (kube-scheduler's preemption dry run, which keeps the cycle's PreFilter state and updates it
     with the filters' PreFilterExtensions). The post-filter takes pods out of the snapshot and
-    puts them back itself, telling :meth:`removed` and :meth:`added` right after each change,
-    and puts back every pod it took out; :meth:`verdict` is the filters' verdict on a node of
+    puts them back itself, telling :meth:`removed` and :meth:`added` of each pod right after the
+    change that took it out or put it back (of pods taken out or put back together, after the
+    lot), and puts back every pod it took out; :meth:`verdict` is the filters' verdict on a node of
     the snapshot as it is then. Nothing else may change the snapshot meanwhile."""
 
     @abstractmethod

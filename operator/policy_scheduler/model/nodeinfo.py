@@ -26,7 +26,8 @@ index already holds what it would count, so nothing is taken out and added again
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from policy_scheduler.model.disruption import DisruptionBudgets
@@ -69,6 +70,15 @@ def _subtract(total: Resources, amounts: Mapping[str, int]) -> None:
         total[name] = total.get(name, 0) - amount
 
 
+def _tally(counts: dict[Any, list[Any]], key: object, pod: PodView, delta: int) -> None:
+    """Add ``delta`` to ``key``'s count in ``counts``, as [its first pod, count]."""
+    counted = counts.get(key)
+    if counted is None:
+        counts[key] = [pod, delta]
+    else:
+        counted[1] += delta
+
+
 def counts_alike(counted: PodView, pod: PodView) -> bool:
     """Whether ``pod`` counts in the state exactly as ``counted`` does: two views of one pod
     with the same name, namespace, labels, deletion, spec but for ``spec.nodeName`` and resize
@@ -102,6 +112,10 @@ def _carry_parsed(counted: PodView, pod: PodView) -> None:
     for name in _COUNTED:
         if name in parsed and name not in into:
             into[name] = parsed[name]
+
+
+_HOLDINGS = ("label_groups", "nonzero_requested", "pods", "preempted", "requested", "used_ports")
+"""What a NodeInfo holds of its pods: every slot but ``node``."""
 
 
 class NodeInfo:
@@ -189,6 +203,19 @@ class NodeInfo:
         # Its status may differ: the DisruptionTarget condition comes by an update of it.
         self.preempted.pop(pod.uid, None)
         self._note_preempted(pod)
+
+    def _swap_holdings(self, other: NodeInfo) -> None:
+        """Exchange what this NodeInfo and ``other`` hold of their pods (their nodes stay), each
+        keeping a 0 for every resource the other's pods requested, so that the table writes
+        every column the pods it held had a number in (:meth:`NodeTable._write_pods`)."""
+        for name in self.requested.keys() - other.requested.keys():
+            other.requested[name] = 0
+        for name in other.requested.keys() - self.requested.keys():
+            self.requested[name] = 0
+        for name in _HOLDINGS:
+            mine = getattr(self, name)
+            setattr(self, name, getattr(other, name))
+            setattr(other, name, mine)
 
     def _note_preempted(self, pod: PodView) -> None:
         # ``deleting`` first: most pods are not, and need not have their conditions read.
@@ -288,6 +315,25 @@ class Snapshot:
 
     def _count_pod(self, info: NodeInfo, pod: PodView, delta: int) -> None:
         self._count(self.label_groups, pod.label_group, pod, info, delta)
+        self._count_claims(pod, delta)
+        if pod.has_pod_affinity:
+            self._count(self.affinity_groups, pod.affinity_group, pod, info, delta)
+
+    def _count_pods(self, info: NodeInfo, pods: Sequence[PodView], delta: int) -> None:
+        """:meth:`_count_pod` for each of ``pods``, with one count per group they fall in (the
+        group's first pod standing for it, as the first one counted would)."""
+        labels: dict[LabelGroup, list[Any]] = {}
+        affinity: dict[AffinityGroup, list[Any]] = {}
+        for pod in pods:
+            _tally(labels, pod.label_group, pod, delta)
+            if pod.has_pod_affinity:
+                _tally(affinity, pod.affinity_group, pod, delta)
+            self._count_claims(pod, delta)
+        for index, counts in ((self.label_groups, labels), (self.affinity_groups, affinity)):
+            for key, (pod, n) in counts.items():
+                self._count(index, key, pod, info, n)
+
+    def _count_claims(self, pod: PodView, delta: int) -> None:
         for claim in pod.claim_names:
             key = f"{pod.namespace}/{claim}"
             users = self.claim_users.get(key, 0) + delta
@@ -295,8 +341,6 @@ class Snapshot:
                 self.claim_users[key] = users
             else:
                 del self.claim_users[key]
-        if pod.has_pod_affinity:
-            self._count(self.affinity_groups, pod.affinity_group, pod, info, delta)
 
     def _count(
         self, groups: dict[Any, PodGroup], key: object, pod: PodView, info: NodeInfo, delta: int
@@ -397,6 +441,31 @@ class ClusterState(Snapshot):
             self._count_pod(info, pod, -1)
             self.table.pods_changed(info)
         return pod
+
+    @contextmanager
+    def set_aside(self, info: NodeInfo, uids: Collection[str]) -> Iterator[list[PodView]]:
+        """Take the pods ``uids`` of ``info`` out for the ``with`` block (a preemption's
+        what-if), which gets them in the node's order; at its end ``info`` holds again exactly
+        what it held, its pods in their order, and every index and the table count them again.
+        Within the block pods may be added to ``info`` and taken out as with :meth:`add_pod`
+        and :meth:`remove_pod`; those added and still there at its end are taken out.
+
+        What taking each pod out and adding it back would do, for less: ``info`` is given the
+        holdings of a NodeInfo of the pods kept, counted afresh, while its own are set aside
+        whole and given back; the indexes change once per group of pods."""
+        out = [pod for uid, pod in info.pods.items() if uid in uids]
+        shelf = NodeInfo(info.node, (pod for uid, pod in info.pods.items() if uid not in uids))
+        info._swap_holdings(shelf)
+        self._count_pods(info, out, -1)
+        self.table.pods_changed(info)
+        try:
+            yield out
+        finally:
+            held, now = shelf.pods, info.pods
+            self._count_pods(info, [pod for uid, pod in now.items() if uid not in held], -1)
+            self._count_pods(info, [pod for uid, pod in held.items() if uid not in now], 1)
+            info._swap_holdings(shelf)
+            self.table.pods_changed(info)
 
     def _replace_pod(self, info: NodeInfo, counted: PodView, pod: PodView) -> None:
         """``pod`` in the place of ``counted``, which counts alike: the numbers and counts stay;

@@ -16,8 +16,9 @@ The steps, as kube-scheduler takes them:
    is taken out, and the pod must then pass every filter; then the pods are put back one at a
    time, most important first (higher priority, then earlier start), those a budget protects
    before the others, and each that the pod still fits beside stays (is reprieved); the rest are
-   the victims. The pods are taken out of the live :class:`~.model.nodeinfo.ClusterState` and
-   always put back as they were (try/finally), as kube-scheduler works on a clone of the node.
+   the victims. The pods are set aside from the live :class:`~.model.nodeinfo.ClusterState`
+   (the node given a fresh count of the pods kept, its own holdings given back whole at the
+   end, in a try/finally), as kube-scheduler works on a clone of the node.
    The filters answer through one :class:`~.base.WhatIf` for the whole dry run: the pre-filters
    run once, and the states that count pods across the snapshot (inter-pod affinity, topology
    spread, ReadWriteOncePod claims) follow each pod taken out or put back, as kube's
@@ -165,9 +166,9 @@ def _why(chosen: Candidate, because: str, priority: int) -> str:
 
 
 class _Victims:
-    """The what-if on one node: its lower-priority pods taken out of the live state, and put
-    back in their place, in their order, however :meth:`without` ends; each change told to the
-    :class:`~.base.WhatIf`."""
+    """The what-if on one node: its lower-priority pods taken out of the live state
+    (:meth:`~.model.nodeinfo.ClusterState.set_aside`), and the node given back as it was however
+    :meth:`without` ends; each change told to the :class:`~.base.WhatIf`."""
 
     def __init__(self, state: ClusterState, info: NodeInfo, what_if: WhatIf) -> None:
         self.state = state
@@ -184,22 +185,20 @@ class _Victims:
 
     @contextlib.contextmanager
     def without(self, pods: Sequence[PodView]) -> Iterator[None]:
-        info = self.info
-        order = list(info.pods.values())
-        uids = {pod.uid for pod in pods}
-        first = next(i for i, pod in enumerate(order) if pod.uid in uids)
-        for pod in pods:
-            self.remove(pod)
+        info, what_if = self.info, self.what_if
+        back: list[PodView] = []
         try:
-            yield
+            with self.state.set_aside(info, {pod.uid for pod in pods}) as out:
+                for pod in out:
+                    what_if.removed(info, pod)
+                try:
+                    yield
+                finally:
+                    # Those not put back by a reprieve come back when the node is given back.
+                    back = [pod for pod in out if pod.uid not in info.pods]
         finally:
-            # Re-adding from the first removed pod on, in the original order, leaves the node's
-            # pods (and ports, and label groups) in the order they had.
-            for pod in order[first:]:
-                if pod.uid in info.pods:
-                    self.remove(pod)
-            for pod in order[first:]:
-                self.add(pod)
+            for pod in back:
+                what_if.added(info, pod)
 
 
 class DefaultPreemption(PostFilter[None], Reads):

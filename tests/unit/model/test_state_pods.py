@@ -484,3 +484,55 @@ def test_a_resize_told_by_the_status_alone_is_counted_on_the_node() -> None:
     assert counts_alike(before, again)
     cache.set_pod(again)
     assert state.nodes["n1"].requested[CPU] == 4000
+
+
+GPU_POD = raw_pod("g", "n1") | {
+    "spec": {"containers": [{"name": "c", "resources": {"requests": {GPU: "1"}}}]}
+}
+
+# Pods set aside on n1 (which holds web-1, web-2, solo and db-2 in that order), and what the
+# block does meanwhile: put some of them back, or add pods of its own (taken out again or not).
+SET_ASIDE: dict[str, tuple[list[str], list[str], list[dict[str, Any]], bool]] = {
+    "all of the node's pods": (["web-1", "web-2", "solo", "db-2"], [], [], False),
+    "one of a group of two": (["web-2"], [], [], False),
+    "the middle ones, one put back": (["web-2", "solo"], ["solo"], [], False),
+    "every one, each put back": (
+        ["web-1", "web-2", "solo", "db-2"],
+        ["db-2", "web-1", "solo", "web-2"],
+        [],
+        False,
+    ),
+    "a pod of another resource added and taken out": (["web-1"], [], [GPU_POD], True),
+    "a pod added and left there": (["db-2"], ["db-2"], [raw_pod("x", "n1", port=9000)], False),
+    "none": ([], [], [], False),
+}
+
+
+@pytest.mark.parametrize("case", SET_ASIDE.values(), ids=SET_ASIDE.keys())
+def test_pods_set_aside_come_back_as_they_were(
+    case: tuple[list[str], list[str], list[dict[str, Any]], bool],
+) -> None:
+    aside, put_back, added, taken_out = case
+    cache = cluster(
+        raw_pod("web-2", "n1"),
+        raw_pod("solo", "n1", app="solo", port=9000, claim="own", affinity=True),
+        raw_pod("db-2", "n1", app="db", claim="shared"),
+    )
+    state = live(cache)
+    info = state.nodes["n1"]
+    before = everything(state)
+    order = list(info.pods)
+    with state.set_aside(info, set(aside)) as out:
+        assert [pod.uid for pod in out] == [uid for uid in order if uid in aside]
+        assert [uid for uid in info.pods] == [uid for uid in order if uid not in aside]
+        assert everything(state) == everything(afresh(state))
+        for uid in put_back:
+            state.add_pod(info, next(pod for pod in out if pod.uid == uid))
+        for raw in added:
+            state.add_pod(info, PodView(raw))
+        assert everything(state) == everything(afresh(state))
+        if taken_out:
+            for raw in added:
+                state.remove_pod(info, raw["metadata"]["uid"])
+    assert list(info.pods) == order
+    assert everything(state) == before
