@@ -328,7 +328,8 @@ class Snapshot:
             _tally(labels, pod.label_group, pod, delta)
             if pod.has_pod_affinity:
                 _tally(affinity, pod.affinity_group, pod, delta)
-            self._count_claims(pod, delta)
+            if pod.claim_names:
+                self._count_claims(pod, delta)
         for index, counts in ((self.label_groups, labels), (self.affinity_groups, affinity)):
             for key, (pod, n) in counts.items():
                 self._count(index, key, pod, info, n)

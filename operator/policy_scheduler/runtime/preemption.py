@@ -44,6 +44,7 @@ class PipelineWhatIf(WhatIf):
         "_nominated",
         "_outcome",
         "_positions",
+        "_rejecting",
         "_states",
     )
 
@@ -61,6 +62,13 @@ class PipelineWhatIf(WhatIf):
         # has none, and stays skipped).
         self._counting = [
             i for i, (plugin, _) in enumerate(self._states) if plugin.pre_filter_counts_pods
+        ]
+        # Those whose filter may tell a rejection beforehand: the default never does, and a
+        # reprieve asks of every victim on every node.
+        self._rejecting = [
+            i
+            for i, (plugin, _) in enumerate(self._states)
+            if type(plugin).rejects_with is not Filter.rejects_with
         ]
         self._changed = True
         self._outcome = PreFilterOutcome()
@@ -81,9 +89,12 @@ class PipelineWhatIf(WhatIf):
     def rejects_with(self, node: NodeInfo, pod: PodView) -> bool:
         """Whether a filter would surely reject the cycle's pod with ``pod`` also on ``node``:
         any filter's own answer, the pre-filters' states being those of the snapshot now."""
-        return any(
-            plugin.rejects_with(state, self._cycle.pod, node, pod) for plugin, state in self._states
-        )
+        incoming, states = self._cycle.pod, self._states
+        for i in self._rejecting:
+            plugin, state = states[i]
+            if plugin.rejects_with(state, incoming, node, pod):
+                return True
+        return False
 
     def verdict(self, node: NodeInfo) -> tuple[str, ...]:
         """FITS, or the first failing filter's reasons (a pre-filter's rejection, or its
