@@ -9,7 +9,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from harness.e2e import Cluster
 
@@ -54,6 +54,29 @@ class Sides(Generic[S]):
 
     def both(self) -> tuple[S, S]:
         return self.kube, self.ours
+
+
+def kubelet(cluster: Cluster, side: Side, pods: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """The bare control plane's stand-in for the kubelet: each of ``pods`` being deleted (a
+    preemption's victim) recorded, with its node and grace period and its DisruptionTarget
+    condition, by name, then its deletion finished."""
+    victims: dict[str, str] = {}
+    for p in pods:
+        if not p["metadata"].get("deletionTimestamp"):
+            continue
+        name = p["metadata"]["name"]
+        conditions = [
+            f"{c.get('status')} {c.get('reason')} {side.normal(c.get('message', ''))!r}"
+            for c in p.get("status", {}).get("conditions", ())
+            if c["type"] == "DisruptionTarget"
+        ]
+        where = side.normal(p["spec"].get("nodeName", ""))
+        grace = p["metadata"].get("deletionGracePeriodSeconds")
+        victims[name] = f"on {where}, grace {grace}, DisruptionTarget {conditions}"
+        cluster.kubectl(
+            "delete", "pod", name, "-n", side.namespace, "--grace-period=0", "--force", check=False
+        )
+    return victims
 
 
 class Watch(Protocol):

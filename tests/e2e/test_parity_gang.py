@@ -42,7 +42,7 @@ from harness.e2e import Cluster, Operator, items
 from harness.objects import NATIVE, member, node, pod, pod_group
 from harness.sides import Side as SideBase
 from harness.sides import Sides as SidesOf
-from harness.sides import report, settle_both
+from harness.sides import kubelet, report, settle_both
 
 pytestmark = pytest.mark.gang_cluster
 
@@ -336,22 +336,7 @@ class Watch:
 
     def kubelet(self, pods: Sequence[dict[str, Any]]) -> None:
         """Record the pods being deleted as victims, then finish their deletion."""
-        for p in pods:
-            if not p["metadata"].get("deletionTimestamp"):
-                continue
-            name = p["metadata"]["name"]
-            conditions = [
-                f"{c.get('status')} {c.get('reason')} {self.side.normal(c.get('message', ''))!r}"
-                for c in p.get("status", {}).get("conditions", ())
-                if c["type"] == "DisruptionTarget"
-            ]
-            where = self.side.normal(p["spec"].get("nodeName", ""))
-            grace = p["metadata"].get("deletionGracePeriodSeconds")
-            self.outcome.victims[name] = f"on {where}, grace {grace}, DisruptionTarget {conditions}"
-            self.cluster.kubectl(
-                "delete", "pod", name, "-n", self.side.namespace,
-                "--grace-period=0", "--force", check=False,
-            )  # fmt: skip
+        self.outcome.victims.update(kubelet(self.cluster, self.side, pods))
 
 
 def set_up(cluster: Cluster, side: Side, scenario: Scenario) -> None:

@@ -55,7 +55,7 @@ from harness.e2e import Cluster, Operator, items
 from harness.objects import node
 from harness.sides import Side as SideBase
 from harness.sides import Sides as SidesOf
-from harness.sides import report, settle_both
+from harness.sides import kubelet, report, settle_both
 from test_parity_volumes import claim, storage_class
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
@@ -291,22 +291,7 @@ class Watch:
 
     def kubelet(self, pods: Sequence[dict[str, Any]]) -> None:
         """Record the pods being deleted as victims, then finish their deletion."""
-        for p in pods:
-            if not p["metadata"].get("deletionTimestamp"):
-                continue
-            name = p["metadata"]["name"]
-            conditions = [
-                f"{c.get('status')} {c.get('reason')} {self.side.normal(c.get('message', ''))!r}"
-                for c in p.get("status", {}).get("conditions", ())
-                if c["type"] == "DisruptionTarget"
-            ]
-            where = self.side.normal(p["spec"].get("nodeName", ""))
-            grace = p["metadata"].get("deletionGracePeriodSeconds")
-            self.outcome.victims[name] = f"on {where}, grace {grace}, DisruptionTarget {conditions}"
-            self.cluster.kubectl(
-                "delete", "pod", name, "-n", self.side.namespace,
-                "--grace-period=0", "--force", check=False,
-            )  # fmt: skip
+        self.outcome.victims.update(kubelet(self.cluster, self.side, pods))
 
     def poll(self) -> bool:
         """One look; True once the side is settled."""
