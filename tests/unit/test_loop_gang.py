@@ -326,6 +326,8 @@ def test_a_member_is_told_each_message_once() -> None:
         settle(),
     )
     assert len([m for key, m in run.memory.conditions if key == "ns/a"]) == 1
+    # The group's failure is kept once in the policy's status, not at each pass.
+    assert len(run.scheduler.status.body("test", 0)["status"]["decisions"]) == 1
 
 
 def preempting_policy() -> Raw:
