@@ -152,8 +152,9 @@ class SchedulerCore:
         self._preempting: dict[str, set[str]] = {}
         self._evicting: set[str] = set()
         self._evictions: set[asyncio.Task[None]] = set()
-        # Gangs whose passes fail, since when (monotonic): for their timeouts.
-        self._groups_failing: dict[GroupKey, float] = {}
+        # Gangs whose passes fail: since when (monotonic), for their timeouts, and why the last
+        # failure kept in the policy's status said, not to keep the same again at each retry.
+        self._groups_failing: dict[GroupKey, tuple[float, str]] = {}
         # Pods whose binding cycle waits in a PreBind with work to do, by uid: a preemption
         # cancels such a victim's binding cycle instead of deleting it (kubernetes#135502).
         self._pre_binding: dict[str, PreBinding] = {}

@@ -173,19 +173,24 @@ class GroupCycle(GroupPreemptor):
         why = f"{said or NONE_FIT}{suffix}" if failed else ""
         known = self.cache.snapshot.group_members
         scheduled = placed_before + (0 if failed else len(placed))
-        self.status.record_group(
-            policy.name,
-            GroupDecision(
-                str(group.key),
-                group.key.api,
-                group.min_member,
-                known.count(group.key),
-                scheduled,
-                tuple(m.decision for m in decided if m.decision is not None),
-                why,
-            ),
-            policy.mode is Mode.DRY_RUN,
-        )
+        # A failure is kept once while it says the same, as a pod's is told once.
+        failing = self._groups_failing.get(group.key)
+        if failing is not None:
+            repeated, self._groups_failing[group.key] = failing[1] == why, (failing[0], why)
+        if failing is None or not repeated:
+            self.status.record_group(
+                policy.name,
+                GroupDecision(
+                    str(group.key),
+                    group.key.api,
+                    group.min_member,
+                    known.count(group.key),
+                    scheduled,
+                    tuple(m.decision for m in decided if m.decision is not None),
+                    why,
+                ),
+                policy.mode is Mode.DRY_RUN,
+            )
         if policy.mode is not Mode.DRY_RUN:
             outcome = GroupOutcome(not failed, scheduled, known.count(group.key), why, timed_out)
             self._write_group_status(group, outcome)
@@ -325,7 +330,7 @@ class GroupCycle(GroupPreemptor):
         if not failed:
             self._groups_failing.pop(group.key, None)
             return False
-        since = self._groups_failing.setdefault(group.key, now)
+        since, _ = self._groups_failing.setdefault(group.key, (now, ""))
         return now - since >= gang.timeout_of(group)
 
     def _tell_members(
