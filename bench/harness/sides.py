@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -54,6 +54,33 @@ class Sides(Generic[S]):
 
     def both(self) -> tuple[S, S]:
         return self.kube, self.ours
+
+
+def priority_classes(label: str, prefix: str, values: Mapping[str, int]) -> list[dict[str, Any]]:
+    """A PriorityClass ``<prefix>-<name>`` of each of ``values``, labelled ``label=prefix`` for
+    :func:`clean_up`."""
+    return [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": f"{prefix}-{name}", "labels": {label: prefix}},
+            "value": value,
+        }
+        for name, value in values.items()
+    ]
+
+
+def clean_up(cluster: Cluster, sides: Sequence[Side], label: str, prefix: str, policy: str) -> None:
+    """What a parity test made, gone: each side's pods (at once: no kubelet runs) and
+    namespace, the nodes and PriorityClasses labelled ``label=prefix``, and the ``policy``."""
+    for side in sides:
+        cluster.kubectl(
+            "delete", "pods", "--all", "-n", side.namespace, "--grace-period=0", "--force"
+        )
+        cluster.kubectl("delete", "namespace", side.namespace, "--wait=false")
+    selector = f"{label}={prefix}"
+    cluster.kubectl("delete", "nodes,priorityclasses", "-l", selector, "--wait=false")
+    cluster.kubectl("delete", "schedulingpolicies", policy, "--wait=false", check=False)
 
 
 def kubelet(cluster: Cluster, side: Side, pods: Sequence[dict[str, Any]]) -> dict[str, str]:

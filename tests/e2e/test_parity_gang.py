@@ -42,7 +42,7 @@ from harness.e2e import Cluster, Operator, items
 from harness.objects import NATIVE, member, node, pod, pod_group
 from harness.sides import Side as SideBase
 from harness.sides import Sides as SidesOf
-from harness.sides import kubelet, report, settle_both
+from harness.sides import clean_up, kubelet, priority_classes, report, settle_both
 
 pytestmark = pytest.mark.gang_cluster
 
@@ -237,30 +237,13 @@ def sides(gang_cluster: Cluster, operator: Operator) -> Iterator[Sides]:
     ours = Side("ours", prefix, f"{prefix}-policy")
     for side in (kube, ours):
         cluster.kubectl("create", "namespace", side.namespace)
-    cluster.apply(
-        *(
-            {
-                "apiVersion": "scheduling.k8s.io/v1",
-                "kind": "PriorityClass",
-                "metadata": {"name": f"{prefix}-{name}", "labels": {TEST_LABEL: prefix}},
-                "value": value,
-            }
-            for name, value in PRIORITIES.items()
-        )
-    )
+    cluster.apply(*priority_classes(TEST_LABEL, prefix, PRIORITIES))
     cluster.apply(gang_policy(ours.scheduler))
     operator.start()
     try:
         yield Sides(cluster, kube, ours)
     finally:
-        for side in (kube, ours):
-            cluster.kubectl(
-                "delete", "pods", "--all", "-n", side.namespace, "--grace-period=0", "--force"
-            )
-            cluster.kubectl("delete", "namespace", side.namespace, "--wait=false")
-        selector = f"{TEST_LABEL}={prefix}"
-        cluster.kubectl("delete", "nodes,priorityclasses", "-l", selector, "--wait=false")
-        cluster.kubectl("delete", "schedulingpolicies", ours.scheduler, "--wait=false", check=False)
+        clean_up(cluster, (kube, ours), TEST_LABEL, prefix, ours.scheduler)
 
 
 def gang_policy(name: str) -> dict[str, Any]:

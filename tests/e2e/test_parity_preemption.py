@@ -55,7 +55,7 @@ from harness.e2e import Cluster, Operator, items
 from harness.objects import node
 from harness.sides import Side as SideBase
 from harness.sides import Sides as SidesOf
-from harness.sides import kubelet, report, settle_both
+from harness.sides import clean_up, kubelet, priority_classes, report, settle_both
 from test_parity_volumes import claim, storage_class
 
 DEFAULT_PROFILE = Path(__file__).resolve().parents[2] / "examples/policies/default-profile.yaml"
@@ -214,15 +214,7 @@ def sides(cluster: Cluster, operator: Operator) -> Iterator[Sides]:
     ours = Side("ours", prefix, f"{prefix}-policy")
     for side in (kube, ours):
         cluster.kubectl("create", "namespace", side.namespace)
-    classes = [
-        {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": f"{prefix}-{name}", "labels": {TEST_LABEL: prefix}},
-            "value": value,
-        }
-        for name, value in PRIORITIES.items()
-    ]
+    classes = priority_classes(TEST_LABEL, prefix, PRIORITIES)
     classes.append(
         {
             **classes[-1],
@@ -236,14 +228,7 @@ def sides(cluster: Cluster, operator: Operator) -> Iterator[Sides]:
     try:
         yield Sides(cluster, kube, ours)
     finally:
-        for side in (kube, ours):
-            cluster.kubectl(
-                "delete", "pods", "--all", "-n", side.namespace, "--grace-period=0", "--force"
-            )
-            cluster.kubectl("delete", "namespace", side.namespace, "--wait=false")
-        selector = f"{TEST_LABEL}={prefix}"
-        cluster.kubectl("delete", "nodes,priorityclasses", "-l", selector, "--wait=false")
-        cluster.kubectl("delete", "schedulingpolicies", ours.scheduler, "--wait=false", check=False)
+        clean_up(cluster, (kube, ours), TEST_LABEL, prefix, ours.scheduler)
 
 
 # --- building a scenario and watching both schedulers -------------------------------------------
