@@ -581,6 +581,35 @@ def percentiles(values: Sequence[float], ps: Sequence[int]) -> dict[str, float |
     return {f"p{p}": round(percentile(values, p), 1) if values else None for p in ps}
 
 
+def timeline(
+    created: Mapping[str, float], answered: Mapping[str, float], bound: Mapping[str, float]
+) -> list[dict[str, Any]]:
+    """Per second of the phase, by the pods created in it (from the first created): how many,
+    their creation-to-bound p50 and slowest (ms, of those bound), and their slowest create call
+    (ms): where a stall is, and whether the API server's own answers slowed with it."""
+    if not created:
+        return []
+    start = min(created.values())
+    seconds: dict[int, list[str]] = {}
+    for name, at in created.items():
+        seconds.setdefault(int(at - start), []).append(name)
+    rows = []
+    for second in range(max(seconds) + 1):
+        names = seconds.get(second, [])
+        latencies = [(bound[n] - created[n]) * 1000 for n in names if n in bound]
+        calls = [(answered[n] - created[n]) * 1000 for n in names if n in answered]
+        rows.append(
+            {
+                "second": second,
+                "created": len(names),
+                "p50_ms": round(percentile(latencies, 50), 1) if latencies else None,
+                "max_ms": round(max(latencies), 1) if latencies else None,
+                "create_max_ms": round(max(calls), 1) if calls else None,
+            }
+        )
+    return rows
+
+
 def group_latencies(
     groups: Mapping[str, Sequence[str]], created: Mapping[str, float], bound: Mapping[str, float]
 ) -> list[float]:
@@ -790,6 +819,11 @@ def phase_figures(
         # bound pod's way to ours.
         "create_ms": percentiles(create_calls, (50, 99)),
         "attempt_ms": None,
+        "timeline": timeline(
+            {n: creator.created[n] for n in names if n in creator.created},
+            creator.answered,
+            watch.bound,
+        ),
     }
     if groups is not None:
         whole = group_latencies(groups, creator.created, watch.bound)
