@@ -286,6 +286,7 @@ class Config:
     dra_seconds: float  # how long they are churned
     gang_nodes: int  # the gang phases' nodes (0: not run)
     gang_pods: int  # pods of each gang phase, rounded down to whole groups
+    repeats: int  # runs of each scheduler at each node count, in turns
     concurrency: int
     create_threads: int
     kube_qps: int
@@ -1807,6 +1808,13 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     )
     parser.add_argument("--schedulers", nargs="+", choices=SCHEDULERS, default=list(SCHEDULERS))
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of each scheduler at each node count (and of the DRA and gang runs), the "
+        "schedulers in turns: the ratios are given per run and as median and range",
+    )
+    parser.add_argument(
         "--concurrency",
         type=int,
         default=BIND_CONCURRENCY,
@@ -1850,6 +1858,7 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         dra_seconds=args.dra_seconds,
         gang_nodes=args.gang_nodes,
         gang_pods=args.gang_pods,
+        repeats=max(1, args.repeat),
         concurrency=args.concurrency,
         create_threads=args.create_threads,
         kube_qps=args.kube_qps,
@@ -1887,6 +1896,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "dra_seconds": config.dra_seconds,
             "gang_nodes": config.gang_nodes,
             **{f"gang_pods_{size}": config.gang_pods_of(size) for size in GANG_SIZES},
+            "repeats": config.repeats,
             "concurrency": config.concurrency,
             "event_concurrency": POST_CONCURRENCY,
             "create_threads": config.create_threads,
@@ -1900,14 +1910,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     # own; it waits for that to be over before its scheduler starts.
     tearing_down = threading.Thread()
     tearing_down.start()
-    # Node count outermost, so the schedulers of one size run close together in time and share
-    # whatever else the machine is doing; the runs alone (the DRA steady state, the gang phases)
-    # last, the deciders only.
-    plan = [(node_count, kind, "") for node_count in config.nodes for kind in config.schedulers]
+    # Node count outermost, then the repeats, so the schedulers of one size run close together
+    # in time, in turns, and share whatever else the machine is doing; the runs alone (the DRA
+    # steady state, the gang phases) last, the deciders only.
+    repeats = range(config.repeats)
+    plan = [
+        (node_count, kind, "", repeat)
+        for node_count in config.nodes
+        for repeat in repeats
+        for kind in config.schedulers
+    ]
     for alone, alone_nodes in (("dra", config.dra_nodes), ("gang", config.gang_nodes)):
         if alone_nodes and alone_pods(config, alone):
-            plan += [(alone_nodes, kind, alone) for kind in config.schedulers if kind in DECIDERS]
-    for runs, (node_count, kind, alone) in enumerate(plan):
+            plan += [
+                (alone_nodes, kind, alone, repeat)
+                for repeat in repeats
+                for kind in config.schedulers
+                if kind in DECIDERS
+            ]
+    for runs, (node_count, kind, alone, repeat) in enumerate(plan):
         state_dir = config.state_dir / f"run-{runs % 2}"
         try:
             case, teardown = run_case(
@@ -1920,6 +1941,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             tearing_down.join()
             tearing_down = threading.Thread(target=teardown.close, name="teardown")
             tearing_down.start()
+        case["repeat"] = repeat
         results["cases"].append(case)
         # After every run, so that an interrupted benchmark still leaves what it measured;
         # the charts, slower to draw, once at the end.
@@ -1927,7 +1949,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tearing_down.join()
     written = write_reports(results, config.out)
     log("results: " + ", ".join(str(path) for path in written))
-    failed = [f"{c['scheduler']}@{c['nodes']}" for c in results["cases"] if not passed(c)]
+    failed = [
+        f"{c['scheduler']}@{c['nodes']}#{c['repeat'] + 1}"
+        for c in results["cases"]
+        if not passed(c)
+    ]
     if failed:
         log(f"FAILED (incomplete or incorrect): {', '.join(failed)}")
     return 1 if failed else 0

@@ -9,6 +9,7 @@ runs, while the schedulers of one node count run back to back on identical state
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,13 +73,14 @@ def _p50_p99(latency: Mapping[str, Any] | None, bound: str = "") -> str | None:
     )
 
 
-def _phase_cells(case: Mapping[str, Any], phase: str) -> list[Any]:
-    """One row's cells under PHASE_COLUMNS for ``phase``."""
+def _phase_cells(case: Case, phase: str, repeated: bool) -> list[Any]:
+    """One row's cells under PHASE_COLUMNS for ``phase``; ``repeated``: each scheduler ran more
+    than once at each node count, and the row says which run it is."""
     figures = case[phase]
     latency = figures["latency_ms"]
     return [
         case["nodes"],
-        case["scheduler"],
+        case["scheduler"] + (f" #{_repeat(case) + 1}" if repeated else ""),
         figures["pods"],
         figures["create_rate"],
         figures["throughput"],
@@ -165,27 +167,36 @@ LIMIT_COLUMNS = (
 )
 
 
+def _repeat(case: Case) -> int:
+    """Which of the runs at its node count ``case`` was (0 for a JSON of one run each)."""
+    return int(case.get("repeat", 0))
+
+
 def phase_ratios(cases: list[Case], phase: str) -> list[dict[str, Any]]:
-    """Per node count where policy-scheduler ran ``phase`` (a key of PHASE_RATIOS): its figures
-    divided by kube-scheduler's, and its and kube-scheduler's throughput (and its p99) divided by
-    the raw binders'; for a phase not of RAW_PHASES, by their burst throughput (and p99 has no
-    limit)."""
+    """Per node count and run where policy-scheduler ran ``phase`` (a key of PHASE_RATIOS): its
+    figures divided by kube-scheduler's of the same run, and its and kube-scheduler's throughput
+    (and its p99) divided by the raw binders'; for a phase not of RAW_PHASES, by their burst
+    throughput (and p99 has no limit)."""
     # A run of the DRA steady state may have as many nodes as a run of the other phases.
-    by = {(c["scheduler"], c["nodes"]): c for c in cases if "correctness" in c and phase in c}
+    by = {
+        (c["scheduler"], c["nodes"], _repeat(c)): c
+        for c in cases
+        if "correctness" in c and phase in c
+    }
     by |= {
-        (c["scheduler"], c["nodes"]): c
+        (c["scheduler"], c["nodes"], _repeat(c)): c
         for c in cases
         if "correctness" in c and c["scheduler"] in LIMITS and "burst" in c
     }
     rows = []
-    for nodes in sorted({n for kind, n in by if kind == OURS}):
-        ours, kube = by.get((OURS, nodes)), by.get((KUBE, nodes))
+    for nodes, repeat in sorted({(n, r) for kind, n, r in by if kind == OURS}):
+        ours, kube = by.get((OURS, nodes, repeat)), by.get((KUBE, nodes, repeat))
         if ours is None or phase not in ours:
             continue
-        row: dict[str, Any] = {"nodes": nodes}
+        row: dict[str, Any] = {"nodes": nodes, "repeat": repeat}
         for key, _, path in PHASE_RATIOS[phase]:
             row[key] = _ratio(_get(ours, *path), _get(kube, *path))
-        raw, events = (by.get((kind, nodes)) for kind in LIMITS)
+        raw, events = (by.get((kind, nodes, repeat)) for kind in LIMITS)
         limit = phase if phase in RAW_PHASES else "burst"
         for key, case in (("raw", raw), ("raw_events", events)):
             row[f"throughput_vs_{key}"] = _ratio(
@@ -201,6 +212,29 @@ def phase_ratios(cases: list[Case], phase: str) -> list[dict[str, Any]]:
             )
         rows.append(row)
     return rows
+
+
+def ratio_spread(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per node count of ``rows`` (phase_ratios'): how many runs, and each ratio's median, lowest
+    and highest over them (None where no run has it): the spread a claimed margin must beat."""
+    spread = []
+    for nodes in sorted({row["nodes"] for row in rows}):
+        runs = [row for row in rows if row["nodes"] == nodes]
+        summary: dict[str, Any] = {"nodes": nodes, "runs": len(runs)}
+        for key in runs[0]:
+            values = [row[key] for row in runs if row.get(key) is not None]
+            if key not in ("nodes", "repeat"):
+                summary[key] = (
+                    {
+                        "median": round(statistics.median(values), 3),
+                        "min": min(values),
+                        "max": max(values),
+                    }
+                    if values
+                    else None
+                )
+        spread.append(summary)
+    return spread
 
 
 @dataclass(frozen=True)
@@ -375,7 +409,7 @@ def _phase_section(results: dict[str, Any], phase: str) -> list[str]:
         [*PHASE_COLUMNS, *(column for column, _ in report.columns), "check"],
         [
             [
-                *_phase_cells(c, phase),
+                *_phase_cells(c, phase, results["config"].get("repeats", 1) > 1),
                 *(cell(c) for _, cell in report.columns),
                 "ok" if c["correctness"]["ok"] and c[phase]["complete"] else "FAILED",
             ]
@@ -391,28 +425,42 @@ def _phase_section(results: dict[str, Any], phase: str) -> list[str]:
             "the other phases' pods would break their claims, priorities or constraints), and "
             "p99 has none"
         )
+        keys = [
+            *((key, column) for key, column, _ in PHASE_RATIOS[phase]),
+            *LIMIT_COLUMNS,
+        ]
         lines += [
             "",
-            f"Ratios: policy-scheduler's figure divided by kube-scheduler's, and throughput "
-            f"divided by the limits, {limits}:",
+            f"Ratios: policy-scheduler's figure divided by kube-scheduler's of the same run, and "
+            f"throughput divided by the limits, {limits}:",
             "",
             *_table(
-                [
-                    "nodes",
-                    *(column for _, column, _ in PHASE_RATIOS[phase]),
-                    *(column for _, column in LIMIT_COLUMNS),
-                ],
-                [
-                    [
-                        row["nodes"],
-                        *(row[key] for key, _, _ in PHASE_RATIOS[phase]),
-                        *(row[key] for key, _ in LIMIT_COLUMNS),
-                    ]
-                    for row in rows
-                ],
+                ["nodes", "run", *(column for _, column in keys)],
+                [[row["nodes"], row["repeat"] + 1, *(row[key] for key, _ in keys)] for row in rows],
             ),
         ]
+        spread = results["ratio_spread"][phase]
+        if any(summary["runs"] > 1 for summary in spread):
+            lines += [
+                "",
+                "Over the runs: each ratio's median (lowest to highest).",
+                "",
+                *_table(
+                    ["nodes", "runs", *(column for _, column in keys)],
+                    [
+                        [summary["nodes"], summary["runs"], *(_range(summary[k]) for k, _ in keys)]
+                        for summary in spread
+                    ],
+                ),
+            ]
     return lines
+
+
+def _range(spread: Mapping[str, float] | None) -> str | None:
+    """A ratio's "median (lowest to highest)" over the runs."""
+    if spread is None:
+        return None
+    return f"{_cell(spread['median'])} ({_cell(spread['min'])} to {_cell(spread['max'])})"
 
 
 def markdown(results: dict[str, Any]) -> str:
@@ -437,8 +485,9 @@ def markdown(results: dict[str, Any]) -> str:
 
 
 def chart(cases: list[Case], phase: str, path: Path) -> None:
-    """Throughput and p99 of ``phase`` against node count, each scheduler that ran it; the raw
-    binders' burst throughput, dashed, where they did not run it (their limit for it)."""
+    """Throughput and p99 of ``phase`` against node count, each scheduler that ran it (the median
+    of its runs at a node count, their range as an error bar); the raw binders' burst
+    throughput, dashed, where they did not run it (their limit for it)."""
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
     for kind in KINDS:
         mine = sorted(
@@ -458,11 +507,25 @@ def chart(cases: list[Case], phase: str, path: Path) -> None:
                 (left, mine, lambda c: _get(c, "burst", "throughput"), "--", f"{kind} (burst)")
             )
         for axes, runs, value, line, label in series:
-            points = [(c["nodes"], value(c)) for c in runs]
-            points = [(n, v) for n, v in points if v is not None]
-            if points:
-                axes.plot(
-                    *zip(*points, strict=True), line, marker="o", color=STYLES[kind], label=label
+            by_nodes: dict[int, list[float]] = {}
+            for c in runs:
+                if (v := value(c)) is not None:
+                    by_nodes.setdefault(int(c["nodes"]), []).append(v)
+            if by_nodes:
+                # Over a node count's runs: the median, and the range as an error bar.
+                nodes = sorted(by_nodes)
+                medians = [statistics.median(by_nodes[n]) for n in nodes]
+                below = [m - min(by_nodes[n]) for n, m in zip(nodes, medians, strict=True)]
+                above = [max(by_nodes[n]) - m for n, m in zip(nodes, medians, strict=True)]
+                axes.errorbar(
+                    nodes,
+                    medians,
+                    yerr=[below, above],
+                    fmt=line,
+                    marker="o",
+                    capsize=3,
+                    color=STYLES[kind],
+                    label=label,
                 )
     left.set(title=f"{phase}: throughput", xlabel="nodes", ylabel="pods/s")
     left.set_ylim(bottom=0)
@@ -488,6 +551,9 @@ def write_reports(results: dict[str, Any], out: Path, *, charts: bool = True) ->
     cases = results["cases"]
     phases = [phase for phase in PHASE_RATIOS if any(phase in c for c in cases)]
     results["ratios"] = {phase: phase_ratios(cases, phase) for phase in phases}
+    results["ratio_spread"] = {
+        phase: ratio_spread(rows) for phase, rows in results["ratios"].items()
+    }
     paths = [out / "scheduling.json", out / "scheduling.md"]
     paths[0].write_text(json.dumps(results, indent=2) + "\n")
     paths[1].write_text(markdown(results))
