@@ -55,12 +55,17 @@ demo: $(BIN)/.installed controlplane
 # its DRA runs at 100 nodes (its counts: a fifth of --pods for storage and the shaped phases,
 # --pods arriving while a fifth of them are parked); its gang phases would take it past five
 # minutes (two more control planes of 1,000 nodes): bench-gang runs them alone (two to three minutes).
+# The misc and volume shapes (secrets, in-tree-pvs, csi-pvs, daemonset, finalizers, gated,
+# mixed-churn) are 0 in bench-quick: seven more phases per decider and node count, with their
+# set-up (PVs, CSINodes, nodes of their own, deletions), would take it past five minutes.
 bench: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py
 
 bench-quick: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 300 --steady-rate 50 --steady-seconds 5 \
-	    --preemption-pods 10 --dra-nodes 100 --gang-nodes 0
+	    --preemption-pods 10 --dra-nodes 100 --gang-nodes 0 \
+	    --secrets-pods 0 --in-tree-pvs-pods 0 --csi-pvs-pods 0 --daemonset-pods 0 \
+	    --finalizers-pods 0 --gated-pods 0 --mixed-churn-pods 0
 
 bench-gang: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py --nodes --dra-nodes 0 --schedulers policy-scheduler kube-scheduler

@@ -77,6 +77,36 @@ burst of pods of the mix of requests with one term added, measured as the burst:
   measured); then the schedulable pods arrive as a burst and are what is measured (the shape of
   scheduler_perf's Unschedulable: the queue must not spend its time on pods an event cannot help).
 
+Between the shaped phases and parked, the misc and volume cases of scheduler_perf v1.37.2
+(misc/ and volumes/performance-config.yaml, templates/), MISC_PHASES; by default each has its
+case's measured pods per node (MISC_PER_NODE), at most MISC_MOST (gated: GATED_PODS):
+
+- secrets (SchedulingSecrets): pods of the mix, each with a secret volume, as a burst.
+- in-tree-pvs, csi-pvs (SchedulingInTreePVs, SchedulingCSIPVs): pods of the mix, each with a
+  claim bound beforehand, as scheduler_perf's CreatePodWithPersistentVolume makes them, to a PV
+  of its own (in-tree AWS EBS, or CSI of the driver CSI_DRIVER; no node affinity); for csi-pvs
+  every node first gets a CSINode allowing CSI_VOLUME_LIMIT volumes of the driver. The PVs and
+  claims are created before the burst, not measured. Check: every claim still bound; no node
+  holds more EBS volumes (the in-tree ones migrate to the driver) than its CSINode allows.
+- daemonset (SchedulingDaemonset): a node of the phase's own, room for every pod, then pods
+  requesting nothing, each with required node affinity to it by ``matchFields metadata.name``
+  as the daemonset controller writes it. Check: all on that node.
+- finalizers (SchedulingDeletedPodsWithFinalizers): as many pods with a finalizer as measured,
+  created, then deleted FINALIZER_DELETE_RATE a second (grace 0) while the measured pods
+  (requesting nothing) arrive as a burst; at the end of the phase every deletion is done and the
+  finalizers removed, so the deleted pods are gone (each told Scheduled once at most).
+- gated (SchedulingWhileGated), on a node of the phase's own, as the case's one node: half as
+  many pods with a scheduling gate as measured, then a marker pod bound (the scheduler has seen
+  them), as many pods bound, then deleted GATED_DELETE_RATE a second while the measured pods
+  arrive as a burst (all requesting nothing and pinned to the node by matchFields). At the end
+  the gated pods and the pods not deleted yet are deleted at once, so that none waits through
+  the phases after. Check: no gated pod ever bound (the bind watch saw none).
+- mixed-churn (SchedulingWithMixedChurn, recreate): while the measured pods of the mix arrive as
+  a burst, a node with room for no pod, a pod of priority 10 asking for more cpu than any node
+  has (it fits nowhere and no preemption can make room) and a Service are created, deleted
+  CHURN_INTERVAL later, created again after as long, and so on until every measured pod is
+  bound; then the last ones are deleted. Check: no churn pod ever bound, no churn object left.
+
 A phase of 0 pods is skipped.
 
 Then, for the two deciders only, the DRA steady state (``--dra-nodes``, 500; 0 skips it), in a
@@ -162,6 +192,8 @@ status is 1 when a run did not bind all its pods or failed a correctness check.
         [--steady-rate 100] [--steady-seconds 30] [--storage-pods PODS/5]
         [--preemption-pods PODS/10] [--anti-affinity-pods PODS/5] [--spread-pods PODS/5]
         [--preferred-affinity-pods PODS/5] [--parked-pods PODS] [--unschedulable-pods PODS/5]
+        [--secrets-pods] [--in-tree-pvs-pods] [--csi-pvs-pods] [--daemonset-pods]
+        [--finalizers-pods] [--gated-pods 1000] [--mixed-churn-pods]
         [--dra-nodes 500] [--dra-devices 10] [--dra-in-flight 10] [--dra-seconds 10]
         [--gang-nodes 1000] [--gang-pods 2048]
         [--schedulers policy-scheduler kube-scheduler raw raw+events]
@@ -208,6 +240,7 @@ from harness.objects import (
     resource_slice,
     version,
 )
+from harness.objects import node as node_object
 from harness.processes import KUBE_QPS, Process, start_kube_scheduler, start_operator
 from harness.watches import PROGRESS_SECONDS, BindWatch
 from harness.workload import (
@@ -228,9 +261,10 @@ from harness.workload import (
     prepare,
 )
 from provisioner import BIND_COMPLETED, Provisioner, claim_body, pv_node, storage_class_body
-from scheduling_report import GANG_SIZES, gang_phase, write_reports
+from scheduling_report import GANG_SIZES, MISC_PHASES, gang_phase, write_reports
 
 from policy_scheduler.kube.events import POST_CONCURRENCY
+from policy_scheduler.model.objects import NodeView
 from policy_scheduler.scheduling.core import BIND_CONCURRENCY
 
 SCHEDULERS = ("policy-scheduler", "kube-scheduler", "raw", "raw+events")
@@ -279,6 +313,7 @@ class Config:
     shaped_pods: Mapping[str, int]  # by phase of SHAPED_PHASES
     parked_pods: int  # the parked phase's schedulable pods, measured
     unschedulable_pods: int  # the parked phase's pods that fit nowhere, parked first
+    misc_pods: Mapping[str, int | None]  # by phase of MISC_PHASES; None: by the node count
     schedulers: tuple[str, ...]
     dra_nodes: int  # the DRA steady state's nodes (0: not run)
     dra_devices: int  # devices per node, half allocated before the phase
@@ -933,14 +968,7 @@ def preemption(run: Run, count: int) -> PhaseRun:
         memory_mi=0,
         node_selector={HOSTNAME: nodes[-1]},
     )
-    Creator(admin, 1).create("preemption-ready", marker)
-    if not watch.wait(
-        ["preemption-ready"],
-        config.timeout,
-        lambda _: "preemption: the marker pod not bound yet",
-        scheduler.check_alive,
-    ):
-        raise RuntimeError(f"preemption: the marker pod was not bound; see {scheduler.log_path}")
+    wait_marker(run, "preemption", "preemption-ready", marker)
     log(f"  preemption: {count} nodes filled with {len(low)} low-priority pods")
     evicted_before = kubelet.evicted()
     ran = measured(
@@ -1321,6 +1349,652 @@ def gang(size: int) -> Callable[[Run, int], PhaseRun]:
     return start
 
 
+# --- scheduler_perf's misc and volume shapes --------------------------------------------------
+
+# Each phase's pods by default: its suite case's measured pods per node (SchedulingSecrets
+# 5000Nodes_10000Pods, SchedulingInTreePVs 5000Nodes_2000Pods, SchedulingCSIPVs
+# 5000Nodes_5000Pods, SchedulingDaemonset 15000Nodes, SchedulingDeletedPodsWithFinalizers
+# 5000Node_5000DeletingPods, SchedulingWithMixedChurn 5000Nodes_10000Pods), at most MISC_MOST:
+# some seconds of binding at either scheduler's pace here, not the suite's minutes. The gated
+# phase's case has one node whatever the size: GATED_PODS.
+MISC_PER_NODE = {
+    "secrets": 2.0,
+    "in-tree-pvs": 0.4,
+    "csi-pvs": 1.0,
+    "daemonset": 2.0,
+    "finalizers": 1.0,
+    "mixed-churn": 2.0,
+}
+MISC_MOST = 2000
+GATED_PODS = 1000
+# The cpu and memory of a node of a phase's own (node-with-name.yaml's; pods sized for the phase).
+OWN_NODE_CPU, OWN_NODE_MEMORY = 4, 32
+# The phases whose pods go on nodes of their own, which the run's nodes need no room for.
+OWN_NODES = ("preemption", "daemonset", "gated")
+# gated-pod.yaml's gate, and SchedulingWhileGated's counts beside its measured pods: half as many
+# held gated to the end, as many bound then deleted at GATED_DELETE_RATE a second.
+SCHEDULING_GATE = "test.k8s.io/hold"
+GATED_DELETE_RATE = 50.0
+# pod-with-finalizer.yaml's finalizer; SchedulingDeletedPodsWithFinalizers deletes as many such
+# pods as it measures, FINALIZER_DELETE_RATE a second.
+FINALIZER = "test.k8s.io/finalizer"
+FINALIZER_DELETE_RATE = 100.0
+# Deletions in flight at once: enough to hold those rates when each takes a tenth of a second.
+DELETE_WORKERS = 16
+# SchedulingWithMixedChurn: a node, a high-priority pod and a Service created, then deleted
+# the next interval ("recreate", number 1, 1,000 ms); pod-high-priority-large-cpu.yaml's priority.
+CHURN_INTERVAL = 1.0
+CHURN_PRIORITY_CLASS = "bench-churn"
+CHURN_PRIORITY = 10
+# SchedulingSecrets' volume (pod-with-secret-volume.yaml: the secret need not exist to schedule).
+SECRET_VOLUME = {"name": "secret", "secret": {"secretName": "secret"}}
+# SchedulingCSIPVs: pv-csi.yaml's driver, and each node's CSINode allowing it 39 volumes.
+CSI_DRIVER = "ebs.csi.aws.com"
+CSI_VOLUME_LIMIT = 39
+CSINODES = "/apis/storage.k8s.io/v1/csinodes"
+# The phases whose volumes are the driver's: pv-aws.yaml's in-tree EBS migrates to it.
+EBS_PHASES = ("in-tree-pvs", "csi-pvs")
+
+
+def pinned(node: str) -> dict[str, Any]:
+    """daemonset-pod.yaml's affinity: required ``metadata.name In [node]`` by matchFields, as the
+    daemonset controller writes it (kube's NodeAffinity PreFilter narrows the pod to that node)."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+    return {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        }
+    }
+
+
+def light_workload(
+    prefix: str,
+    count: int,
+    scheduler_name: str,
+    *,
+    phase: str,
+    extra: Mapping[str, Any] | None = None,
+    finalizer: bool = False,
+) -> list[tuple[str, bytes]]:
+    """``count`` pods named ``prefix-NNNNN``, labelled with ``phase``, requesting nothing
+    (light-pod.yaml, daemonset-pod.yaml: terminationGracePeriodSeconds 0), ``extra`` in their
+    spec; each with FINALIZER if ``finalizer``."""
+    pods = []
+    for i in range(count):
+        name = f"{prefix}-{i:05d}"
+        spec = {"terminationGracePeriodSeconds": 0, **(extra or {})}
+        body = pod(
+            name, scheduler_name, cpu=None, memory=None, labels={PHASE_LABEL: phase}, extra=spec
+        )
+        if finalizer:
+            body["metadata"]["finalizers"] = [FINALIZER]
+        pods.append((name, json.dumps(body).encode()))
+    return pods
+
+
+def own_node(run: Run, phase: str, name: str, pods: int) -> str:
+    """A node of the phase's own, ``name``, with room for ``pods`` pods; once the scheduler has
+    bound a marker pod pinned to it (returned: it stays, bound), it has seen the node and every
+    pod created before."""
+    size = NodeSize(OWN_NODE_CPU, OWN_NODE_MEMORY, pods + 1)
+    create_nodes(run.admin, [name], size, 1)
+    marker = f"{phase}-ready"
+    body = pod(marker, run.scheduler_name, cpu=None, memory=None, extra=pinned(name))
+    wait_marker(run, phase, marker, json.dumps(body).encode())
+    return marker
+
+
+def wait_marker(run: Run, phase: str, name: str, body: bytes) -> None:
+    """``body``, a pod pinned to a node, created and waited for until bound: then the scheduler
+    has seen that node and every pod created before it (a watch delivers in order)."""
+    Creator(run.admin, 1).create(name, body)
+    if not run.watch.wait(
+        [name],
+        run.config.timeout,
+        lambda _: f"{phase}: the marker pod not bound yet",
+        run.scheduler.check_alive,
+    ):
+        raise RuntimeError(f"{phase}: the marker pod was not bound; see {run.scheduler.log_path}")
+
+
+class Deleter:
+    """scheduler_perf's deletePods op, in a thread: ``names`` deleted one after another,
+    ``rate`` a second (grace 0: no kubelet runs here), until all are or it is stopped; each
+    deletion from a pool of DELETE_WORKERS, so that a slow answer on a busy API server does not
+    hold back the next ones. With the admin's identity (in no scheduler's requests), on a client
+    of its own (its sockets not shared with the pods being created)."""
+
+    def __init__(self, kubeconfig: Path, names: Sequence[str], rate: float) -> None:
+        self.api = Api(kubeconfig, pool=DELETE_WORKERS)
+        self.names = list(names)
+        self.rate = rate
+        self.deleted: list[str] = []
+        self.errors: list[str] = []
+        self.started = time.monotonic()
+        self.ended = self.started
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._pool = ThreadPoolExecutor(DELETE_WORKERS, thread_name_prefix="deleter")
+        self._thread = threading.Thread(target=self._run, name="deleter")
+        self._thread.start()
+
+    def _run(self) -> None:
+        for index, name in enumerate(self.names):
+            due = self.started + index / self.rate
+            if self._stop.wait(max(0.0, due - time.monotonic())):
+                return
+            self._pool.submit(self._delete, name)
+
+    def _delete(self, name: str) -> None:
+        try:
+            delete_pod(self.api, name)
+        except (ApiError, OSError) as error:
+            with self._lock:
+                self.errors.append(f"{name}: {error}")
+            return
+        with self._lock:
+            self.deleted.append(name)
+            self.ended = time.monotonic()
+
+    def finish(self, *, stop: bool = False) -> list[str]:
+        """The pods deleted, once every one is (or, with ``stop``, once the deletions under way
+        end); the client closed."""
+        if stop:
+            self._stop.set()
+        self._thread.join()
+        self._pool.shutdown(wait=True)
+        self.api.session.close()
+        return list(self.deleted)
+
+    def achieved_rate(self) -> float:
+        """Deletions a second, from the first due to the last answered."""
+        seconds = self.ended - self.started
+        return round(len(self.deleted) / seconds, 1) if seconds > 0 else 0.0
+
+
+def delete_pod(admin: Api, name: str) -> None:
+    admin.request(
+        "DELETE",
+        f"/api/v1/namespaces/{NAMESPACE}/pods/{name}",
+        {"gracePeriodSeconds": 0},
+        ok=frozenset({404}),
+    )
+
+
+def secrets(run: Run, count: int) -> PhaseRun:
+    """SchedulingSecrets: pods of the mix, each with a secret volume, as a burst."""
+    pods = workload("secrets", count, run.scheduler_name, extra={"volumes": [SECRET_VOLUME]})
+    return measured(run, "secrets", pods)
+
+
+def prebound_volume(
+    pod_name: str, source: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The PV (of ``source``: pv-aws.yaml's or pv-csi.yaml's, its volume id the PV's name) and
+    the claim of ``pod_name``, bound to each other as scheduler_perf's CreatePodWithPersistentVolume
+    makes them (pvc.yaml's bind-completed annotation, the claim's volumeName, the PV's claimRef
+    without a uid); their statuses Bound are written after."""
+    claim = claim_name(pod_name)
+    volume = f"{NAMESPACE}-{claim}"
+    kind, fields = next(iter(source.items()))
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": volume},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "capacity": {"storage": "1Gi"},
+            "persistentVolumeReclaimPolicy": "Retain",
+            kind: {
+                **fields,
+                **({"volumeHandle": volume} if kind == "csi" else {"volumeID": volume}),
+            },
+            "claimRef": {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "namespace": NAMESPACE,
+                "name": claim,
+            },
+        },
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": claim, "annotations": {BIND_COMPLETED: "true"}},
+        "spec": {
+            "accessModes": ["ReadOnlyMany"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "volumeName": volume,
+        },
+    }
+    return pv, pvc
+
+
+def create_prebound(run: Run, pods: Sequence[str], source: Mapping[str, Any]) -> None:
+    """Each pod's claim and PV, bound (``prebound_volume``), statuses included: before the
+    phase, by the admin, in no scheduler's figure."""
+    admin = run.admin
+    claims = f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims"
+
+    def create(pod_name: str) -> None:
+        pv, pvc = prebound_volume(pod_name, source)
+        admin.post(claims, pvc, exists_ok=True)
+        admin.merge_patch(
+            f"{claims}/{pvc['metadata']['name']}/status",
+            {
+                "status": {
+                    "phase": "Bound",
+                    "accessModes": ["ReadOnlyMany"],
+                    "capacity": {"storage": "1Gi"},
+                }
+            },
+        )
+        admin.post("/api/v1/persistentvolumes", pv, exists_ok=True)
+        admin.merge_patch(
+            f"/api/v1/persistentvolumes/{pv['metadata']['name']}/status",
+            {"status": {"phase": "Bound"}},
+        )
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(run.config.create_threads) as pool:
+        list(pool.map(create, pods))
+    log(f"  {len(pods)} bound PVs and claims created in {time.monotonic() - started:.1f} s")
+
+
+def volume_phase(phase: str, source: Mapping[str, Any]) -> Callable[[Run, int], PhaseRun]:
+    """SchedulingInTreePVs and SchedulingCSIPVs: pods of the mix, each with a claim bound
+    beforehand to a PV of ``source`` (no node affinity), as a burst; for CSI, every node's
+    CSINode first allows CSI_VOLUME_LIMIT volumes of the driver."""
+
+    def start(run: Run, count: int) -> PhaseRun:
+        pods = workload(phase, count, run.scheduler_name, claims=True)
+        names = [name for name, _ in pods]
+        limit = None
+        if "csi" in source:
+            limit = CSI_VOLUME_LIMIT
+            create_csi_nodes(run)
+        create_prebound(run, names, source)
+        return measured(
+            run,
+            phase,
+            pods,
+            check=lambda admin, listing, pods: check_prebound(admin, listing, pods, limit),
+        )
+
+    return start
+
+
+def create_csi_nodes(run: Run) -> None:
+    """A CSINode per node (as the suite's NodeAllocatableStrategy makes them): the driver
+    CSI_DRIVER, CSI_VOLUME_LIMIT volumes allocatable."""
+    nodes = [item["metadata"]["name"] for item in run.admin.list_items("/api/v1/nodes")]
+
+    def create(name: str) -> None:
+        driver = {"name": CSI_DRIVER, "nodeID": name, "allocatable": {"count": CSI_VOLUME_LIMIT}}
+        body = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": [driver]},
+        }
+        run.admin.post(CSINODES, body, exists_ok=True)
+
+    with ThreadPoolExecutor(run.config.create_threads) as pool:
+        list(pool.map(create, nodes))
+    log(f"  {len(nodes)} CSINodes of {CSI_VOLUME_LIMIT} {CSI_DRIVER} volumes created")
+
+
+def daemonset(run: Run, count: int) -> PhaseRun:
+    """SchedulingDaemonset: a node of the phase's own with room for ``count`` pods, then
+    ``count`` pods requesting nothing, each pinned to it by matchFields (as a daemonset's), as a
+    burst: the scheduler must find the one node among all."""
+    node_name = "daemonset-node"
+    marker = own_node(run, "daemonset", node_name, count)
+    pods = light_workload(
+        "daemonset", count, run.scheduler_name, phase="daemonset", extra=pinned(node_name)
+    )
+    ran = measured(
+        run,
+        "daemonset",
+        pods,
+        check=lambda _admin, listing, names: check_on_node(listing, names, node_name),
+    )
+    return PhaseRun(ran.figures, [marker, *ran.bound], check=ran.check)
+
+
+def finalizers(run: Run, count: int) -> PhaseRun:
+    """SchedulingDeletedPodsWithFinalizers: ``count`` pods with a finalizer, created, then
+    deleted FINALIZER_DELETE_RATE a second (most before they are bound: they stay, deleting,
+    held by the finalizer) while ``count`` pods requesting nothing arrive as a burst, measured.
+    At the end every deletion is done and the finalizers removed, so the deleted pods are gone."""
+    deleting = light_workload(
+        "finalizing", count, run.scheduler_name, phase="finalizers", finalizer=True
+    )
+    names = [name for name, _ in deleting]
+    Creator(run.admin, run.config.create_threads).create_all(deleting)
+    deleter = Deleter(run.kubeconfig, names, FINALIZER_DELETE_RATE)
+    pods = light_workload("finalizers", count, run.scheduler_name, phase="finalizers")
+    ran = measured(run, "finalizers", pods)
+    deleted = deleter.finish()
+    bound_first = sum(1 for name in names if name in run.watch.bound)
+    release(run.admin, names)
+    ran.figures.update(
+        {
+            "deleting": len(names),
+            "deleting_bound": bound_first,
+            "delete_rate": deleter.achieved_rate(),
+            "delete_errors": deleter.errors[:10],
+        }
+    )
+    log(
+        f"  finalizers: {len(deleted)} pods deleted ({deleter.achieved_rate()}/s), "
+        f"{bound_first} of them bound first"
+    )
+    return PhaseRun(ran.figures, ran.bound, gone=names, check=ran.check)
+
+
+def release(admin: Api, names: Sequence[str]) -> None:
+    """The finalizer removed from each pod of ``names`` (deleted, grace 0): each is then gone."""
+    path = f"/api/v1/namespaces/{NAMESPACE}/pods"
+
+    def remove(name: str) -> None:
+        try:
+            admin.merge_patch(f"{path}/{name}", {"metadata": {"finalizers": None}})
+        except ApiError as error:
+            if error.status != 404:
+                raise
+
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(remove, names))
+
+
+def gated(run: Run, count: int) -> PhaseRun:
+    """SchedulingWhileGated, on a node of the phase's own (the suite's one node): ``count // 2``
+    pods with a scheduling gate, held to the end; ``count`` pods bound, then deleted
+    GATED_DELETE_RATE a second while ``count`` pods arrive as a burst, measured (all requesting
+    nothing, pinned to the node). At the end the gated pods, never bound, and the pods not
+    deleted yet are deleted at once, so that none waits through the phases after."""
+    node_name = "gated-node"
+    scheduler_name = run.scheduler_name
+    extra = pinned(node_name)
+    held = light_workload(
+        "gated-held",
+        count // 2,
+        scheduler_name,
+        phase="gated",
+        extra={"schedulingGates": [{"name": SCHEDULING_GATE}]},
+    )
+    held_names = [name for name, _ in held]
+    Creator(run.admin, run.config.create_threads).create_all(held)
+    # Created after the gated pods: once it is bound the scheduler has seen them all.
+    marker = own_node(run, "gated", node_name, 2 * count)
+    deleting = light_workload("gated-deleting", count, scheduler_name, phase="gated", extra=extra)
+    deleting_names = [name for name, _ in deleting]
+    Creator(run.admin, run.config.create_threads).create_all(deleting)
+    if not run.watch.wait(
+        deleting_names,
+        run.config.timeout,
+        lambda bound: f"gated: {bound}/{count} pods to delete bound",
+        run.scheduler.check_alive,
+    ):
+        raise RuntimeError("gated: the pods to delete were not all bound")
+    log(f"  gated: {len(held)} gated pods held, {count} pods bound to delete")
+    deleter = Deleter(run.kubeconfig, deleting_names, GATED_DELETE_RATE)
+    pods = light_workload("gated", count, scheduler_name, phase="gated", extra=extra)
+    ran = measured(run, "gated", pods)
+    deleted = deleter.finish(stop=True)
+    # Bound through the measurement? The watch saw every bind of the namespace.
+    bound_held = [name for name in held_names if name in run.watch.bound]
+    left = [*held_names, *(name for name in deleting_names if name not in set(deleted))]
+    with ThreadPoolExecutor(run.config.create_threads) as pool:
+        list(pool.map(lambda name: delete_pod(run.admin, name), left))
+    ran.figures.update(
+        {
+            "held": len(held),
+            "deleted_while_measured": len(deleted),
+            "delete_rate": deleter.achieved_rate(),
+            "delete_errors": deleter.errors[:10],
+        }
+    )
+    log(
+        f"  gated: {len(deleted)} bound pods deleted while the pods arrived "
+        f"({deleter.achieved_rate()}/s)"
+    )
+    return PhaseRun(
+        ran.figures,
+        [marker, *ran.bound],
+        gone=[*held_names, *deleting_names],
+        check=lambda _admin, _listing: check_gated(held_names, bound_held),
+    )
+
+
+class Recreate:
+    """scheduler_perf's churn op in "recreate" mode, number 1, in a thread: each object of
+    ``make(round)`` (path -> body) created at once, deleted ``interval`` seconds later, those of
+    the next round created ``interval`` after that, and so on until stopped; then the last ones
+    are deleted too. With the admin's identity."""
+
+    def __init__(
+        self,
+        admin: Api,
+        make: Callable[[int], Mapping[str, dict[str, Any]]],
+        interval: float,
+    ) -> None:
+        self.admin = admin
+        self.make = make
+        self.interval = interval
+        self.rounds = 0
+        self.errors: list[str] = []
+        self._live: list[str] = []  # paths of the objects created last, to delete
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="churn")
+        self._thread.start()
+
+    def _run(self) -> None:
+        # The first objects at once: the measured pods arrive from now on.
+        self._turn()
+        while not self._stop.wait(self.interval):
+            self._turn()
+        if self._live:
+            self._turn()
+
+    def _turn(self) -> None:
+        try:
+            if self._live:
+                for path in self._live:
+                    self.admin.request(
+                        "DELETE", path, {"gracePeriodSeconds": 0}, ok=frozenset({404})
+                    )
+                self._live = []
+            else:
+                for path, body in self.make(self.rounds).items():
+                    self.admin.post(path, body)
+                    self._live.append(f"{path}/{body['metadata']['name']}")
+                self.rounds += 1
+        except (ApiError, OSError) as error:
+            self.errors.append(str(error))
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def churn_objects(scheduler_name: str, cpu_m: int) -> Callable[[int], dict[str, dict[str, Any]]]:
+    """SchedulingWithMixedChurn's objects of a round: a node with room for no pod
+    (churn/node-default.yaml), a high-priority pod asking for ``cpu_m`` millicores, more than any
+    node has (pod-high-priority-large-cpu.yaml: 9 cpu on nodes of 4; so it fits nowhere, and
+    no preemption can make room), and a Service (churn/service-default.yaml)."""
+
+    def objects(index: int) -> dict[str, dict[str, Any]]:
+        name = f"churn-{index:05d}"
+        churn_pod = pod(
+            name,
+            scheduler_name,
+            cpu=f"{cpu_m}m",
+            memory="500Mi",
+            labels={PHASE_LABEL: "mixed-churn-churn"},
+            extra={"priorityClassName": CHURN_PRIORITY_CLASS},
+        )
+        service = {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": name},
+            "spec": {
+                "selector": {"app": "foo"},
+                "ports": [{"protocol": "TCP", "port": 8080, "targetPort": 8080}],
+            },
+        }
+        return {
+            "/api/v1/nodes": node_object(name, pods="0"),
+            f"/api/v1/namespaces/{NAMESPACE}/pods": churn_pod,
+            f"/api/v1/namespaces/{NAMESPACE}/services": service,
+        }
+
+    return objects
+
+
+def mixed_churn(run: Run, count: int) -> PhaseRun:
+    """SchedulingWithMixedChurn: while ``count`` pods of the mix arrive as a burst, measured, a
+    node, a high-priority pod that fits nowhere and a Service are created and deleted again by
+    turns every CHURN_INTERVAL seconds; the churn stops once they are bound, its objects
+    deleted."""
+    admin = run.admin
+    admin.post(
+        "/apis/scheduling.k8s.io/v1/priorityclasses",
+        priority_class_body(CHURN_PRIORITY_CLASS, CHURN_PRIORITY),
+        exists_ok=True,
+    )
+    largest = max(
+        NodeView(item).allocatable.get("cpu", 0) for item in admin.list_items("/api/v1/nodes")
+    )
+    churn = Recreate(admin, churn_objects(run.scheduler_name, 2 * largest + 1000), CHURN_INTERVAL)
+    try:
+        pods = workload("mixed-churn", count, run.scheduler_name)
+        ran = measured(run, "mixed-churn", pods)
+    finally:
+        churn.stop()
+    churned = [f"churn-{i:05d}" for i in range(churn.rounds)]
+    bound_churn = [name for name in churned if name in run.watch.bound]
+    ran.figures.update({"churn_rounds": churn.rounds, "churn_errors": churn.errors[:10]})
+    log(f"  mixed-churn: {churn.rounds} rounds of churn")
+    return PhaseRun(
+        ran.figures,
+        ran.bound,
+        gone=churned,
+        check=lambda _admin, listing: check_churn(listing, churned, bound_churn),
+    )
+
+
+MISC: dict[str, Callable[[Run, int], PhaseRun]] = {
+    "secrets": secrets,
+    "in-tree-pvs": volume_phase("in-tree-pvs", {"awsElasticBlockStore": {}}),
+    "csi-pvs": volume_phase("csi-pvs", {"csi": {"driver": CSI_DRIVER}}),
+    "daemonset": daemonset,
+    "finalizers": finalizers,
+    "gated": gated,
+    "mixed-churn": mixed_churn,
+}
+
+
+def misc_pods(config: Config, node_count: int) -> dict[str, int]:
+    """The pods of each phase of MISC_PHASES at ``node_count`` nodes: as given, or by default
+    MISC_PER_NODE per node (the suite's ratio), at most MISC_MOST; the gated phase's
+    GATED_PODS."""
+    return {
+        phase: count
+        if count is not None
+        else GATED_PODS
+        if phase == "gated"
+        else min(round(MISC_PER_NODE[phase] * node_count), MISC_MOST)
+        for phase, count in config.misc_pods.items()
+    }
+
+
+def room(phase: str, count: int) -> int:
+    """The pods a phase of ``count`` puts on the run's nodes at once, which they are sized for:
+    none for a phase on nodes of its own; the finalizers phase's deleted pods hold theirs
+    until the end of the phase."""
+    if phase in OWN_NODES:
+        return 0
+    return 2 * count if phase == "finalizers" else count
+
+
+def check_on_node(listing: Listing, pods: Sequence[str], node_name: str) -> dict[str, Any]:
+    """Every pod of ``pods`` on ``node_name`` (the daemonset phase's: their required affinity)."""
+    off = [
+        f"{name}: on {listing.node_of(name)}" for name in pods if listing.node_of(name) != node_name
+    ]
+    return {
+        "pods": len(pods),
+        "off_node": off[:10],
+        "off_node_count": len(off),
+        "ok": not off,
+        "summary": f"{len(pods) - len(off)}/{len(pods)} pods on {node_name}",
+    }
+
+
+def check_gated(held: Sequence[str], bound: Sequence[str]) -> dict[str, Any]:
+    """No gated pod of ``held`` ever bound (``bound``: those the bind watch saw with a node)."""
+    return {
+        "held": len(held),
+        "bound": list(bound)[:10],
+        "bound_count": len(bound),
+        "ok": not bound,
+        "summary": f"{len(bound)}/{len(held)} gated pods bound",
+    }
+
+
+def check_churn(listing: Listing, churned: Sequence[str], bound: Sequence[str]) -> dict[str, Any]:
+    """No churn pod ever bound (it fits nowhere), and none of the churn's nodes or pods left."""
+    left = sorted(name for name in churned if name in listing.pods or name in listing.nodes)
+    return {
+        "churn_pods": len(churned),
+        "bound": list(bound)[:10],
+        "bound_count": len(bound),
+        "left": left[:10],
+        "ok": not (bound or left),
+        "summary": f"{len(bound)}/{len(churned)} churn pods bound, {len(left)} churn objects left",
+    }
+
+
+def check_prebound(
+    admin: Api, listing: Listing, pods: Sequence[str], limit: int | None
+) -> dict[str, Any]:
+    """Every claim of ``pods`` still bound to its PV; with ``limit`` (CSI), no node holding more
+    than ``limit`` EBS volumes, in-tree or CSI (its CSINode's allocatable count)."""
+    claims = {
+        claim["metadata"]["name"]: claim
+        for claim in admin.list_items(f"/api/v1/namespaces/{NAMESPACE}/persistentvolumeclaims")
+    }
+    unbound = [
+        name
+        for name in pods
+        if (claims.get(claim_name(name)) or {}).get("spec", {}).get("volumeName")
+        != f"{NAMESPACE}-{claim_name(name)}"
+    ]
+    # The in-tree EBS volumes count against the CSI driver's limit too (kube migrates them
+    # wherever the node has a CSINode), so both volume phases' pods are counted.
+    per_node = Counter(
+        node
+        for name, found in listing.pods.items()
+        if found["metadata"].get("labels", {}).get(PHASE_LABEL) in EBS_PHASES
+        and (node := listing.node_of(name))
+    )
+    over = sorted(f"{n}: {c}" for n, c in per_node.items() if limit is not None and c > limit)
+    return {
+        "pods": len(pods),
+        "unbound_claims": unbound[:10],
+        "most_on_a_node": max(per_node.values(), default=0),
+        "over_limit": over[:10],
+        "ok": not (unbound or over),
+        "summary": f"{len(pods) - len(unbound)}/{len(pods)} claims bound, at most "
+        f"{max(per_node.values(), default=0)} volumes on a node"
+        + (f" (limit {limit}), {len(over)} nodes over it" if limit is not None else ""),
+    }
+
+
 # --- correctness ------------------------------------------------------------------------------
 
 
@@ -1596,14 +2270,17 @@ def check_parked(listing: Listing, parked_pods: Sequence[str]) -> dict[str, Any]
 
 # Every phase, in the order a run goes through them, and what runs it with its count of pods.
 # Pods of a phase stay when the next begins (as in a cluster); the shaped phases come after the
-# others, so that the figures of those do not change with them, and the parked phase last, so that
-# its parked pods wait through no other phase.
+# others, so that the figures of those do not change with them, then the misc and volume shapes
+# (those whose pods stay bound first; the finalizers, gated and mixed-churn phases leave nothing
+# pending: their deleted, gated and churn pods are gone at their end), and the parked phase
+# last, so that its parked pods wait through no other phase.
 PHASES: dict[str, Callable[[Run, int], PhaseRun]] = {
     "burst": burst,
     "steady": steady,
     "storage": storage,
     "preemption": preemption,
     **{phase: shaped(phase) for phase in SHAPED_PHASES},
+    **{phase: MISC[phase] for phase in MISC_PHASES},
     "parked": parked,
     "dra": dra,
     **{gang_phase(size): gang(size) for size in GANG_SIZES},
@@ -1619,6 +2296,7 @@ def phase_pods(config: Config, kind: str, node_count: int) -> dict[str, int]:
         counts |= dict(config.shaped_pods)
         # A pod's anti-affinity against its own kind allows one per node.
         counts["anti-affinity"] = min(counts["anti-affinity"], node_count)
+        counts |= misc_pods(config, node_count)
         counts["parked"] = config.parked_pods
     return {phase: counts[phase] for phase in PHASES if counts.get(phase, 0) > 0}
 
@@ -1676,7 +2354,7 @@ def run_case(
             # Nodes as large for every scheduler, sized for the pods the deciders bind on them
             # (the preemption phase brings nodes of its own; parked pods take no room).
             on_nodes = counts if alone else phase_pods(config, DECIDERS[0], node_count)
-            total_pods = 1 + sum(n for phase, n in on_nodes.items() if phase != "preemption")
+            total_pods = 1 + sum(room(phase, n) for phase, n in on_nodes.items())
             create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
         # Its name says the run, as the scheduler's log (named after it) does.
         nodes_file = plane.dir / f"nodes-{node_count}{f'-{alone}' if alone else ''}.txt"
@@ -1736,6 +2414,31 @@ SHAPED_HELP = {
 }
 
 
+def misc_default(phase: str) -> str:
+    """What a phase of MISC_PHASES has by default, for its --help."""
+    if phase == "gated":
+        return f"{GATED_PODS:,}"
+    return f"{MISC_PER_NODE[phase]:g} per node, at most {MISC_MOST:,}"
+
+
+MISC_HELP = {
+    "secrets": "pods of the secrets phase, each with a secret volume (SchedulingSecrets)",
+    "in-tree-pvs": "pods of the in-tree-pvs phase, each with a claim bound beforehand to an "
+    "in-tree AWS EBS PV (SchedulingInTreePVs)",
+    "csi-pvs": "pods of the csi-pvs phase, each with a claim bound beforehand to a CSI PV, "
+    f"{CSI_VOLUME_LIMIT} per node at most (SchedulingCSIPVs)",
+    "daemonset": "pods of the daemonset phase, all pinned by matchFields to one node of the "
+    "phase's own (SchedulingDaemonset)",
+    "finalizers": "pods of the finalizers phase, arriving while as many pods with a finalizer "
+    f"are deleted, {FINALIZER_DELETE_RATE:g} a second (SchedulingDeletedPodsWithFinalizers)",
+    "gated": "pods of the gated phase, arriving past half as many gated pods while as many bound "
+    f"ones are deleted, {GATED_DELETE_RATE:g} a second, all on one node of the phase's own "
+    "(SchedulingWhileGated)",
+    "mixed-churn": "pods of the mixed-churn phase, arriving while a node, a high-priority pod "
+    "and a Service are created and deleted by turns every second (SchedulingWithMixedChurn)",
+}
+
+
 def parse_args(argv: Sequence[str] | None) -> Config:
     parser = argparse.ArgumentParser(
         description="policy-scheduler vs kube-scheduler vs the raw bind limits, on a local "
@@ -1777,6 +2480,13 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         help="unschedulable pods parked before the parked phase's burst (default: a fifth of "
         "--pods)",
     )
+    for phase, text in MISC_HELP.items():
+        parser.add_argument(
+            f"--{phase}-pods",
+            type=int,
+            default=None,
+            help=f"{text} (default: {misc_default(phase)})",
+        )
     parser.add_argument(
         "--dra-nodes",
         type=int,
@@ -1851,6 +2561,9 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         },
         parked_pods=pods(args.parked_pods, args.pods),
         unschedulable_pods=pods(args.unschedulable_pods, fifth),
+        misc_pods={
+            phase: getattr(args, f"{phase.replace('-', '_')}_pods") for phase in MISC_PHASES
+        },
         schedulers=tuple(args.schedulers),
         dra_nodes=args.dra_nodes,
         dra_devices=args.dra_devices,
@@ -1888,6 +2601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             **{f"{phase.replace('-', '_')}_pods": n for phase, n in config.shaped_pods.items()},
             "parked_pods": config.parked_pods,
             "unschedulable_pods": config.unschedulable_pods,
+            **{f"{phase.replace('-', '_')}_pods": n for phase, n in config.misc_pods.items()},
             "preferred_zone": PREFERRED_ZONE,
             "dra_nodes": config.dra_nodes,
             "dra_devices": config.dra_devices,

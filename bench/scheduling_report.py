@@ -30,6 +30,18 @@ RAW_PHASES = ("burst", "steady")
 # The group sizes of the gang phases, one phase each ("gang-8", ...): the issue's training jobs of
 # eight workers, and a large one.
 GANG_SIZES = (8, 64)
+# The phases after scheduler_perf's misc/ and volumes/ cases (v1.37.2, their
+# performance-config.yaml and templates/), in the order a run goes through them
+# (bench_scheduling.py's PHASES).
+MISC_PHASES = (
+    "secrets",
+    "in-tree-pvs",
+    "csi-pvs",
+    "daemonset",
+    "finalizers",
+    "gated",
+    "mixed-churn",
+)
 
 
 def gang_phase(size: int) -> str:
@@ -145,6 +157,7 @@ PHASE_RATIOS: dict[str, tuple[Figure, ...]] = {
             ("correctness", "preferred-affinity", "on_preferred_share"),
         ),
     ),
+    **{phase: _versus_kube(phase) for phase in MISC_PHASES},
     "parked": _versus_kube("parked"),
     "dra": _versus_kube("dra"),
     **{
@@ -344,6 +357,63 @@ REPORTS: dict[str, PhaseReport] = {
         "SchedulingNodeAffinity's zone term of scheduler_perf as a preference. in preferred "
         "zone: the share of the phase's pods that went there.",
         (("in preferred zone", _checked("preferred-affinity", "on_preferred_share")),),
+    ),
+    "secrets": PhaseReport(
+        "Secrets: pods each with a secret volume",
+        "scheduler_perf's SchedulingSecrets. check: the run's.",
+    ),
+    "in-tree-pvs": PhaseReport(
+        "In-tree PVs: pods each with a claim bound to an AWS EBS PV",
+        "scheduler_perf's SchedulingInTreePVs: each claim and PV created bound beforehand (not "
+        "measured). check: the run's, and every claim still bound to its PV.",
+    ),
+    "csi-pvs": PhaseReport(
+        "CSI PVs: pods each with a claim bound to a CSI PV",
+        "scheduler_perf's SchedulingCSIPVs: a CSINode per node allowing 39 volumes of the "
+        "driver, each claim and PV created bound beforehand (not measured). most on a node: "
+        "EBS volumes (in-tree ones included) on the fullest node. check: the run's, every claim "
+        "still bound, no node over its CSINode's count.",
+        (("most on a node", _checked("csi-pvs", "most_on_a_node")),),
+    ),
+    "daemonset": PhaseReport(
+        "Daemonset: pods pinned to one node (matchFields metadata.name)",
+        "scheduler_perf's SchedulingDaemonset: a node of the phase's own, then its pods, "
+        "requesting nothing, each with required node affinity to it by matchFields. off node: "
+        "must be 0.",
+        (("off node", _checked("daemonset", "off_node_count")),),
+    ),
+    "finalizers": PhaseReport(
+        "Finalizers: pods arriving while as many pods with a finalizer are deleted",
+        "scheduler_perf's SchedulingDeletedPodsWithFinalizers: the pods with a finalizer are "
+        "created, then deleted 100 a second while the measured pods (requesting nothing) "
+        "arrive; at the end their finalizers are removed. deleting bound: those bound before "
+        "their deletion; delete/s: the deletions' rate achieved.",
+        (
+            ("deleting bound", lambda c: c["finalizers"].get("deleting_bound")),
+            ("delete/s", lambda c: c["finalizers"].get("delete_rate")),
+        ),
+    ),
+    "gated": PhaseReport(
+        "Gated: pods arriving past gated pods, while bound ones are deleted",
+        "scheduler_perf's SchedulingWhileGated, on one node of the phase's own: half as many "
+        "pods with a scheduling gate held to the end, as many bound then deleted 50 a second "
+        "while the measured pods arrive (delete/s: the rate achieved). gated bound: must be 0.",
+        (
+            ("held", lambda c: c["gated"].get("held")),
+            ("delete/s", lambda c: c["gated"].get("delete_rate")),
+            ("gated bound", _checked("gated", "bound_count")),
+        ),
+    ),
+    "mixed-churn": PhaseReport(
+        "Mixed churn: pods arriving while a node, a high-priority pod and a Service are "
+        "created and deleted every second",
+        "scheduler_perf's SchedulingWithMixedChurn (recreate): the churn's node has room for no "
+        "pod and its pod asks for more cpu than any node has. rounds: objects created. churn "
+        "bound: must be 0.",
+        (
+            ("rounds", lambda c: c["mixed-churn"].get("churn_rounds")),
+            ("churn bound", _checked("mixed-churn", "bound_count")),
+        ),
     ),
     "parked": PhaseReport(
         "Parked: {parked_pods} pods arriving while {unschedulable_pods} unschedulable pods are "

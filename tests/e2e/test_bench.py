@@ -18,6 +18,17 @@ NODES, PODS, RATE, SECONDS, STORAGE, PREEMPTION = 20, 60, 10, 5, 12, 4
 # The workload phases: anti-affinity at most one per node, so fewer than NODES.
 ANTI_AFFINITY, SPREAD, PREFERRED, PARKED, UNSCHEDULABLE = 10, 12, 12, 30, 20
 ZONES = 3
+# The misc and volume shapes of scheduler_perf: pods of each (gated: also half as many held gated,
+# and as many bound then deleted).
+MISC = {
+    "secrets": 6,
+    "in-tree-pvs": 4,
+    "csi-pvs": 4,
+    "daemonset": 6,
+    "finalizers": 4,
+    "gated": 4,
+    "mixed-churn": 6,
+}
 # The DRA steady state: its nodes, devices per node (half allocated first), pods in flight.
 DRA_NODES, DRA_DEVICES, DRA_IN_FLIGHT, DRA_SECONDS = 10, 4, 3, 3
 # The gang phases: their nodes, and pods of each (rounded down to whole groups: 16 of 8, 2 of 64).
@@ -36,6 +47,7 @@ PHASES = {
     "anti-affinity": ANTI_AFFINITY,
     "spread": SPREAD,
     "preferred-affinity": PREFERRED,
+    **MISC,
     "parked": PARKED,
 }
 TITLES = (
@@ -46,6 +58,13 @@ TITLES = (
     "## Anti-affinity",
     "## Spread",
     "## Preferred affinity",
+    "## Secrets",
+    "## In-tree PVs",
+    "## CSI PVs",
+    "## Daemonset",
+    "## Finalizers",
+    "## Gated",
+    "## Mixed churn",
     "## Parked",
 )
 
@@ -68,6 +87,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
             *("--spread-pods", str(SPREAD)),
             *("--preferred-affinity-pods", str(PREFERRED)),
             *("--parked-pods", str(PARKED), "--unschedulable-pods", str(UNSCHEDULABLE)),
+            *(arg for phase, pods in MISC.items() for arg in (f"--{phase}-pods", str(pods))),
             *("--dra-nodes", str(DRA_NODES), "--dra-devices", str(DRA_DEVICES)),
             *("--dra-in-flight", str(DRA_IN_FLIGHT), "--dra-seconds", str(DRA_SECONDS)),
             *("--gang-nodes", str(GANG_NODES), "--gang-pods", str(GANG_PODS)),
@@ -119,10 +139,12 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         correctness = case["correctness"]
         assert correctness["ok"], (kind, correctness)
         # The preemption phase leaves its marker pod and its high-priority pods, each of which
-        # evicted one node's low-priority pods: none of those is left. The parked pods stay.
+        # evicted one node's low-priority pods: none of those is left. The parked pods stay, and
+        # the markers of the daemonset and gated phases' nodes; their deleted, gated and churn
+        # pods are gone.
         left = 1 + sum(phases.values())
         if deciding:
-            left += 1 + UNSCHEDULABLE
+            left += 1 + UNSCHEDULABLE + 2
         assert correctness["pods"] == left, kind
         assert correctness["parked_pods"] == (UNSCHEDULABLE if deciding else 0), kind
         if not deciding:
@@ -164,6 +186,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         assert parked["parked"] == UNSCHEDULABLE, (kind, parked)
         assert parked["bound_count"] == 0, (kind, parked)
         assert not parked["not_unschedulable"], (kind, parked)
+        check_misc(case)
     # The raw binder makes one request per pod, its binding (a retried 429 aside), and posts no
     # events; raw+events posts the one Scheduled event per pod a scheduler posts, no more.
     bound_by_raws = 1 + sum(RAW_PHASES.values())
@@ -272,3 +295,19 @@ def check_gang(results: dict[str, Any], progress: str) -> None:
         assert row["nodes"] == GANG_NODES
         for key in ("throughput_vs_kube", "group_p50_vs_kube", "group_p99_vs_kube"):
             assert row[key] is not None and row[key] > 0, (phase, key, row)
+
+
+def check_misc(case: dict[str, Any]) -> None:
+    """The misc and volume shapes' own checks passed, and what they report adds up."""
+    correctness, kind = case["correctness"], case["scheduler"]
+    for phase in ("in-tree-pvs", "csi-pvs"):
+        assert not correctness[phase]["unbound_claims"], (kind, correctness[phase])
+    assert correctness["csi-pvs"]["most_on_a_node"] <= 39, kind
+    assert correctness["daemonset"]["off_node_count"] == 0, (kind, correctness["daemonset"])
+    assert case["finalizers"]["deleting"] == MISC["finalizers"], kind
+    gated = correctness["gated"]
+    assert gated["held"] == case["gated"]["held"] == MISC["gated"] // 2, (kind, gated)
+    assert gated["bound_count"] == 0, (kind, gated)
+    churn = correctness["mixed-churn"]
+    assert case["mixed-churn"]["churn_rounds"] >= 1, kind
+    assert churn["bound_count"] == 0 and not churn["left"], (kind, churn)
