@@ -57,6 +57,7 @@ def config(**misc: int | None) -> Config:
         dra_seconds=10.0,
         gang_nodes=0,
         gang_pods=0,
+        repeats=1,
         concurrency=64,
         create_threads=32,
         kube_qps=5000,
