@@ -535,6 +535,9 @@ def table(decision: Decision, weights: dict[str, int]) -> list[str]:
     and why the other nodes did not fit (in detail, where a filter says more)."""
     if decision.node is None:
         return [f"{decision.pod}: unschedulable: {decision.message}", *_details(decision)]
+    if decision.score is None:
+        lines = [f"{decision.pod} -> {decision.node} ({decision.chosen_by}: not scored)"]
+        return lines + _placed_details(decision)
     rows = [["PRIORITY", "WEIGHT", *(c.node for c in decision.candidates)]]
     rows += [
         [name, str(weight), *(str(c.scores.get(name, "")) for c in decision.candidates)]
@@ -548,8 +551,13 @@ def table(decision: Decision, weights: dict[str, int]) -> list[str]:
         + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     ]
-    for claim, devices in decision.chosen.items():
-        lines.append(f"  claim {claim}: {', '.join(devices)}")
+    return lines + _placed_details(decision)
+
+
+def _placed_details(decision: Decision) -> list[str]:
+    """Below a placed decision: the devices allocated on its node, and why the other nodes did
+    not fit (in detail, where a filter says more)."""
+    lines = [f"  claim {claim}: {', '.join(devices)}" for claim, devices in decision.chosen.items()]
     if decision.reasons:
         lines.append(f"  did not fit: {reason_counts(decision.reasons)}")
     return lines + _details(decision)

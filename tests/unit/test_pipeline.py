@@ -594,6 +594,52 @@ def test_a_pinned_node_that_fits_is_chosen_and_the_others_counted() -> None:
     assert decision.rejected_by == {"NodeAffinity"}
 
 
+class _NeverScorer(Scorer[None]):
+    """Fails the test if it is asked anything."""
+
+    name = "NeverScorer"
+
+    def pre_score(self, cycle: Cycle, nodes: Sequence[NodeInfo]) -> Skip:
+        raise AssertionError("pre-score run for the only feasible node")
+
+    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
+        raise AssertionError("score run for the only feasible node")
+
+
+def test_the_only_feasible_node_is_taken_unscored_as_kube_scheduler_does() -> None:
+    # kube-scheduler's schedulePod returns the one node the filters left without PreScore or
+    # Score: a DaemonSet's pod, pinned by NodeAffinity, costs no scoring.
+    p = Pipeline(pipeline(DEFAULT_FILTERS).filters, [WeightedScorer(_NeverScorer(), 1)])
+    decision = decide(p, daemon_nodes(), **pinned_to(["d3"]))
+    assert (decision.node, decision.score, decision.candidates) == ("d3", None, ())
+    assert (decision.feasible_nodes, decision.reasons) == (1, {NARROWED: 4})
+    assert decision.chosen_by == "the only node that fits"
+    assert decision.to_dict()["score"] is None
+
+
+class _Choosing(Scorer[None]):
+    """Chooses what the pod gets on the node as it scores (DynamicResources' device choice)."""
+
+    name = "Choosing"
+    chooses_on_node = True
+
+    def score(self, state: None, pod: PodView, node: NodeInfo) -> int:
+        return 40
+
+
+def test_the_only_feasible_node_is_scored_when_a_scorer_chooses_on_it() -> None:
+    p = Pipeline(pipeline(DEFAULT_FILTERS).filters, [WeightedScorer(_Choosing(), 1)])
+    decision = decide(p, daemon_nodes(), **pinned_to(["d3"]))
+    assert (decision.node, decision.score) == ("d3", 40.0)
+    assert [(c.node, dict(c.scores)) for c in decision.candidates] == [("d3", {"Choosing": 40})]
+
+
+def test_a_scored_decision_says_its_score() -> None:
+    nodes = [node("a", "4", {ZONE: "zone-a"}), node("b", "8", {ZONE: "zone-b"})]
+    decision = decide(pipeline(priorities=[PREFER_ZONE_A]), nodes)
+    assert (decision.node, decision.chosen_by) == ("a", "score 100.0")
+
+
 def test_explain_names_the_pre_filter_that_left_each_node_out() -> None:
     verdicts = explain(
         pipeline(DEFAULT_FILTERS), pod(**pinned_to(["d1"])), Snapshot(daemon_nodes())

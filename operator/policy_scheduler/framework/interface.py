@@ -245,6 +245,9 @@ class Scorer(ABC, Generic[State]):
     """A priority: scores each feasible node 0..100 for the pod."""
 
     name: str
+    chooses_on_node: bool = False
+    """Whether scoring a node also chooses what the pod gets there (beyond kube-scheduler: the
+    devices DynamicResources reserves), so that the only feasible node must be scored too."""
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> State | Skip:
         """Per-pod preparation over the feasible ``nodes`` (a block of the cycle's snapshot);

@@ -1147,6 +1147,8 @@ class _DynamicResourcesScorer(Scorer[ClaimState], Reads):
     def __init__(self, placement: str = "", choice: DeviceChoice | None = None) -> None:
         self.placement = placement
         self.choice = choice
+        # Its score allocates the devices Reserve puts in flight, in the choice's order.
+        self.chooses_on_node = choice is not None
 
     def pre_score(self, cycle: Cycle, nodes: NodeBlock) -> ClaimState:
         if not cycle.pod.resource_claims:

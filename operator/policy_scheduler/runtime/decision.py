@@ -56,6 +56,12 @@ class Decision:
     gang was not placed): what it is told. ``node`` is then None."""
 
     @property
+    def chosen_by(self) -> str:
+        """How the node was chosen, for the messages that name it: its score, or that it was
+        the only node that fits (then not scored, as kube-scheduler does not score it)."""
+        return "the only node that fits" if self.score is None else f"score {self.score}"
+
+    @property
     def message(self) -> str:
         """The FailedScheduling message for an unschedulable pod."""
         if self.overruled:
@@ -139,4 +145,6 @@ class GroupDecision:
 def _member(decision: Decision) -> dict[str, Any]:
     if decision.node is None:
         return {"pod": decision.pod, "message": decision.message}
+    if decision.score is None:
+        return {"pod": decision.pod, "node": decision.node}
     return {"pod": decision.pod, "node": decision.node, "score": decision.score}

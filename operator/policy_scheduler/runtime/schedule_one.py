@@ -247,6 +247,22 @@ class Pipeline:
                 None if unresolvable is None else frozenset(unresolvable),
                 details=explained_details(filter_states),
             )
+        if len(feasible) == 1 and not any(ws.scorer.chooses_on_node for ws in self.scorers):
+            # As kube-scheduler's schedulePod: the only node the filters left is taken without
+            # PreScore or Score, which could not change the choice (unless a scorer also
+            # chooses what the pod gets on the node).
+            return Decision(
+                pod.key,
+                feasible[0].name,
+                None,
+                (),
+                reasons,
+                total_nodes,
+                1,
+                frozenset(rejected_by),
+                details=explained_details(filter_states),
+                chosen=explained_choice(filter_states, feasible[0].name),
+            )
         totals, columns = run_score(self.scorers, cycle, feasible)
         chosen = select_host(totals)
         weight_sum = self.weight_sum

@@ -381,7 +381,7 @@ class GroupCycle(GroupPreemptor):
                     NORMAL,
                     "DryRunScheduled",
                     f"SchedulingPolicy {policy.name} (DryRun) would assign {pod.key} to "
-                    f"{member.decision.node} (score {member.decision.score}), with its pod "
+                    f"{member.decision.node} ({member.decision.chosen_by}), with its pod "
                     f"group {group.key}; nothing was bound",
                     "Scheduling",
                 )

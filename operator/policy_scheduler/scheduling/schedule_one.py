@@ -192,7 +192,7 @@ class ScheduleOne(Preemptor):
                 NORMAL,
                 "DryRunScheduled",
                 f"SchedulingPolicy {policy.name} (DryRun) would assign {pod.key} to "
-                f"{decision.node} (score {decision.score}); nothing was bound",
+                f"{decision.node} ({decision.chosen_by}); nothing was bound",
                 "Scheduling",
             )
         else:
@@ -412,7 +412,7 @@ class ScheduleOne(Preemptor):
                 NORMAL,
                 "Scheduled",
                 f"Successfully assigned {pod.key} to {node} "
-                f"(SchedulingPolicy {policy.name}, score {decision.score})",
+                f"(SchedulingPolicy {policy.name}, {decision.chosen_by})",
                 "Binding",
             )
         else:
