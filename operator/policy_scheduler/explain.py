@@ -200,11 +200,13 @@ class Report:
             ]
         candidates = _recorded_candidates(record)
         score = record.get("score")
-        notes = [
-            f"score {score:g}"
-            if isinstance(score, int | float)
-            else "status.lastDecision keeps no scores"
-        ]
+        if isinstance(score, int | float):
+            notes = [f"score {score:g}"]
+        elif "candidates" in record:
+            # A status.decisions entry placed without a score: its node was the only one.
+            notes = ["the only node that fits: not scored"]
+        else:
+            notes = ["status.lastDecision keeps no scores"]
         if record.get("dryRun"):
             notes.append("DryRun: nothing was bound")
         lines = [

@@ -242,7 +242,10 @@ def kube_failure(message: str) -> str:
 
 
 def totals(decision: Decision) -> dict[str, int]:
-    """Each feasible node's weighted total, as kube-scheduler sums it (integers, no division)."""
+    """Each feasible node's weighted total, as kube-scheduler sums it (integers, no division);
+    the only node that fits, taken unscored as kube-scheduler takes it, with 0."""
+    if decision.node is not None and not decision.candidates:
+        return {decision.node: 0}
     return {
         c.node: sum(SCORE_WEIGHTS[plugin] * score for plugin, score in c.scores.items())
         for c in decision.candidates

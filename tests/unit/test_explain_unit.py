@@ -206,6 +206,17 @@ def test_a_recorded_decision_without_scores() -> None:
     assert lines[2].startswith("now, as if it were pending")
 
 
+def test_a_recorded_decision_of_the_only_node_that_fits() -> None:
+    # Taken unscored, as kube-scheduler takes it: status.decisions keeps it without a score.
+    only = {**decision("ns/fill", "big"), "score": None, "candidates": []}
+    report = explained(FILL, {"decisions": [only]})
+    lines = report.lines()
+    assert lines[1] == (
+        "recorded decision at 2026-01-01T00:00:01Z: big (the only node that fits: not scored)"
+    )
+    assert lines[2].startswith("now, as if it were pending")
+
+
 def test_a_bound_pod_whose_node_the_policy_would_not_choose_now() -> None:
     # On "small" it takes half the CPU; "big" would leave more free (87 against 68).
     report = explained(raw_pod("half", "500m", "small"), {})
