@@ -1682,6 +1682,7 @@ def shaped(shape: Shape) -> Callable[[Run, int], PhaseRun]:
             return shape.check(seen, [*init, *names])
 
         ran = measured(run, phase, pods, check=check)
+        ran.figures.update(follows=shape.follows, init_pods=len(init))
         return PhaseRun(ran.figures, [*ready, *ran.bound], check=ran.check)
 
     return start
@@ -1697,19 +1698,19 @@ def place_init_pods(run: Run, shape: Shape, count: int, spec: Mapping[str, Any])
     for namespace in shape.init_namespaces:
         body = {"metadata": {"name": namespace, "labels": labels}}
         admin.post("/api/v1/namespaces", body, exists_ok=True)
+    names = [f"{phase}-init-{i:05d}" for i in range(shape.init_pods(count))]
+    if not names:
+        return []
     pods = [
         (
             f"/api/v1/namespaces/{shape.init_namespaces[i % len(shape.init_namespaces)]}/pods",
-            pod_body(f"{phase}-init-{i:05d}", run.scheduler_name, i, phase=phase, extra=spec),
+            pod_body(name, run.scheduler_name, i, phase=phase, extra=spec),
         )
-        for i in range(shape.init_pods(count))
+        for i, name in enumerate(names)
     ]
-    if not pods:
-        return []
     started = time.monotonic()
     with ThreadPoolExecutor(run.config.create_threads) as pool:
         list(pool.map(lambda item: admin.post(*item), pods))
-    names = [f"{phase}-init-{i:05d}" for i in range(len(pods))]
     wait_listed(
         run,
         phase,
@@ -1733,8 +1734,8 @@ def tainted_nodes(run: Run, count: int) -> list[str]:
     """The node-inclusion phase's own nodes, a quarter as many as its pods (as the case's
     taintNodes to its measurePods), tainted TAINT_KEY:NoSchedule; then a marker pod that
     tolerates the taint, bound on the last of them."""
-    width = len(str(max(1, count // 4) - 1))
-    nodes = [f"tainted-{i:0{width}d}" for i in range(max(1, count // 4))]
+    tainted = max(1, count // 4)
+    nodes = [f"tainted-{i:0{len(str(tainted - 1))}d}" for i in range(tainted)]
     taint = {"key": TAINT_KEY, "effect": "NoSchedule"}
     create_nodes(run.admin, nodes, TAINTED_NODE, run.config.create_threads, taints=[taint])
     tolerate = {"tolerations": [{**taint, "operator": "Exists"}]}
