@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CLUSTER_DIR := .local/cluster
 
-.PHONY: demo test lint typecheck unit e2e controlplane older-apiservers cluster cluster-down clean bench bench-quick bench-gang chaos upstream-e2e
+.PHONY: demo test lint typecheck unit e2e controlplane older-apiservers cluster cluster-down clean bench bench-quick bench-gang bench-shapes chaos upstream-e2e
 
 # The virtualenv is rebuilt whenever pyproject.toml changes.
 $(BIN)/.installed: pyproject.toml
@@ -49,23 +49,34 @@ demo: $(BIN)/.installed controlplane
 
 # policy-scheduler, kube-scheduler and the two raw bind limits on identical fresh control planes,
 # every phase (burst, steady, storage, preemption, anti-affinity, spread, preferred-affinity,
+# the ten other affinity and spreading shapes of SHAPES, the misc and volume shapes of MISC,
 # parked), then the DRA steady state (500 nodes, on control planes with kube-controller-manager)
 # and the gang phases (groups of 8 and of 64 on 1,000 nodes, with the gate GenericWorkload on);
 # results in bench/results/ (see bench/README.md). bench-quick finishes in under five minutes plus
 # its DRA runs at 100 nodes (its counts: a fifth of --pods for storage and the shaped phases,
 # --pods arriving while a fifth of them are parked); its gang phases would take it past five
 # minutes (two more control planes of 1,000 nodes): bench-gang runs them alone (two to three minutes).
-# The misc and volume shapes (secrets, in-tree-pvs, csi-pvs, daemonset, finalizers, gated,
-# mixed-churn) are 0 in bench-quick: seven more phases per decider and node count, with their
-# set-up (PVs, CSINodes, nodes of their own, deletions), would take it past five minutes.
+# So would the misc and volume shapes (MISC: seven more phases per decider and node count, with
+# their set-up of PVs, CSINodes, nodes of their own and deletions) and the ten shapes of SHAPES
+# (another two to three minutes), which bench-quick leaves out too: bench-shapes runs every shaped
+# phase after a burst of 300 pods, the deciders only, at 100 and 500 nodes (three to five minutes).
+
+MISC := secrets in-tree-pvs csi-pvs daemonset finalizers gated mixed-churn
+SHAPES := anti-affinity-ns pod-affinity preferred-anti-affinity node-affinity affinity-ns \
+	preferred-anti-affinity-ns preferred-spread node-inclusion preferred-pod-affinity preferred-affinity-ns
+
 bench: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py
 
 bench-quick: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 300 --steady-rate 50 --steady-seconds 5 \
 	    --preemption-pods 10 --dra-nodes 100 --gang-nodes 0 \
-	    --secrets-pods 0 --in-tree-pvs-pods 0 --csi-pvs-pods 0 --daemonset-pods 0 \
-	    --finalizers-pods 0 --gated-pods 0 --mixed-churn-pods 0
+	    $(foreach phase,$(MISC) $(SHAPES),--$(phase)-pods 0)
+
+bench-shapes: $(BIN)/.installed controlplane
+	$(BIN)/python bench/bench_scheduling.py --nodes 100 500 --pods 300 --steady-seconds 0 --storage-pods 0 \
+	    --preemption-pods 0 --parked-pods 0 --unschedulable-pods 0 --dra-nodes 0 --gang-nodes 0 \
+	    --schedulers policy-scheduler kube-scheduler $(foreach phase,$(MISC),--$(phase)-pods 0)
 
 bench-gang: $(BIN)/.installed controlplane
 	$(BIN)/python bench/bench_scheduling.py --nodes --dra-nodes 0 --schedulers policy-scheduler kube-scheduler

@@ -70,6 +70,18 @@ burst of pods of the mix of requests with one term added, measured as the burst:
 - preferred-affinity (``--preferred-affinity-pods``, a fifth of ``--pods``): preferred node
   affinity, weight 100, for the zone PREFERRED_ZONE (SchedulingNodeAffinity's zone term as a
   preference: the v1.34 suite has no case of preferred node affinity).
+- the other cases of v1.37.2's affinity and topology_spreading suites, each its own phase (SHAPES
+  says which follows which; ``--PHASE-pods``, a fifth of ``--pods`` each), in this order:
+  anti-affinity-ns (at most half the nodes), pod-affinity, preferred-anti-affinity,
+  node-affinity, affinity-ns, preferred-anti-affinity-ns, preferred-spread, node-inclusion,
+  preferred-pod-affinity, preferred-affinity-ns. Where the case creates init pods of its shape
+  first (in other namespaces: the benchmark's namespace stands for its measured one), as many are
+  created and bound before the phase's pods, not measured: in SCHED_NAMESPACE, which the terms
+  list beside NAMESPACE, or in the ten INIT_NAMESPACES, which the terms' namespaceSelector picks
+  by the label TEAM (NAMESPACE is given it too). node-affinity requires two of the three zones;
+  node-inclusion first adds a quarter as many nodes as its pods, tainted, and spreads per
+  hostname with nodeTaintsPolicy and nodeAffinityPolicy Honor (its node affinity refuses the
+  preemption phase's nodes, which would otherwise count).
 - parked (``--parked-pods``, ``--pods`` by default, after ``--unschedulable-pods``, a fifth of
   ``--pods``): the unschedulable pods (a nodeSelector on NOWHERE_LABEL, which no node carries:
   only a node gaining it could help them, no pod event can) are created first and left parked,
@@ -178,9 +190,14 @@ summed requests (cpu, memory, pod count) exceed its allocatable, and no pod has 
 to a PV whose node affinity allows the node its pod is bound to; after the preemption phase,
 every high-priority pod is bound on a preemption node, and the low-priority pods gone are counted
 against the fewest that make room (``evicted_vs_minimum``); no two anti-affinity pods share a
-node; the spread pods per zone differ by at most 1; no parked pod is bound, and each is still
-told PodScheduled=False. The share of preferred-affinity pods in the preferred zone is reported,
-not required.
+node; the spread pods per zone differ by at most 1; the pods of pod-affinity and affinity-ns (init
+pods included) all in one zone; no node-affinity pod outside its two zones; no two
+anti-affinity-ns pods (init pods included) on one node; no node-inclusion pod on a node its
+policies exclude, and its pods per included node within 1; no parked pod is bound, and each is
+still told PodScheduled=False. The share of preferred-affinity pods in the preferred zone, and of
+each preferred shape's pods placed as preferred (beside another of them, on a node holding no
+more of them than an even spread would, within maxSkew of the emptiest zone), is reported, not
+required. The overcommit check counts every namespace's pods.
 
 Results go to ``--out`` (default bench/results/): scheduling.json, scheduling.md (per phase, a
 table of every scheduler and node count and one of ratios: policy-scheduler against
@@ -191,9 +208,10 @@ status is 1 when a run did not bind all its pods or failed a correctness check.
     python bench/bench_scheduling.py [--nodes 100 1000 5000] [--pods 5000]
         [--steady-rate 100] [--steady-seconds 30] [--storage-pods PODS/5]
         [--preemption-pods PODS/10] [--anti-affinity-pods PODS/5] [--spread-pods PODS/5]
-        [--preferred-affinity-pods PODS/5] [--parked-pods PODS] [--unschedulable-pods PODS/5]
+        [--preferred-affinity-pods PODS/5] [--SHAPE-pods PODS/5 for each of SHAPES]
         [--secrets-pods] [--in-tree-pvs-pods] [--csi-pvs-pods] [--daemonset-pods]
         [--finalizers-pods] [--gated-pods 1000] [--mixed-churn-pods]
+        [--parked-pods PODS] [--unschedulable-pods PODS/5]
         [--dra-nodes 500] [--dra-devices 10] [--dra-in-flight 10] [--dra-seconds 10]
         [--gang-nodes 1000] [--gang-pods 2048]
         [--schedulers policy-scheduler kube-scheduler raw raw+events]
@@ -275,9 +293,7 @@ DECIDERS = ("policy-scheduler", "kube-scheduler")
 # The storage phase's StorageClass (WaitForFirstConsumer, bench/provisioner.py's provisioner).
 STORAGE_CLASS = "bench-wait-for-first-consumer"
 PROVISIONER_WORKERS = 32
-# The workload phases, after kube's scheduler_perf (test/integration/scheduler_perf, v1.34): what
-# each adds to a pod's spec. Their terms select the pods of their own phase only.
-SHAPED_PHASES = ("anti-affinity", "spread", "preferred-affinity")
+# The preferred-affinity phase's zone (the workload phases after scheduler_perf: SHAPES).
 PREFERRED_ZONE = ZONES[0]
 # The parked phase's unschedulable pods select a label no node carries: no pod event can help them
 # (only a node gaining the label could), so a queue that follows the events leaves them alone.
@@ -310,7 +326,7 @@ class Config:
     steady_seconds: float
     storage_pods: int
     preemption_pods: int
-    shaped_pods: Mapping[str, int]  # by phase of SHAPED_PHASES
+    shaped_pods: Mapping[str, int]  # by phase of SHAPES
     parked_pods: int  # the parked phase's schedulable pods, measured
     unschedulable_pods: int  # the parked phase's pods that fit nowhere, parked first
     misc_pods: Mapping[str, int | None]  # by phase of MISC_PHASES; None: by the node count
@@ -342,47 +358,6 @@ class Config:
 
 # A preemption node: VICTIMS_PER_NODE low-priority pods of 400m fill its cpu exactly.
 PREEMPTION_NODE = NodeSize(cpu=4, memory=16, pods=110)
-
-
-def shape(phase: str) -> dict[str, Any]:
-    """What a pod of ``phase`` (of SHAPED_PHASES) adds to its spec, after scheduler_perf's pod
-    templates (test/integration/scheduler_perf/templates); each term selects its own phase's
-    pods only."""
-    own = {"matchLabels": {PHASE_LABEL: phase}}
-    if phase == "anti-affinity":
-        # SchedulingPodAntiAffinity (pod-with-pod-anti-affinity.yaml): at most one per node.
-        term = {"labelSelector": own, "topologyKey": HOSTNAME}
-        return {
-            "affinity": {
-                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
-            }
-        }
-    if phase == "spread":
-        # TopologySpreading (pod-with-topology-spreading.yaml, zones of the node label), with
-        # maxSkew 1 rather than its 5: every pod then has zones it may not go to.
-        constraint = {
-            "maxSkew": 1,
-            "topologyKey": ZONE,
-            "whenUnsatisfiable": "DoNotSchedule",
-            "labelSelector": own,
-        }
-        return {"topologySpreadConstraints": [constraint]}
-    if phase == "preferred-affinity":
-        # SchedulingNodeAffinity's term (pod-with-node-affinity.yaml: a zone In), as a weighted
-        # preference: v1.34's suite has no case of preferred node affinity.
-        preference = {
-            "matchExpressions": [{"key": ZONE, "operator": "In", "values": [PREFERRED_ZONE]}]
-        }
-        return {
-            "affinity": {
-                "nodeAffinity": {
-                    "preferredDuringSchedulingIgnoredDuringExecution": [
-                        {"weight": 100, "preference": preference}
-                    ]
-                }
-            }
-        }
-    raise ValueError(f"no shape for the phase {phase!r}")
 
 
 def workload(
@@ -912,16 +887,6 @@ def steady(run: Run, count: int) -> PhaseRun:
     return measured(run, "steady", pods, rate=run.config.steady_rate)
 
 
-def shaped(phase: str) -> Callable[[Run, int], PhaseRun]:
-    """A workload phase of SHAPED_PHASES: its pods, of its shape, as a burst; its check."""
-
-    def start(run: Run, count: int) -> PhaseRun:
-        pods = workload(phase, count, run.scheduler_name, extra=shape(phase))
-        return measured(run, phase, pods, check=SHAPE_CHECKS[phase])
-
-    return start
-
-
 def storage(run: Run, count: int) -> PhaseRun:
     """The storage phase: ``count`` pods each after its WaitForFirstConsumer claim, with the
     stand-in provisioner running."""
@@ -968,7 +933,7 @@ def preemption(run: Run, count: int) -> PhaseRun:
         memory_mi=0,
         node_selector={HOSTNAME: nodes[-1]},
     )
-    wait_marker(run, "preemption", "preemption-ready", marker)
+    marked(run, "preemption", "preemption-ready", marker)
     log(f"  preemption: {count} nodes filled with {len(low)} low-priority pods")
     evicted_before = kubelet.evicted()
     ran = measured(
@@ -1003,6 +968,20 @@ def preemption(run: Run, count: int) -> PhaseRun:
         f"(minimum {VICTIMS_PER_NODE})"
     )
     return PhaseRun(result, ["preemption-ready", *ran.bound], check=ran.check)
+
+
+def marked(run: Run, phase: str, name: str, body: bytes) -> None:
+    """The marker pod ``name`` (``body``: pinned to the last of the nodes ``phase`` added, after
+    them) created and waited for until bound: once it is, the scheduler has seen those nodes and
+    every pod created before it (a watch delivers in order)."""
+    Creator(run.admin, 1).create(name, body)
+    if not run.watch.wait(
+        [name],
+        run.config.timeout,
+        lambda _: f"{phase}: the marker pod not bound yet",
+        run.scheduler.check_alive,
+    ):
+        raise RuntimeError(f"{phase}: the marker pod was not bound; see {run.scheduler.log_path}")
 
 
 def parked(run: Run, count: int) -> PhaseRun:
@@ -1040,26 +1019,46 @@ def told_unschedulable(pod: Mapping[str, Any]) -> bool:
 
 def wait_parked(run: Run, names: Sequence[str]) -> None:
     """Until every pod of ``names`` (the parked phase's unschedulable pods) is told
-    PodScheduled=False: each tried and found to fit nowhere. Listed every half second (the
-    admin's requests: in no scheduler's figure, and before the phase's are counted)."""
+    PodScheduled=False: each tried and found to fit nowhere."""
+    wait_listed(
+        run,
+        "parked",
+        "unschedulable pods parked",
+        names,
+        done=told_unschedulable,
+        path=f"/api/v1/namespaces/{NAMESPACE}/pods",
+        labelSelector=f"{PHASE_LABEL}=parked",
+    )
+
+
+def wait_listed(
+    run: Run,
+    phase: str,
+    what: str,
+    names: Sequence[str],
+    *,
+    done: Callable[[dict[str, Any]], bool],
+    path: str,
+    **params: str,
+) -> None:
+    """Until every pod of ``names`` that ``path`` lists (with ``params``) is ``done``, for
+    ``phase``'s pods out of the bind watch's sight (not yet bound, or of another namespace).
+    Listed every half second (the admin's requests: in no scheduler's figure, and before the
+    phase's are counted)."""
     wanted = set(names)
     deadline = time.monotonic() + run.config.timeout
     next_progress = time.monotonic() + PROGRESS_SECONDS
     while True:
-        pods = run.admin.list_items(
-            f"/api/v1/namespaces/{NAMESPACE}/pods", labelSelector=f"{PHASE_LABEL}=parked"
-        )
-        done = sum(
-            1 for pod in pods if pod["metadata"]["name"] in wanted and told_unschedulable(pod)
-        )
-        if done == len(wanted):
+        pods = run.admin.list_items(path, **params)
+        count = sum(1 for pod in pods if pod["metadata"]["name"] in wanted and done(pod))
+        if count == len(wanted):
             return
         run.scheduler.check_alive()
         now = time.monotonic()
         if now > deadline:
-            raise RuntimeError(f"parked: {done}/{len(wanted)} unschedulable pods parked in time")
+            raise RuntimeError(f"{phase}: {count}/{len(wanted)} {what} in time")
         if now >= next_progress:
-            log(f"  parked: {done}/{len(wanted)} unschedulable pods parked")
+            log(f"  {phase}: {count}/{len(wanted)} {what}")
             next_progress = now + PROGRESS_SECONDS
         time.sleep(0.5)
 
@@ -1442,21 +1441,8 @@ def own_node(run: Run, phase: str, name: str, pods: int) -> str:
     create_nodes(run.admin, [name], size, 1)
     marker = f"{phase}-ready"
     body = pod(marker, run.scheduler_name, cpu=None, memory=None, extra=pinned(name))
-    wait_marker(run, phase, marker, json.dumps(body).encode())
+    marked(run, phase, marker, json.dumps(body).encode())
     return marker
-
-
-def wait_marker(run: Run, phase: str, name: str, body: bytes) -> None:
-    """``body``, a pod pinned to a node, created and waited for until bound: then the scheduler
-    has seen that node and every pod created before it (a watch delivers in order)."""
-    Creator(run.admin, 1).create(name, body)
-    if not run.watch.wait(
-        [name],
-        run.config.timeout,
-        lambda _: f"{phase}: the marker pod not bound yet",
-        run.scheduler.check_alive,
-    ):
-        raise RuntimeError(f"{phase}: the marker pod was not bound; see {run.scheduler.log_path}")
 
 
 class Deleter:
@@ -2013,7 +1999,9 @@ def verify(admin: Api, phases: Mapping[str, PhaseRun], kind: str) -> dict[str, A
         f"/api/v1/namespaces/{NAMESPACE}/events", fieldSelector="reason=Scheduled"
     )
     unbound = sorted(name for name in pods if name not in pending and not listing.node_of(name))
-    overloaded = [f"{o.node}: {o.resource}" for o in overcommitted(nodes.values(), pods.values())]
+    # Every namespace's pods take room (the init pods of the shapes are in namespaces of their own).
+    everywhere = admin.list_items("/api/v1/pods")
+    overloaded = [f"{o.node}: {o.resource}" for o in overcommitted(nodes.values(), everywhere)]
     scheduled = told(events)
     placed = {name: node for name in pods if (node := listing.node_of(name))}
     gone = {name for ran in phases.values() for name in ran.gone}
@@ -2159,7 +2147,7 @@ def verify_preemption(
     }
 
 
-def check_anti_affinity(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+def check_anti_affinity(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
     """No two pods of the phase on one node (their required anti-affinity per hostname)."""
     per_node = Counter(node for name in pods if (node := listing.node_of(name)))
     shared = sorted(f"{node}: {count} pods" for node, count in per_node.items() if count > 1)
@@ -2174,14 +2162,10 @@ def check_anti_affinity(_admin: Api, listing: Listing, pods: Sequence[str]) -> d
     }
 
 
-def check_spread(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+def check_spread(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
     """The phase's pods per zone differ by at most maxSkew (1) between any two zones: each pod
     was placed within it, and a zone's count only grows, so the end must be within it too."""
-    zones = Counter(
-        listing.label_of(node, ZONE) for name in pods if (node := listing.node_of(name))
-    )
-    all_zones = {listing.label_of(node, ZONE) for node in listing.nodes} - {None}
-    counts = {zone: zones.get(zone, 0) for zone in sorted(z for z in all_zones if z)}
+    counts = zone_counts(listing, pods)
     skew = max(counts.values()) - min(counts.values()) if counts else 0
     return {
         "pods": len(pods),
@@ -2192,7 +2176,7 @@ def check_spread(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str
     }
 
 
-def check_preferred_affinity(_admin: Api, listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+def check_preferred_affinity(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
     """How many of the phase's pods went to the preferred zone: reported, not required (a full
     node there is no fault), and compared between the schedulers in the report."""
     on = sum(
@@ -2207,13 +2191,6 @@ def check_preferred_affinity(_admin: Api, listing: Listing, pods: Sequence[str])
         "ok": True,
         "summary": f"{on}/{len(pods)} pods in the preferred zone {PREFERRED_ZONE}",
     }
-
-
-SHAPE_CHECKS: dict[str, Callable[[Api, Listing, Sequence[str]], dict[str, Any]]] = {
-    "anti-affinity": check_anti_affinity,
-    "spread": check_spread,
-    "preferred-affinity": check_preferred_affinity,
-}
 
 
 def check_gang(admin: Api, listing: Listing, groups: Mapping[str, Sequence[str]]) -> dict[str, Any]:
@@ -2266,20 +2243,504 @@ def check_parked(listing: Listing, parked_pods: Sequence[str]) -> dict[str, Any]
     }
 
 
+# --- the workload phases after scheduler_perf ---------------------------------------------------
+
+# The namespace of the init pods of the shapes whose terms list their namespaces (scheduler_perf's
+# sched-0; NAMESPACE, where the measured pods go, stands for its sched-1).
+SCHED_NAMESPACE = f"{NAMESPACE}-sched-0"
+# The namespaces of the init pods of the shapes whose terms select namespaces by label (its
+# init-ns-N, ten as in its 500-node workloads), and that label (namespace-with-labels.yaml's),
+# which NAMESPACE is given too (as its measure-ns-0).
+INIT_NAMESPACES = tuple(f"{NAMESPACE}-init-ns-{i}" for i in range(10))
+TEAM = {"team": "devops"}
+# The zones the node-affinity phase requires (pod-with-node-affinity.yaml's zone1 and zone2).
+REQUIRED_ZONES = ZONES[:2]
+# The preferred-spread phase's maxSkew (pod-with-preferred-topology-spreading.yaml's).
+PREFERRED_SKEW = 5
+# The node-inclusion phase's own nodes: node-with-taint.yaml's size, and a taint of their own (its
+# foo:NoSchedule) that no pod of the phase tolerates.
+TAINTED_NODE = NodeSize(cpu=4, memory=32, pods=110)
+TAINT_KEY = "bench.policy-scheduler.dev/tainted"
+
+Selector = Mapping[str, Any]
+
+
+def own(phase: str) -> dict[str, Any]:
+    """The label selector of the pods of ``phase`` (its init pods too): what its terms select."""
+    return {"matchLabels": {PHASE_LABEL: phase}}
+
+
+def pod_term(
+    kind: str, topology: str, namespaces: Mapping[str, Any], weight: int = 0
+) -> Callable[[Selector], dict[str, Any]]:
+    """The spec of one pod affinity (``kind`` "podAffinity") or anti-affinity ("podAntiAffinity")
+    term per ``topology`` over the pods a selector picks in ``namespaces`` (the term's
+    ``namespaces`` or ``namespaceSelector``; neither: the pod's own namespace); preferred with
+    ``weight``, required without."""
+
+    def spec(selector: Selector) -> dict[str, Any]:
+        term = {"labelSelector": selector, "topologyKey": topology, **namespaces}
+        if weight:
+            preferred = [{"weight": weight, "podAffinityTerm": term}]
+            return {
+                "affinity": {kind: {"preferredDuringSchedulingIgnoredDuringExecution": preferred}}
+            }
+        return {"affinity": {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+
+    return spec
+
+
+def spread_over(
+    topology: str, max_skew: int, when: str, **policies: str
+) -> Callable[[Selector], dict[str, Any]]:
+    """The spec of one topologySpreadConstraint over ``topology`` of the pods a selector picks,
+    with the node inclusion ``policies`` (``nodeAffinityPolicy``, ``nodeTaintsPolicy``) given."""
+
+    def spec(selector: Selector) -> dict[str, Any]:
+        constraint = {
+            "maxSkew": max_skew,
+            "topologyKey": topology,
+            "whenUnsatisfiable": when,
+            "labelSelector": selector,
+            **policies,
+        }
+        return {"topologySpreadConstraints": [constraint]}
+
+    return spec
+
+
+def node_affinity(expression: Mapping[str, Any], *, weight: int = 0) -> dict[str, Any]:
+    """A pod's ``affinity`` of node affinity by one match expression: preferred with ``weight``,
+    required without."""
+    term = {"matchExpressions": [dict(expression)]}
+    if weight:
+        preferred = [{"weight": weight, "preference": term}]
+        return {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}}
+    required = {"nodeSelectorTerms": [term]}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+
+
+def node_inclusion(selector: Selector) -> dict[str, Any]:
+    """pod-with-node-inclusion-policy.yaml: spread per hostname, maxSkew 1, DoNotSchedule, the
+    nodes counted those its node affinity and its tolerations allow (both policies Honor). Its
+    node affinity, not in the template, keeps it off the preemption phase's nodes: full, they
+    would hold every node's count to one if they were counted."""
+    spread = spread_over(
+        HOSTNAME, 1, "DoNotSchedule", nodeAffinityPolicy="Honor", nodeTaintsPolicy="Honor"
+    )
+    away = node_affinity({"key": PREEMPTION_LABEL, "operator": "DoesNotExist"})
+    return {**spread(selector), "affinity": away}
+
+
+# A shape's check at the end of the run: (the listing, the phase's pods, its init pods among
+# them) -> what it found, with "ok" and "summary".
+ShapeCheck = Callable[[Listing, Sequence[str]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A workload phase after one of scheduler_perf's cases: its pods, of the mix of requests,
+    each with ``spec(own(phase))`` added to its spec (so its terms select the phase's own pods),
+    created as a burst and measured as the burst; ``check`` of their placement at the end."""
+
+    phase: str
+    follows: str  # the scheduler_perf case (test/integration/scheduler_perf, v1.37.2)
+    spec: Callable[[Selector], dict[str, Any]]
+    check: ShapeCheck
+    help: str  # its --PHASE-pods flag's
+    init_namespaces: tuple[str, ...] = ()
+    """Where its init pods go, by turns: as many as its pods, of the same shape, created and
+    bound before them and not measured (the case's initPods, which its pods must join or
+    avoid); none: no init pods."""
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
+    """Given to NAMESPACE and init_namespaces before its pods: what its namespaceSelector picks."""
+    one_per_node: bool = False
+    """At most one of its pods (init pods too) per node: its count is capped at the nodes."""
+    prepare: Callable[[Run, int], list[str]] | None = None
+    """What sets the cluster up for it (given its count of pods) before its init pods, and the
+    pods that bound (they stay)."""
+
+    def init_pods(self, count: int) -> int:
+        return count if self.init_namespaces else 0
+
+    def most(self, count: int, nodes: int) -> int:
+        """Its pods out of ``count`` asked for, at ``nodes`` nodes."""
+        if not self.one_per_node:
+            return count
+        return min(count, nodes // (2 if self.init_namespaces else 1))
+
+
+def shaped(shape: Shape) -> Callable[[Run, int], PhaseRun]:
+    """A workload phase of SHAPES: the cluster set up, its init pods bound, then its pods as a
+    burst, measured; its check over them all."""
+    phase = shape.phase
+    spec = shape.spec(own(phase))
+
+    def start(run: Run, count: int) -> PhaseRun:
+        ready = shape.prepare(run, count) if shape.prepare else []
+        init = place_init_pods(run, shape, count, spec)
+        pods = workload(phase, count, run.scheduler_name, extra=spec)
+
+        def check(admin: Api, listing: Listing, names: Sequence[str]) -> dict[str, Any]:
+            seen = with_phase_pods(admin, listing, phase) if init else listing
+            return shape.check(seen, [*init, *names])
+
+        ran = measured(run, phase, pods, check=check)
+        ran.figures.update(follows=shape.follows, init_pods=len(init))
+        return PhaseRun(ran.figures, [*ready, *ran.bound], check=ran.check)
+
+    return start
+
+
+def place_init_pods(run: Run, shape: Shape, count: int, spec: Mapping[str, Any]) -> list[str]:
+    """``shape``'s namespaces labelled, and its init pods (``count``, of ``spec``) created at once
+    in its init namespaces by turns, then waited for until bound (not measured); their names."""
+    admin, phase = run.admin, shape.phase
+    labels = dict(shape.namespace_labels)
+    if labels:
+        admin.merge_patch(f"/api/v1/namespaces/{NAMESPACE}", {"metadata": {"labels": labels}})
+    for namespace in shape.init_namespaces:
+        body = {"metadata": {"name": namespace, "labels": labels}}
+        admin.post("/api/v1/namespaces", body, exists_ok=True)
+    names = [f"{phase}-init-{i:05d}" for i in range(shape.init_pods(count))]
+    if not names:
+        return []
+    pods = [
+        (
+            f"/api/v1/namespaces/{shape.init_namespaces[i % len(shape.init_namespaces)]}/pods",
+            pod_body(name, run.scheduler_name, i, phase=phase, extra=spec),
+        )
+        for i, name in enumerate(names)
+    ]
+    started = time.monotonic()
+    with ThreadPoolExecutor(run.config.create_threads) as pool:
+        list(pool.map(lambda item: admin.post(*item), pods))
+    wait_listed(
+        run,
+        phase,
+        "init pods bound",
+        names,
+        done=lambda pod: bool(pod["spec"].get("nodeName")),
+        path="/api/v1/pods",
+        labelSelector=f"{PHASE_LABEL}={phase}",
+    )
+    log(f"  {phase}: {len(names)} init pods bound in {time.monotonic() - started:.1f} s")
+    return names
+
+
+def with_phase_pods(admin: Api, listing: Listing, phase: str) -> Listing:
+    """``listing`` with the pods of ``phase`` of every namespace (its init pods), by name."""
+    found = admin.list_items("/api/v1/pods", labelSelector=f"{PHASE_LABEL}={phase}")
+    return Listing({**listing.pods, **{p["metadata"]["name"]: p for p in found}}, listing.nodes)
+
+
+def tainted_nodes(run: Run, count: int) -> list[str]:
+    """The node-inclusion phase's own nodes, a quarter as many as its pods (as the case's
+    taintNodes to its measurePods), tainted TAINT_KEY:NoSchedule; then a marker pod that
+    tolerates the taint, bound on the last of them."""
+    tainted = max(1, count // 4)
+    nodes = [f"tainted-{i:0{len(str(tainted - 1))}d}" for i in range(tainted)]
+    taint = {"key": TAINT_KEY, "effect": "NoSchedule"}
+    create_nodes(run.admin, nodes, TAINTED_NODE, run.config.create_threads, taints=[taint])
+    tolerate = {"tolerations": [{**taint, "operator": "Exists"}]}
+    name = "node-inclusion-ready"
+    marker = pod_body(
+        name, run.scheduler_name, 0, node_selector={HOSTNAME: nodes[-1]}, extra=tolerate
+    )
+    marked(run, "node-inclusion", name, marker)
+    return [name]
+
+
+def zone_counts(listing: Listing, pods: Sequence[str]) -> dict[str, int]:
+    """Per zone of the nodes, in order, the pods of ``pods`` bound in it."""
+    zones = Counter(
+        listing.label_of(node, ZONE) for name in pods if (node := listing.node_of(name))
+    )
+    all_zones = {listing.label_of(node, ZONE) for node in listing.nodes} - {None}
+    return {zone: zones.get(zone, 0) for zone in sorted(z for z in all_zones if z)}
+
+
+def check_one_zone(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """Every pod of the phase (its init pods too) in one zone: required pod affinity per zone to
+    the others lets the first go anywhere (no pod matches yet) and every later one only where
+    one of them is already."""
+    zones = {zone: n for zone, n in zone_counts(listing, pods).items() if n}
+    return {
+        "pods": len(pods),
+        "zones": zones,
+        "ok": len(zones) <= 1,
+        "summary": f"{len(pods)} pods in {len(zones)} zone(s): "
+        + ", ".join(f"{zone} {n}" for zone, n in zones.items()),
+    }
+
+
+def check_node_affinity(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """Every pod of the phase on a node of REQUIRED_ZONES (its required node affinity)."""
+    off = [
+        f"{name}: on {node} in {zone}"
+        for name in pods
+        if (node := listing.node_of(name))
+        and (zone := listing.label_of(node, ZONE)) not in REQUIRED_ZONES
+    ]
+    return {
+        "pods": len(pods),
+        "zones": zone_counts(listing, pods),
+        "off_zones": off[:10],
+        "off_zones_count": len(off),
+        "ok": not off,
+        "summary": f"{len(off)}/{len(pods)} pods outside {'/'.join(REQUIRED_ZONES)}",
+    }
+
+
+def on_nodes(
+    listing: Listing, pods: Sequence[str], preferred: Callable[[int], bool], where: str
+) -> dict[str, Any]:
+    """How many pods of ``pods`` are on a node where the count of them is ``preferred``: a
+    preference's share, reported, not required (a node may be full)."""
+    per_node = Counter(node for name in pods if (node := listing.node_of(name)))
+    on = sum(n for n in per_node.values() if preferred(n))
+    return {
+        "pods": len(pods),
+        "nodes_used": len(per_node),
+        "on_preferred": on,
+        "on_preferred_share": round(on / len(pods), 3) if pods else None,
+        "ok": True,
+        "summary": f"{on}/{len(pods)} pods on a node {where}, {len(per_node)} nodes used",
+    }
+
+
+def check_together(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """Preferred pod affinity per hostname to the others: the pods of the phase (its init pods
+    too) on a node with another of them."""
+    return on_nodes(listing, pods, lambda n: n > 1, "with another of them")
+
+
+def check_apart(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """Preferred pod anti-affinity per hostname to the others: the pods of the phase (its init
+    pods too) on a node holding no more of them than an even spread over the nodes they can use
+    would put there (all but those excluded_by_policy: tainted, or the preemption phase's,
+    full)."""
+    usable = sum(1 for node in listing.nodes.values() if not excluded_by_policy(node))
+    fair = math.ceil(len(pods) / usable) if usable else 0
+    return on_nodes(listing, pods, lambda n: n <= fair, f"holding at most {fair} of them")
+
+
+def check_preferred_spread(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """Preferred spreading over the zones (maxSkew PREFERRED_SKEW, ScheduleAnyway): the pods per
+    zone, their skew, and the share of the pods within PREFERRED_SKEW of the emptiest zone (those
+    beyond it in a zone counted out), reported, not required."""
+    counts = zone_counts(listing, pods)
+    low = min(counts.values(), default=0)
+    beyond = sum(max(0, n - low - PREFERRED_SKEW) for n in counts.values())
+    skew = max(counts.values(), default=0) - low
+    return {
+        "pods": len(pods),
+        "zones": counts,
+        "skew": skew,
+        "on_preferred_share": round((len(pods) - beyond) / len(pods), 3) if pods else None,
+        "ok": True,
+        "summary": f"pods per zone {'/'.join(map(str, counts.values()))}, skew {skew} "
+        f"(maxSkew {PREFERRED_SKEW}, preferred)",
+    }
+
+
+def excluded_by_policy(node: Mapping[str, Any]) -> bool:
+    """Whether the node-inclusion phase's policies leave ``node`` out of its spreading: a taint its
+    pods do not tolerate (nodeTaintsPolicy Honor), or a label its node affinity refuses
+    (nodeAffinityPolicy Honor)."""
+    tainted = any(t.get("key") == TAINT_KEY for t in node.get("spec", {}).get("taints") or [])
+    return tainted or PREEMPTION_LABEL in node["metadata"].get("labels", {})
+
+
+def check_node_inclusion(listing: Listing, pods: Sequence[str]) -> dict[str, Any]:
+    """No pod of the phase on a node its policies exclude (excluded_by_policy), and its pods per
+    included node within maxSkew 1 of each other (counts only grow, and each pod went where the
+    count was lowest)."""
+    per_node = Counter(node for name in pods if (node := listing.node_of(name)))
+    excluded = {name for name, node in listing.nodes.items() if excluded_by_policy(node)}
+    wrong = sorted(f"{node}: {n} pods" for node, n in per_node.items() if node in excluded)
+    included = [per_node.get(node, 0) for node in listing.nodes if node not in excluded]
+    skew = max(included) - min(included) if included else 0
+    return {
+        "pods": len(pods),
+        "nodes_included": len(included),
+        "nodes_excluded": len(excluded),
+        "on_excluded": wrong[:10],
+        "on_excluded_count": len(wrong),
+        "skew": skew,
+        "ok": not wrong and skew <= 1,
+        "summary": f"{len(wrong)} excluded nodes hold pods; per included node (of "
+        f"{len(included)}) {min(included, default=0)} to {max(included, default=0)}, skew {skew}",
+    }
+
+
+LISTED = {"namespaces": [NAMESPACE, SCHED_NAMESPACE]}
+SELECTED = {"namespaceSelector": {"matchLabels": TEAM}}
+FIFTH = "(default: a fifth of --pods)"
+INIT = "after as many init pods"
+
+# Every workload phase after scheduler_perf, in the order a run goes through them: the first three
+# as they were first written (after the v1.34 suite), then every other case of its affinity and
+# topology_spreading performance-config.yaml (v1.37.2). The two of preferred pod affinity come
+# last: they pile their pods onto few nodes until full, and a full node would stop a phase that
+# needs every node (anti-affinity-ns may) or counts every node (node-inclusion's spreading).
+# Where the suite puts every node in one zone (zone1), ours keep their three; the cases whose
+# init pods are plain pods (pod-default.yaml) have none here: the phases before leave as many.
+SHAPES = {
+    shape.phase: shape
+    for shape in (
+        Shape(
+            "anti-affinity",
+            "SchedulingPodAntiAffinity",
+            pod_term("podAntiAffinity", HOSTNAME, {}),
+            check_anti_affinity,
+            "pods of the anti-affinity phase, each with required anti-affinity per hostname to "
+            "the others (default: a fifth of --pods, at most one per node)",
+            one_per_node=True,
+        ),
+        Shape(
+            "spread",
+            "TopologySpreading",
+            # With maxSkew 1 rather than its 5: every pod then has zones it may not go to.
+            spread_over(ZONE, 1, "DoNotSchedule"),
+            check_spread,
+            "pods of the spread phase, each spread over the zones with maxSkew 1, DoNotSchedule "
+            + FIFTH,
+        ),
+        Shape(
+            "preferred-affinity",
+            "SchedulingNodeAffinity",
+            # Its zone term as a weighted preference: v1.34's suite had no preferred node affinity.
+            lambda _: {
+                "affinity": node_affinity(
+                    {"key": ZONE, "operator": "In", "values": [PREFERRED_ZONE]}, weight=100
+                )
+            },
+            check_preferred_affinity,
+            f"pods of the preferred-affinity phase, each preferring the zone {PREFERRED_ZONE} "
+            + FIFTH,
+        ),
+        Shape(
+            "anti-affinity-ns",
+            "SchedulingRequiredPodAntiAffinityWithNSSelector",
+            pod_term("podAntiAffinity", HOSTNAME, SELECTED),
+            check_anti_affinity,
+            f"pods of the anti-affinity-ns phase, {INIT} in {len(INIT_NAMESPACES)} namespaces, "
+            "each with required anti-affinity per hostname to them all, namespaces by label "
+            "(default: a fifth of --pods, at most half the nodes)",
+            one_per_node=True,
+            init_namespaces=INIT_NAMESPACES,
+            namespace_labels=TEAM,
+        ),
+        Shape(
+            "pod-affinity",
+            "SchedulingPodAffinity",
+            pod_term("podAffinity", ZONE, LISTED),
+            check_one_zone,
+            f"pods of the pod-affinity phase, {INIT} in {SCHED_NAMESPACE}, each with required "
+            "pod affinity per zone to them all " + FIFTH,
+            init_namespaces=(SCHED_NAMESPACE,),
+        ),
+        Shape(
+            "preferred-anti-affinity",
+            "SchedulingPreferredPodAntiAffinity",
+            pod_term("podAntiAffinity", HOSTNAME, LISTED, weight=1),
+            check_apart,
+            f"pods of the preferred-anti-affinity phase, {INIT} in {SCHED_NAMESPACE}, each "
+            "avoiding (weight 1) the nodes of the others " + FIFTH,
+            init_namespaces=(SCHED_NAMESPACE,),
+        ),
+        Shape(
+            "node-affinity",
+            "SchedulingNodeAffinity",
+            lambda _: {
+                "affinity": node_affinity(
+                    {"key": ZONE, "operator": "In", "values": list(REQUIRED_ZONES)}
+                )
+            },
+            check_node_affinity,
+            "pods of the node-affinity phase, each requiring the zones "
+            f"{' or '.join(REQUIRED_ZONES)} " + FIFTH,
+        ),
+        Shape(
+            "affinity-ns",
+            "SchedulingRequiredPodAffinityWithNSSelector",
+            pod_term("podAffinity", ZONE, SELECTED),
+            check_one_zone,
+            f"pods of the affinity-ns phase, {INIT} in {len(INIT_NAMESPACES)} namespaces, each "
+            "with required pod affinity per zone to them all, namespaces by label " + FIFTH,
+            init_namespaces=INIT_NAMESPACES,
+            namespace_labels=TEAM,
+        ),
+        Shape(
+            "preferred-anti-affinity-ns",
+            "SchedulingPreferredAntiAffinityWithNSSelector",
+            pod_term("podAntiAffinity", HOSTNAME, SELECTED, weight=1),
+            check_apart,
+            f"pods of the preferred-anti-affinity-ns phase, {INIT} in {len(INIT_NAMESPACES)} "
+            "namespaces, each avoiding (weight 1) the nodes of them all, namespaces by label "
+            + FIFTH,
+            init_namespaces=INIT_NAMESPACES,
+            namespace_labels=TEAM,
+        ),
+        Shape(
+            "preferred-spread",
+            "PreferredTopologySpreading",
+            spread_over(ZONE, PREFERRED_SKEW, "ScheduleAnyway"),
+            check_preferred_spread,
+            f"pods of the preferred-spread phase, each spread over the zones with maxSkew "
+            f"{PREFERRED_SKEW}, ScheduleAnyway " + FIFTH,
+        ),
+        Shape(
+            "node-inclusion",
+            "SchedulingWithNodeInclusionPolicy",
+            node_inclusion,
+            check_node_inclusion,
+            "pods of the node-inclusion phase, each spread per hostname with maxSkew 1 over the "
+            "nodes its node affinity and tolerations allow, beside a quarter as many tainted nodes "
+            + FIFTH,
+            prepare=tainted_nodes,
+        ),
+        Shape(
+            "preferred-pod-affinity",
+            "SchedulingPreferredPodAffinity",
+            pod_term("podAffinity", HOSTNAME, LISTED, weight=1),
+            check_together,
+            f"pods of the preferred-pod-affinity phase, {INIT} in {SCHED_NAMESPACE}, each "
+            "preferring (weight 1) the nodes of the others " + FIFTH,
+            init_namespaces=(SCHED_NAMESPACE,),
+        ),
+        Shape(
+            "preferred-affinity-ns",
+            "SchedulingPreferredAffinityWithNSSelector",
+            pod_term("podAffinity", HOSTNAME, SELECTED, weight=1),
+            check_together,
+            f"pods of the preferred-affinity-ns phase, {INIT} in {len(INIT_NAMESPACES)} "
+            "namespaces, each preferring (weight 1) the nodes of them all, namespaces by label "
+            + FIFTH,
+            init_namespaces=INIT_NAMESPACES,
+            namespace_labels=TEAM,
+        ),
+    )
+}
+SHAPED_PHASES = tuple(SHAPES)
+
+
 # --- one run ----------------------------------------------------------------------------------
 
 # Every phase, in the order a run goes through them, and what runs it with its count of pods.
-# Pods of a phase stay when the next begins (as in a cluster); the shaped phases come after the
-# others, so that the figures of those do not change with them, then the misc and volume shapes
-# (those whose pods stay bound first; the finalizers, gated and mixed-churn phases leave nothing
-# pending: their deleted, gated and churn pods are gone at their end), and the parked phase
-# last, so that its parked pods wait through no other phase.
+# Pods of a phase stay when the next begins (as in a cluster); the shaped phases (SHAPES) come
+# after the others, so that the figures of those do not change with them, then the misc and
+# volume shapes (on nodes of their own, or light pods that need no particular node: those whose
+# pods stay bound first; the finalizers, gated and mixed-churn phases leave nothing pending:
+# their deleted, gated and churn pods are gone at their end), and the parked phase last, so that
+# its parked pods wait through no other phase.
 PHASES: dict[str, Callable[[Run, int], PhaseRun]] = {
     "burst": burst,
     "steady": steady,
     "storage": storage,
     "preemption": preemption,
-    **{phase: shaped(phase) for phase in SHAPED_PHASES},
+    **{phase: shaped(shape) for phase, shape in SHAPES.items()},
     **{phase: MISC[phase] for phase in MISC_PHASES},
     "parked": parked,
     "dra": dra,
@@ -2293,9 +2754,10 @@ def phase_pods(config: Config, kind: str, node_count: int) -> dict[str, int]:
     counts = {"burst": config.pods, "steady": config.steady_pods}
     if kind in DECIDERS:
         counts |= {"storage": config.storage_pods, "preemption": config.preemption_pods}
-        counts |= dict(config.shaped_pods)
-        # A pod's anti-affinity against its own kind allows one per node.
-        counts["anti-affinity"] = min(counts["anti-affinity"], node_count)
+        counts |= {
+            phase: SHAPES[phase].most(count, node_count)
+            for phase, count in config.shaped_pods.items()
+        }
         counts |= misc_pods(config, node_count)
         counts["parked"] = config.parked_pods
     return {phase: counts[phase] for phase in PHASES if counts.get(phase, 0) > 0}
@@ -2354,7 +2816,10 @@ def run_case(
             # Nodes as large for every scheduler, sized for the pods the deciders bind on them
             # (the preemption phase brings nodes of its own; parked pods take no room).
             on_nodes = counts if alone else phase_pods(config, DECIDERS[0], node_count)
-            total_pods = 1 + sum(room(phase, n) for phase, n in on_nodes.items())
+            total_pods = 1 + sum(
+                room(phase, n) + (SHAPES[phase].init_pods(n) if phase in SHAPES else 0)
+                for phase, n in on_nodes.items()
+            )
             create_nodes(admin, nodes, node_size(node_count, total_pods), config.create_threads)
         # Its name says the run, as the scheduler's log (named after it) does.
         nodes_file = plane.dir / f"nodes-{node_count}{f'-{alone}' if alone else ''}.txt"
@@ -2403,15 +2868,6 @@ def run_case(
 
 
 # --- the command ------------------------------------------------------------------------------
-
-SHAPED_HELP = {
-    "anti-affinity": "pods of the anti-affinity phase, each with required anti-affinity per "
-    "hostname to the others (default: a fifth of --pods, at most one per node)",
-    "spread": "pods of the spread phase, each spread over the zones with maxSkew 1, "
-    "DoNotSchedule (default: a fifth of --pods)",
-    "preferred-affinity": "pods of the preferred-affinity phase, each preferring the zone "
-    f"{PREFERRED_ZONE} (default: a fifth of --pods)",
-}
 
 
 def misc_default(phase: str) -> str:
@@ -2464,8 +2920,8 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         help="high-priority pods of the preemption phase, and its nodes, each filled with "
         f"{VICTIMS_PER_NODE} low-priority pods (default: a tenth of --pods)",
     )
-    for phase, text in SHAPED_HELP.items():
-        parser.add_argument(f"--{phase}-pods", type=int, default=None, help=text)
+    for phase, shape in SHAPES.items():
+        parser.add_argument(f"--{phase}-pods", type=int, default=None, help=shape.help)
     parser.add_argument(
         "--parked-pods",
         type=int,

@@ -133,6 +133,23 @@ def _versus_kube(phase: str, *extra: Figure) -> tuple[Figure, ...]:
     )
 
 
+# The workload phases after scheduler_perf beyond the first three (bench_scheduling.SHAPES), in
+# the order a run goes through them; True for those whose check reports the share of their pods
+# placed as preferred, compared with kube-scheduler's (the others' require their placement).
+PREFERRING_SHAPES = {
+    "anti-affinity-ns": False,
+    "pod-affinity": False,
+    "preferred-anti-affinity": True,
+    "node-affinity": False,
+    "affinity-ns": False,
+    "preferred-anti-affinity-ns": True,
+    "preferred-spread": True,
+    "node-inclusion": False,
+    "preferred-pod-affinity": True,
+    "preferred-affinity-ns": True,
+}
+PREFERRED_SHARE = ("on_preferred_vs_kube", "placed as preferred ÷ kube")
+
 # Per phase, in the order a run goes through them: the figures of policy-scheduler divided by
 # kube-scheduler's in its ratio table (beside the limits', LIMIT_COLUMNS).
 PHASE_RATIOS: dict[str, tuple[Figure, ...]] = {
@@ -157,6 +174,17 @@ PHASE_RATIOS: dict[str, tuple[Figure, ...]] = {
             ("correctness", "preferred-affinity", "on_preferred_share"),
         ),
     ),
+    **{
+        phase: _versus_kube(
+            phase,
+            *(
+                [(*PREFERRED_SHARE, ("correctness", phase, "on_preferred_share"))]
+                if preferred
+                else []
+            ),
+        )
+        for phase, preferred in PREFERRING_SHAPES.items()
+    },
     **{phase: _versus_kube(phase) for phase in MISC_PHASES},
     "parked": _versus_kube("parked"),
     "dra": _versus_kube("dra"),
@@ -357,6 +385,101 @@ REPORTS: dict[str, PhaseReport] = {
         "SchedulingNodeAffinity's zone term of scheduler_perf as a preference. in preferred "
         "zone: the share of the phase's pods that went there.",
         (("in preferred zone", _checked("preferred-affinity", "on_preferred_share")),),
+    ),
+    "anti-affinity-ns": PhaseReport(
+        "Anti-affinity by namespace selector: {anti_affinity_ns_pods} pods (at most half the "
+        "nodes) after as many init pods in 10 namespaces, each with required anti-affinity per "
+        "hostname to them all",
+        "scheduler_perf's SchedulingRequiredPodAntiAffinityWithNSSelector (namespaces labelled "
+        "team=devops). shared nodes: nodes holding two of the phase's pods, init pods included "
+        "(must be 0).",
+        (("shared nodes", _checked("anti-affinity-ns", "shared_nodes_count")),),
+    ),
+    "pod-affinity": PhaseReport(
+        "Pod affinity: {pod_affinity_pods} pods after as many init pods, each with required pod "
+        "affinity per zone to them all",
+        "scheduler_perf's SchedulingPodAffinity: the init pods (in a namespace of their own, "
+        "which the term lists beside the pods'; not measured) are created and bound first. "
+        "zones: the zones holding the phase's pods, init pods included (must be 1: the first "
+        "goes anywhere, every other where one is). The suite's nodes are all in one zone, ours "
+        "in three.",
+        (("zones", lambda c: len(_checked("pod-affinity", "zones")(c) or {})),),
+    ),
+    "preferred-anti-affinity": PhaseReport(
+        "Preferred anti-affinity: {preferred_anti_affinity_pods} pods after as many init pods, "
+        "each avoiding (weight 1) the nodes of them all",
+        "scheduler_perf's SchedulingPreferredPodAntiAffinity (per hostname; the init pods in a "
+        "namespace of their own, not measured). spread out: the share of the phase's pods, init "
+        "pods included, on a node holding no more of them than an even spread over the nodes "
+        "would.",
+        (("spread out", _checked("preferred-anti-affinity", "on_preferred_share")),),
+    ),
+    "node-affinity": PhaseReport(
+        "Node affinity: {node_affinity_pods} pods requiring two of the three zones",
+        "scheduler_perf's SchedulingNodeAffinity (its zone1 and zone2; the suite's nodes are "
+        "all in zone1, ours in three, so a third of them is excluded). off zones: pods on a node "
+        "of the third zone (must be 0).",
+        (("off zones", _checked("node-affinity", "off_zones_count")),),
+    ),
+    "affinity-ns": PhaseReport(
+        "Pod affinity by namespace selector: {affinity_ns_pods} pods after as many init pods in "
+        "10 namespaces, each with required pod affinity per zone to them all",
+        "scheduler_perf's SchedulingRequiredPodAffinityWithNSSelector: the term's "
+        "namespaceSelector picks the namespaces labelled team=devops (the init pods' and the "
+        "benchmark's). zones: the zones holding the phase's pods, init pods included (must be 1).",
+        (("zones", lambda c: len(_checked("affinity-ns", "zones")(c) or {})),),
+    ),
+    "preferred-anti-affinity-ns": PhaseReport(
+        "Preferred anti-affinity by namespace selector: {preferred_anti_affinity_ns_pods} pods "
+        "after as many init pods in 10 namespaces, each avoiding (weight 1) the nodes of them "
+        "all",
+        "scheduler_perf's SchedulingPreferredAntiAffinityWithNSSelector (namespaces labelled "
+        "team=devops). spread out: as in preferred anti-affinity.",
+        (("spread out", _checked("preferred-anti-affinity-ns", "on_preferred_share")),),
+    ),
+    "preferred-spread": PhaseReport(
+        "Preferred spread: {preferred_spread_pods} pods spread over the zones, maxSkew 5, "
+        "ScheduleAnyway",
+        "scheduler_perf's PreferredTopologySpreading. per zone and skew: as in spread, reported, "
+        "not required; within skew: the share of the pods within maxSkew of the emptiest zone.",
+        (
+            (
+                "per zone",
+                lambda c: "/".join(
+                    str(n) for n in (_checked("preferred-spread", "zones")(c) or {}).values()
+                ),
+            ),
+            ("skew", _checked("preferred-spread", "skew")),
+            ("within skew", _checked("preferred-spread", "on_preferred_share")),
+        ),
+    ),
+    "node-inclusion": PhaseReport(
+        "Node inclusion: {node_inclusion_pods} pods spread per hostname, maxSkew 1, over the "
+        "nodes their policies include",
+        "scheduler_perf's SchedulingWithNodeInclusionPolicy: the phase adds a quarter as many "
+        "nodes as its pods, tainted (a marker pod that tolerates the taint bound on the last: "
+        "not measured); nodeTaintsPolicy and nodeAffinityPolicy Honor leave them, and the "
+        "preemption phase's nodes (which the pods' node affinity refuses), out of the count. "
+        "on excluded: pods on such a node (must be 0); skew: between included nodes (at most 1).",
+        (
+            ("on excluded", _checked("node-inclusion", "on_excluded_count")),
+            ("skew", _checked("node-inclusion", "skew")),
+        ),
+    ),
+    "preferred-pod-affinity": PhaseReport(
+        "Preferred pod affinity: {preferred_pod_affinity_pods} pods after as many init pods, "
+        "each preferring (weight 1) the nodes of them all",
+        "scheduler_perf's SchedulingPreferredPodAffinity (per hostname; the init pods in a "
+        "namespace of their own, not measured). with another: the share of the phase's pods, "
+        "init pods included, on a node holding another of them.",
+        (("with another", _checked("preferred-pod-affinity", "on_preferred_share")),),
+    ),
+    "preferred-affinity-ns": PhaseReport(
+        "Preferred affinity by namespace selector: {preferred_affinity_ns_pods} pods after as "
+        "many init pods in 10 namespaces, each preferring (weight 1) the nodes of them all",
+        "scheduler_perf's SchedulingPreferredAffinityWithNSSelector (namespaces labelled "
+        "team=devops). with another: as in preferred pod affinity.",
+        (("with another", _checked("preferred-affinity-ns", "on_preferred_share")),),
     ),
     "secrets": PhaseReport(
         "Secrets: pods each with a secret volume",

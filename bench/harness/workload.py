@@ -136,13 +136,17 @@ def create_nodes(
     size: NodeSize,
     threads: int,
     labels: Mapping[str, str] | None = None,
+    *,
+    taints: list[dict[str, str]] | None = None,
 ) -> None:
     started = time.monotonic()
     with ThreadPoolExecutor(threads) as pool:
         list(
             pool.map(
                 lambda item: api.post(
-                    "/api/v1/nodes", node_body(item[0], item[1], size, labels), exists_ok=True
+                    "/api/v1/nodes",
+                    node_body(item[0], item[1], size, labels, taints),
+                    exists_ok=True,
                 ),
                 enumerate(names),
             )

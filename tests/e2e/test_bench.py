@@ -18,6 +18,25 @@ NODES, PODS, RATE, SECONDS, STORAGE, PREEMPTION = 20, 60, 10, 5, 12, 4
 # The workload phases: anti-affinity at most one per node, so fewer than NODES.
 ANTI_AFFINITY, SPREAD, PREFERRED, PARKED, UNSCHEDULABLE = 10, 12, 12, 30, 20
 ZONES = 3
+# The workload phases after scheduler_perf beyond the first three, in the order they run: a few
+# pods each (anti-affinity-ns at most half the nodes, its init pods taking the other half).
+SHAPES = dict.fromkeys(
+    (
+        "anti-affinity-ns",
+        "pod-affinity",
+        "preferred-anti-affinity",
+        "node-affinity",
+        "affinity-ns",
+        "preferred-anti-affinity-ns",
+        "preferred-spread",
+        "node-inclusion",
+        "preferred-pod-affinity",
+        "preferred-affinity-ns",
+    ),
+    6,
+)
+# Those without init pods: the others' checks count as many init pods as pods.
+NO_INIT_PODS = ("node-affinity", "preferred-spread", "node-inclusion")
 # The misc and volume shapes of scheduler_perf: pods of each (gated: also half as many held gated,
 # and as many bound then deleted).
 MISC = {
@@ -47,6 +66,7 @@ PHASES = {
     "anti-affinity": ANTI_AFFINITY,
     "spread": SPREAD,
     "preferred-affinity": PREFERRED,
+    **SHAPES,
     **MISC,
     "parked": PARKED,
 }
@@ -58,6 +78,16 @@ TITLES = (
     "## Anti-affinity",
     "## Spread",
     "## Preferred affinity",
+    "## Anti-affinity by namespace selector",
+    "## Pod affinity",
+    "## Preferred anti-affinity",
+    "## Node affinity",
+    "## Pod affinity by namespace selector",
+    "## Preferred anti-affinity by namespace selector",
+    "## Preferred spread",
+    "## Node inclusion",
+    "## Preferred pod affinity",
+    "## Preferred affinity by namespace selector",
     "## Secrets",
     "## In-tree PVs",
     "## CSI PVs",
@@ -86,6 +116,7 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
             *("--anti-affinity-pods", str(ANTI_AFFINITY)),
             *("--spread-pods", str(SPREAD)),
             *("--preferred-affinity-pods", str(PREFERRED)),
+            *(arg for phase, pods in SHAPES.items() for arg in (f"--{phase}-pods", str(pods))),
             *("--parked-pods", str(PARKED), "--unschedulable-pods", str(UNSCHEDULABLE)),
             *(arg for phase, pods in MISC.items() for arg in (f"--{phase}-pods", str(pods))),
             *("--dra-nodes", str(DRA_NODES), "--dra-devices", str(DRA_DEVICES)),
@@ -139,12 +170,12 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         correctness = case["correctness"]
         assert correctness["ok"], (kind, correctness)
         # The preemption phase leaves its marker pod and its high-priority pods, each of which
-        # evicted one node's low-priority pods: none of those is left. The parked pods stay, and
-        # the markers of the daemonset and gated phases' nodes; their deleted, gated and churn
-        # pods are gone.
+        # evicted one node's low-priority pods: none of those is left; the node-inclusion,
+        # daemonset and gated phases their marker pods. The parked pods stay; the init pods are
+        # in namespaces of their own; the deleted, gated and churn pods are gone.
         left = 1 + sum(phases.values())
         if deciding:
-            left += 1 + UNSCHEDULABLE + 2
+            left += 1 + UNSCHEDULABLE + 3
         assert correctness["pods"] == left, kind
         assert correctness["parked_pods"] == (UNSCHEDULABLE if deciding else 0), kind
         if not deciding:
@@ -179,6 +210,12 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         preferred = correctness["preferred-affinity"]
         assert preferred["pods"] == PREFERRED, (kind, preferred)
         assert preferred["on_preferred_share"] > 0.5, (kind, preferred)
+        # The shapes after scheduler_perf: each one's own check (its init pods counted too).
+        for phase, pods in SHAPES.items():
+            checked = correctness[phase]
+            assert checked["ok"], (kind, phase, checked)
+            init = 0 if phase in NO_INIT_PODS else pods
+            assert checked["pods"] == pods + init, (kind, phase, checked)
         # Parked: none of the unschedulable pods bound, each told PodScheduled=False.
         assert case["parked"]["unschedulable"] == UNSCHEDULABLE, kind
         assert case["parked"]["park_seconds"] > 0, kind
