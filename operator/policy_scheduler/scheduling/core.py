@@ -20,6 +20,7 @@ from policy_scheduler.plugins.scheduling_gates import SchedulingGates
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.cache import SchedulerCache
+from policy_scheduler.scheduling.nominations import Nominations
 from policy_scheduler.scheduling.policies import PolicyTable, Route
 from policy_scheduler.scheduling.ports import (
     WARNING,
@@ -136,8 +137,8 @@ class SchedulerCore:
         # Pending pods for scheduler names no policy has claimed (yet: at start-up pods are
         # listed before policies); a policy that claims their name takes them.
         self._unclaimed: dict[str, PodView] = {}
-        # Pending pods of any scheduler that a preemption nominated to a node, by uid.
-        self._nominated: dict[str, PodView] = {}
+        # Pending pods of any scheduler that a preemption nominated to a node, by uid and node.
+        self._nominated = Nominations()
         # The watches that have not shown the cluster since they started or last broke off.
         self._unconfirmed: set[str] = set()
         self._watches = watches

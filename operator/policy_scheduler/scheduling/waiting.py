@@ -32,7 +32,7 @@ unchanged; the tries that could only fail are not made.
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 
 from policy_scheduler.framework.events import ClusterEvent
 from policy_scheduler.framework.interface import Filter
@@ -44,6 +44,7 @@ from policy_scheduler.plugins.default_preemption import victims_terminating
 from policy_scheduler.plugins.dra_extended import TAKEN_ON, is_dra_extended_name
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.scheduling.cache import SchedulerCache
+from policy_scheduler.scheduling.nominations import Nominations
 from policy_scheduler.scheduling.queue import QueuedPod
 
 
@@ -54,7 +55,7 @@ class Waiting:
     def __init__(
         self,
         cache: SchedulerCache,
-        nominated: Mapping[str, PodView],
+        nominated: Nominations,
         rng: random.Random,
         event: ClusterEvent,
     ) -> None:
@@ -96,11 +97,7 @@ class Waiting:
         """Whether ``fit`` (NodeResourcesFit) passes ``pod`` on ``node``, the event's node, with
         the pods nominated there that hold room against it counted."""
         if self._nominated_here is None:
-            self._nominated_here = [
-                other
-                for other in self._nominated.values()
-                if other.nominated_node_name == node.name
-            ]
+            self._nominated_here = self._nominated.on(node.name)
         cycle = Cycle(pod, self._cache.snapshot, self._rng)
         # Whether devices may serve an extended resource the node lacks is DynamicResources'
         # to say when the pod is tried: taken as so here, so that no deletion that may help is
