@@ -89,12 +89,11 @@ class Waiting:
         """Whether ``entry`` still waits for its victims after the event, so that a try now
         could only fail as its last did."""
         node = self.node
-        alike = self.waits(entry, policy)
+        alike = None if node is None else self.waits(entry, policy)
         if node is None or alike is None:
             return False
-        fit = alike[0]
         if entry.waits_on == node.name:
-            return not self._fit(fit, entry.pod, node)
+            return not self._fit(alike[0], entry.pod, node)
         return not self.fits(alike, entry.pod)
 
     def waits(self, entry: QueuedPod, policy: CompiledPolicy) -> Alike | None:
