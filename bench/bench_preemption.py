@@ -10,8 +10,20 @@ then DefaultPreemption's post-filter (its dry run and pick). Each preemption is 
 loop makes it: the victims terminating by preemption, the preemptor nominated to their node;
 once more than ``--lag`` are pending, the oldest is done (its victims deleted, its preemptor
 bound), as the stand-in kubelet's deletions lag behind the preemptions in the live benchmark.
-Prints the CPU microseconds per preemptor of the decision and of the post-filter, and with
-``--profile`` the functions that took the most of it (cProfile, cumulative).
+Prints the CPU microseconds per preemptor of the decision and of the post-filter.
+
+Then the same workload through the operator's loop (:class:`~policy_scheduler.scheduling.
+scheduler.Scheduler` with the in-memory ports ``simulate`` uses, its clock standing still), for
+what the victims' deletions cost while preemptors wait for them: each preemptor is created and
+decided (it preempts), the watch then shows its victims terminating and its nomination, and it
+waits parked; once more than ``--lag`` wait, the oldest one's victims are deleted, one watch
+event each (the loop's handling of an assigned pod's deletion, which asks the waiting preemptors
+whether it may help them: :mod:`policy_scheduler.scheduling.waiting`), and its preemptor, freed
+by the last, is bound; at the end the rest are done alike. Only the deletions' handling is
+timed: it prints the CPU microseconds per deletion, per deletion and preemptor waiting then,
+and per preemptor (all the deletions' CPU ÷ the preemptors, as the live phase counts CPU per
+pod), with the deletions made and the preemptors bound. With ``--profile``, each part's
+functions that took the most of it (cProfile, cumulative).
 
     python bench/bench_preemption.py [--nodes 100 1000] [--preemptors 500] [--lag 250] [--profile]
 """
@@ -19,6 +31,7 @@ Prints the CPU microseconds per preemptor of the decision and of the post-filter
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import pstats
 import random
@@ -42,6 +55,9 @@ from policy_scheduler.policy.compiler import CompiledPolicy, compile_policy
 from policy_scheduler.policy.load import read_policy_file
 from policy_scheduler.scheduling.cache import SchedulerCache
 from policy_scheduler.scheduling.preemption import nominated_to
+from policy_scheduler.scheduling.queue import Where
+from policy_scheduler.scheduling.scheduler import Scheduler
+from policy_scheduler.simulate import FrozenClock, InMemory
 
 POLICY_FILE = Path(__file__).resolve().parents[1] / "examples" / "policies" / "default-profile.yaml"
 PREEMPTION_LABEL = "bench.policy-scheduler.dev/preemption"
@@ -114,11 +130,11 @@ class Totals:
     victims: int
 
 
-def per_preemptor_us(seconds: float, preemptors: int) -> float:
-    """Microseconds per preemptor of ``seconds`` spent on ``preemptors``."""
-    if preemptors <= 0:
-        raise ValueError(f"preemptors must be positive, got {preemptors}")
-    return seconds * 1e6 / preemptors
+def microseconds_each(seconds: float, count: int) -> float:
+    """Microseconds each of ``seconds`` spent on ``count`` things (preemptors, deletions)."""
+    if count <= 0:
+        raise ValueError(f"count must be positive, got {count}")
+    return seconds * 1e6 / count
 
 
 class Preemptions:
@@ -185,6 +201,106 @@ def run(
     return Totals(preemptors, decide, post, victims)
 
 
+@dataclass(frozen=True, slots=True)
+class Deletions:
+    """CPU seconds the loop spent on the victims' deletions; how many there were; the
+    preemptors waiting parked, summed over the deletions; the preemptors bound."""
+
+    preemptors: int
+    seconds: float
+    deletions: int
+    waiting: int
+    bound: int
+
+
+class Loop:
+    """The operator's loop with in-memory ports, fed the preemption phase's cluster and told
+    what the watch would show; the victims' deletions timed (and profiled, with a profiler)."""
+
+    def __init__(
+        self, plain: int, preemption: int, seed: int, profiler: cProfile.Profile | None
+    ) -> None:
+        self.memory = InMemory()
+        memory = self.memory
+        self.scheduler = Scheduler(
+            memory, memory, memory, memory, memory, evictor=memory, clock=FrozenClock(), seed=seed
+        )
+        self.profiler = profiler
+        self.victims: dict[str, PodView] = {}
+        cache = build_cache(plain, preemption)
+        for info in cache.snapshot.nodes.values():
+            self.scheduler.node_changed(info.node.raw)
+            for victim in info.pods.values():
+                self.victims[victim.key] = victim
+                self.scheduler.pod_changed(victim.raw)
+        self.scheduler.policy_changed(read_policy_file(POLICY_FILE)[0])
+        self.seconds = 0.0
+        self.deletions = 0
+        self.waiting = 0
+
+    def preempt(self, runner: asyncio.Runner, preemptor: PodView) -> tuple[str, list[PodView]]:
+        """``preemptor`` created and decided: it preempts; the watch then shows its victims
+        terminating and its nomination, and it waits parked. Its node and victims."""
+        seen = len(self.memory.preemptions)
+        self.scheduler.pod_changed(preemptor.raw)
+        runner.run(self.scheduler.run_until_idle())
+        evicted = self.memory.preemptions[seen:]
+        if not evicted:
+            raise RuntimeError(f"{preemptor.key} did not preempt")
+        where = evicted[0][2]
+        gone = [terminating(self.victims[key]) for key, *_ in evicted]
+        for victim in gone:
+            self.scheduler.pod_changed(victim.raw)
+        self.scheduler.pod_changed(nominated_to(preemptor, where).raw)
+        entry = self.scheduler.queue.get(preemptor.uid)
+        if entry is None or (entry.where, entry.waits_on) != (Where.UNSCHEDULABLE, where):
+            raise RuntimeError(f"{preemptor.key} does not wait for its victims on {where}")
+        return where, gone
+
+    def done(
+        self, runner: asyncio.Runner, preemptor: PodView, where: str, gone: list[PodView]
+    ) -> None:
+        """The victims deleted, each a watch event timed; the preemptor, freed by the last,
+        decided and bound, and shown bound."""
+        waiting = sum(
+            1 for entry in self.scheduler.queue.entries(Where.UNSCHEDULABLE) if entry.waits_on
+        )
+        clock = time.process_time
+        for victim in gone:
+            if self.profiler is not None:
+                self.profiler.enable()
+            started = clock()
+            self.scheduler.pod_deleted(victim.raw)
+            self.seconds += clock() - started
+            if self.profiler is not None:
+                self.profiler.disable()
+        self.deletions += len(gone)
+        self.waiting += waiting * len(gone)
+        runner.run(self.scheduler.run_until_idle())
+        if self.memory.binds[-1:] != [(preemptor.key, where)]:
+            raise RuntimeError(f"{preemptor.key} was not bound to {where} once its victims left")
+        raw = preemptor.raw
+        self.scheduler.pod_changed({**raw, "spec": {**raw["spec"], "nodeName": where}})
+
+
+def run_loop(
+    plain: int, preemptors: int, lag: int, seed: int, profiler: cProfile.Profile | None = None
+) -> Deletions:
+    """The preemptors through the loop, in turn; once more than ``lag`` wait, the oldest one's
+    victims deleted; at the end the rest's. Only the deletions are timed."""
+    loop = Loop(plain, preemptors, seed, profiler)
+    pending: deque[tuple[PodView, str, list[PodView]]] = deque()
+    with asyncio.Runner() as runner:
+        for i in range(preemptors):
+            preemptor = pod(f"high-{i:05d}", HIGH, NODE_CPU * 1000)
+            pending.append((preemptor, *loop.preempt(runner, preemptor)))
+            while len(pending) > lag:
+                loop.done(runner, *pending.popleft())
+        while pending:
+            loop.done(runner, *pending.popleft())
+    return Deletions(preemptors, loop.seconds, loop.deletions, loop.waiting, len(loop.memory.binds))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
@@ -213,9 +329,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             profiler.disable()
         print(
             f"{plain:>6} {totals.preemptors:>10} "
-            f"{per_preemptor_us(totals.decide, totals.preemptors):>10.0f} "
-            f"{per_preemptor_us(totals.post_filter, totals.preemptors):>15.0f} "
+            f"{microseconds_each(totals.decide, totals.preemptors):>10.0f} "
+            f"{microseconds_each(totals.post_filter, totals.preemptors):>15.0f} "
             f"{totals.victims / totals.preemptors:>8.1f}"
+        )
+        if profiler is not None:
+            pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)
+    print(
+        f"\n{'nodes':>6} {'preemptors':>10} {'deletions':>9} {'deletion µs':>11} "
+        f"{'µs/deletion/waiting':>19} {'deletions µs/preemptor':>22} {'bound':>6}"
+    )
+    for plain in args.nodes:
+        profiler = cProfile.Profile() if args.profile else None
+        deletions = run_loop(plain, args.preemptors, args.lag, args.seed, profiler)
+        print(
+            f"{plain:>6} {deletions.preemptors:>10} {deletions.deletions:>9} "
+            f"{microseconds_each(deletions.seconds, deletions.deletions):>11.0f} "
+            f"{microseconds_each(deletions.seconds, deletions.waiting):>19.2f} "
+            f"{microseconds_each(deletions.seconds, deletions.preemptors):>22.0f} "
+            f"{deletions.bound:>6}"
         )
         if profiler is not None:
             pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)

@@ -9,8 +9,9 @@ from bench_preemption import (
     POLICY_FILE,
     VICTIMS_PER_NODE,
     build_cache,
-    per_preemptor_us,
+    microseconds_each,
     run,
+    run_loop,
 )
 
 from policy_scheduler.policy.compiler import compile_policy
@@ -25,12 +26,12 @@ PER_PREEMPTOR = {
 
 @pytest.mark.parametrize("seconds, preemptors, us", PER_PREEMPTOR.values(), ids=PER_PREEMPTOR)
 def test_microseconds_per_preemptor(seconds: float, preemptors: int, us: float) -> None:
-    assert per_preemptor_us(seconds, preemptors) == pytest.approx(us)
+    assert microseconds_each(seconds, preemptors) == pytest.approx(us)
 
 
 def test_no_preemptor_has_no_figure() -> None:
-    with pytest.raises(ValueError, match="preemptors must be positive, got 0"):
-        per_preemptor_us(1.0, 0)
+    with pytest.raises(ValueError, match="count must be positive, got 0"):
+        microseconds_each(1.0, 0)
 
 
 LAGS = {"each done at once": 0, "one pending": 1, "all pending": 4}
@@ -42,3 +43,21 @@ def test_each_preemptor_evicts_one_whole_node(lag: int) -> None:
     totals = run(policy, build_cache(2, 4), 4, lag, seed=1)
     assert totals.preemptors == 4
     assert totals.victims == 4 * VICTIMS_PER_NODE
+
+
+# Preemptors waiting at each one's deletions: with lag 1, the first three are done while two
+# wait, the last alone; with all pending, 4, 3, 2 then 1 wait.
+WAITING = {
+    "each done at once": (0, 4 * 1),
+    "one pending": (1, 2 + 2 + 2 + 1),
+    "all pending": (4, 4 + 3 + 2 + 1),
+}
+
+
+@pytest.mark.parametrize("lag, waiting", WAITING.values(), ids=WAITING)
+def test_through_the_loop_each_victim_is_deleted_once_and_each_preemptor_bound(
+    lag: int, waiting: int
+) -> None:
+    deletions = run_loop(2, 4, lag, seed=1)
+    assert (deletions.preemptors, deletions.deletions, deletions.bound) == (4, 40, 4)
+    assert deletions.waiting == waiting * VICTIMS_PER_NODE

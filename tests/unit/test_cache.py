@@ -94,3 +94,19 @@ def test_finished_and_deleted_pods_free_their_node() -> None:
     cache.delete_pod("b")
     assert requested_cpu(cache, "n1") == 0
     assert cache.pod_count == 0
+
+
+def test_touched_tells_the_nodes_whose_pods_changed_or_that_came_or_went_once() -> None:
+    cache = SchedulerCache()
+    cache.set_node(node("n1"))
+    cache.set_node(node("n2"))
+    cache.set_pod(pod("a", "n1", phase="Running"))
+    assert cache.touched() == {"n1", "n2"}
+    assert cache.touched() == set()
+    cache.set_node(node("n1", cpu="8"))
+    assert cache.touched() == set(), "a node changed, not its pods"
+    cache.assume(pod("b"), "n2")
+    cache.delete_pod("a")
+    assert cache.touched() == {"n1", "n2"}
+    cache.delete_node("n2")
+    assert cache.touched() == {"n2"}

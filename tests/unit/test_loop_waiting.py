@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
-from test_loop import Raw, Run, changed, delete_pod, feed, later, node, pod, policy, settle
+from test_loop import Raw, Run, Step, changed, delete_pod, feed, later, node, pod, policy, settle
 
 from policy_scheduler.scheduling.queue import Where
 
@@ -187,3 +187,68 @@ def test_rejected_by_a_filter_that_counts_pods_across_nodes_it_is_moved(loop: No
     later(20)(run)
     settle()(run)
     assert run.memory.binds == [("ns/high", "n4")]
+
+
+def delete_node(name: str) -> Step:
+    return lambda run: run.scheduler.node_deleted(node(name))
+
+
+@dataclass(frozen=True)
+class Before:
+    """What the watch shows first; then a pod goes from n2, still too full for ``high``. A
+    deletion asks again only about the preemptors whose answer may have changed since the
+    last one asked them: whatever changed before it, ``high`` is tried again exactly when a
+    try could end otherwise than its last."""
+
+    name: str
+    steps: tuple[Step, ...]
+    tried_again: bool
+
+
+BEFORE = [
+    Before("nothing", (), tried_again=False),
+    Before("one victim gone", (delete_pod(LOW_A),), tried_again=False),
+    Before(
+        "a victim's view changed, still terminating",
+        (feed(changed(terminating_by_preemption(LOW_A), metadata__labels={"new": "label"})),),
+        tried_again=False,
+    ),
+    Before("a pod bound on its node", (feed(pod("new", on="n1", priority=1)),), tried_again=False),
+    Before(
+        "its node's labels changed", (feed(node("n1", labels={"new": "label"})),), tried_again=False
+    ),
+    Before("its node deleted", (delete_node("n1"),), tried_again=True),
+    Before(
+        "its node deleted, its victims then",
+        (delete_node("n1"), delete_pod(LOW_A), delete_pod(LOW_B)),
+        tried_again=True,
+    ),
+    Before(
+        "its view nominated elsewhere",
+        (feed(changed(HIGH, status__nominatedNodeName="n2")),),
+        tried_again=True,
+    ),
+    Before(
+        "a pod of its priority waiting on n2 too",
+        (feed(pod("other", "2", scheduler="other", priority=10, nominated="n2")),),
+        tried_again=False,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", BEFORE, ids=[case.name for case in BEFORE])
+def test_a_deletion_elsewhere_moves_it_only_if_what_it_waits_for_changed(
+    loop: None, case: Before
+) -> None:
+    run = Run()
+    # n3 keeps too little room for high whatever goes: a deletion there asks about high first,
+    # so that the one after the steps is not the first to.
+    spare = pod("spare", on="n3", priority=100)
+    waiting(run, HIGH, node("n3", "3"), pod("big", "2", on="n3", priority=100), spare)
+    delete_pod(spare)(run)
+    assert run.where("high") == Where.UNSCHEDULABLE
+    for step in case.steps:
+        step(run)
+    assert run.where("high") == Where.UNSCHEDULABLE, "moved before the deletion"
+    delete_pod(KEEP_1)(run)
+    assert (run.where("high") != Where.UNSCHEDULABLE) == case.tried_again

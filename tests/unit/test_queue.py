@@ -196,3 +196,60 @@ def test_counts() -> None:
         "gated": 0,
         "in-flight": 1,
     }
+
+
+def waiting(queue: SchedulingQueue, *pods: tuple[PodView, str]) -> None:
+    """Park each pod waiting for its victims on its node ("" for none)."""
+    for p, _ in pods:
+        queue.add(p, 0)
+    popped(queue, 0)
+    for p, node in pods:
+        queue.unschedulable(p.uid, "no", 0, frozenset({"F"}), waits_on=node)
+
+
+def test_the_groups_waiting_for_victims_are_kept_by_node_and_their_changes_told() -> None:
+    queue = SchedulingQueue()
+    waiting(queue, (pod("a"), "n1"), (pod("b", priority=1), "n1"), (pod("c"), "n2"))
+    parked(queue, pod("plain"))
+    on_n1 = queue.waiting_on("n1")
+    assert [head.pod.name for key in on_n1 if (head := queue.head(key))] == ["a", "b"]
+    assert queue.waiting_on("n3") == [] and queue.waiting_on("") == []
+    assert len(queue.waiting_changes()) == 3, "the three waiting groups formed"
+    assert queue.waiting_changes() == [], "told once"
+    queue.delete("a")
+    assert queue.waiting_changes() == [on_n1[0]]
+    assert queue.head(on_n1[0]) is None
+    assert [head.pod.name for key in queue.waiting_on("n1") if (head := queue.head(key))] == ["b"]
+
+
+ASKED = {
+    "all": (None, ["a", "plain", "c"]),
+    "none of those waiting": ([], ["plain"]),
+    "one of them, in its place": (["c"], ["plain", "c"]),
+    "a group gone is skipped": (["gone", "a"], ["a", "plain"]),
+}
+
+
+@pytest.mark.parametrize("names, asked", ASKED.values(), ids=ASKED)
+def test_move_asks_the_waiting_groups_named_and_every_other_in_their_order(
+    names: list[str] | None, asked: list[str]
+) -> None:
+    queue = SchedulingQueue()
+    waiting(queue, (pod("a"), "n1"))
+    parked(queue, pod("plain"))
+    waiting(queue, (pod("c"), "n2"))
+    keys = {
+        head.pod.name: key
+        for key in queue.waiting_on("n1") + queue.waiting_on("n2")
+        if (head := queue.head(key))
+    }
+    keys["gone"] = ("gone",)
+    seen: list[str] = []
+
+    def helps(entry: QueuedPod) -> bool:
+        seen.append(entry.pod.name)
+        return True
+
+    chosen = None if names is None else [keys[name] for name in names]
+    assert queue.move(60, helps, chosen) == len(asked)
+    assert seen == asked

@@ -36,6 +36,8 @@ class SchedulerCache:
         self._placed: dict[str, str] = {}  # pod uid -> node name it is counted on
         self._assumed: set[str] = set()
         self._orphans: dict[str, dict[str, PodView]] = {}  # node name -> pods seen before the node
+        # The nodes whose pods changed, or that came or went, since touched() last told them.
+        self._touched: set[str] = set()
 
     def __repr__(self) -> str:
         return f"SchedulerCache(nodes={len(self._state)}, pods={len(self._placed)})"
@@ -48,6 +50,13 @@ class SchedulerCache:
     @property
     def pod_count(self) -> int:
         return len(self._placed) + sum(map(len, self._orphans.values()))
+
+    def touched(self) -> set[str]:
+        """The nodes whose pods changed (added, replaced, removed), or that came or went, since
+        the last call: what the loop asks again about the preemptors waiting on them
+        (:class:`~.waiting.WaitingBook`, the one caller)."""
+        touched, self._touched = self._touched, set()
+        return touched
 
     def is_assumed(self, uid: str) -> bool:
         return uid in self._assumed
@@ -69,6 +78,7 @@ class SchedulerCache:
         if info is None:
             info = NodeInfo(node, self._orphans.pop(node.name, {}).values())
             self._state.add_node(info)
+            self._touched.add(node.name)
             for uid in info.pods:
                 self._placed[uid] = node.name
             return None, node
@@ -81,6 +91,7 @@ class SchedulerCache:
         info = self._state.remove_node(name)
         if info is None:
             return None
+        self._touched.add(name)
         for uid in info.pods:
             del self._placed[uid]
         self._orphans[name] = info.pods
@@ -168,10 +179,12 @@ class SchedulerCache:
         else:
             self._state.add_pod(info, pod)
             self._placed[pod.uid] = node_name
+            self._touched.add(node_name)
 
     def _remove(self, uid: str) -> PodView | None:
         node_name = self._placed.pop(uid, None)
         if node_name is not None:
+            self._touched.add(node_name)
             return self._state.remove_pod(self._state.nodes[node_name], uid)
         for name, pods in self._orphans.items():
             pod = pods.pop(uid, None)

@@ -20,6 +20,7 @@ from policy_scheduler.plugins.scheduling_gates import SchedulingGates
 from policy_scheduler.policy.compiler import CompiledPolicy
 from policy_scheduler.runtime.decision import Decision
 from policy_scheduler.scheduling.cache import SchedulerCache
+from policy_scheduler.scheduling.nominations import Nominations
 from policy_scheduler.scheduling.policies import PolicyTable, Route
 from policy_scheduler.scheduling.ports import (
     WARNING,
@@ -37,7 +38,7 @@ from policy_scheduler.scheduling.ports import (
 )
 from policy_scheduler.scheduling.queue import NO_EVENTS, QueuedPod, SchedulingQueue, Where
 from policy_scheduler.scheduling.status import StatusWriter
-from policy_scheduler.scheduling.waiting import Waiting
+from policy_scheduler.scheduling.waiting import Waiting, WaitingBook
 
 if TYPE_CHECKING:
     from policy_scheduler.scheduling.schedule_one import PreBinding
@@ -136,8 +137,10 @@ class SchedulerCore:
         # Pending pods for scheduler names no policy has claimed (yet: at start-up pods are
         # listed before policies); a policy that claims their name takes them.
         self._unclaimed: dict[str, PodView] = {}
-        # Pending pods of any scheduler that a preemption nominated to a node, by uid.
-        self._nominated: dict[str, PodView] = {}
+        # Pending pods of any scheduler that a preemption nominated to a node, by uid and node.
+        self._nominated = Nominations()
+        # The parked pods waiting for their victims, as the last deletion left them.
+        self._waiting = WaitingBook()
         # The watches that have not shown the cluster since they started or last broke off.
         self._unconfirmed: set[str] = set()
         self._watches = watches
@@ -237,20 +240,24 @@ class SchedulerCore:
         registered for it and whose hint does not rule it out."""
         # One lookup per scheduler name, not per parked pod: an event comes with every bind.
         serving: dict[str, CompiledPolicy | None] = {}
-        waiting = None
-        if event.kind == EventKind.POD_DELETED:
-            waiting = Waiting(self.cache, self._nominated, self._rng, event)
 
-        def helps(entry: QueuedPod) -> bool:
-            name = entry.pod.scheduler_name
+        def policy_of(name: str) -> CompiledPolicy | None:
             if name not in serving:
                 serving[name] = self.policies.route(name).policy
-            policy = serving[name]
+            return serving[name]
+
+        waiting = asked = None
+        if event.kind == EventKind.POD_DELETED:
+            waiting = Waiting(self.cache, self._nominated, self._rng, event)
+            asked = self._waiting.asked(waiting, self.queue, self.cache.touched(), policy_of)
+
+        def helps(entry: QueuedPod) -> bool:
+            policy = policy_of(entry.pod.scheduler_name)
             if waiting is not None and policy is not None and waiting.still(entry, policy):
                 return False
             return self._helps(entry, policy, event)
 
-        if self.queue.move(self.clock.monotonic(), helps):
+        if self.queue.move(self.clock.monotonic(), helps, asked):
             self._wake.set()
         self._ask_gated_again(event)
 

@@ -87,13 +87,12 @@ class Preemptor(SchedulerCore):
             task = asyncio.get_running_loop().create_task(self._evict(pod, victims, by, condition))
             self._evictions.add(task)
             task.add_done_callback(self._evictions.discard)
-        for other in list(self._nominated.values()):
+        for other in self._nominated.on(node):
             # Only pods this operator schedules, as kube-scheduler clears only those its queue
             # holds: another scheduler's nomination is that scheduler's (and one of lower
             # priority holds no room against this pod anyway).
             if (
                 other.uid != pod.uid
-                and other.nominated_node_name == node
                 and other.priority < pod.priority
                 and self.policies.route(other.scheduler_name).ours
             ):

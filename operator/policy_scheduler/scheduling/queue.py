@@ -12,7 +12,9 @@
   scheduler name, same rejecting filters, same :attr:`~policy_scheduler.model.objects.PodView.
   hint_signature`), so that an event costs one question per group, not one per pod: with
   thousands of parked pods and an event per bind, per-pod questions cost more than the
-  attempts they save;
+  attempts they save. The groups of pods that wait for their preemption's victims are also
+  kept by the node they wait on, with a log of their changes, so that a deletion asks only
+  those its node may concern (:mod:`~policy_scheduler.scheduling.waiting`);
 - **gated**: held back by a pre-enqueue plugin (scheduling gates, a claim not made yet); they
   cost no attempt and become active when a change of the pod, or a cluster event the plugin
   asks again on, lets them through. They are kept by the plugin that holds them, so that an
@@ -25,7 +27,7 @@ exact in tests. A pod the loop has popped is "in flight" until it is reported ba
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -93,9 +95,16 @@ class SchedulingQueue:
         # Backing off after being moved back from unschedulable, and after an error.
         self._backoff: list[tuple[float, int, str]] = []
         self._error_backoff: list[tuple[float, int, str]] = []
-        # Exactly the unschedulable uids: oldest first, and by group (QueuedPod.alike).
+        # Exactly the unschedulable uids: oldest first, and by group (QueuedPod.alike), each
+        # group with its place in the order the groups formed.
         self._parked: dict[str, None] = {}
         self._groups: dict[Hashable, dict[str, None]] = {}
+        self._formed: dict[Hashable, int] = {}
+        # The groups by the node their pods wait on for their victims ("" for those that wait
+        # on none); and the keys of the waiting groups formed, changed or gone since
+        # :meth:`waiting_changes` last told them.
+        self._by_waits_on: dict[str, dict[Hashable, None]] = {}
+        self._waiting_changed: dict[Hashable, None] = {}
         # Exactly the gated uids, by the plugin that holds them, and the events it asks again on.
         self._gated: dict[str, dict[str, None]] = {}
         self._asks_again_on: dict[str, EventKind] = {}
@@ -129,7 +138,7 @@ class SchedulingQueue:
             # The changed pod may be alike other pods than before (its requests changed).
             self._ungroup(entry)
             entry.pod = pod
-            self._groups.setdefault(entry.alike, {})[pod.uid] = None
+            self._group(entry)
             if moves:
                 self._unpark(entry, now)
             return
@@ -229,7 +238,7 @@ class SchedulingQueue:
             entry.rejected_by = rejected_by
             entry.waits_on = waits_on
             self._parked[uid] = None
-            self._groups.setdefault(entry.alike, {})[uid] = None
+            self._group(entry)
 
     def retry_later(self, uid: str, now: float) -> None:
         """The popped pod's bind failed: try again after its backoff."""
@@ -237,18 +246,46 @@ class SchedulingQueue:
         if entry is not None:
             self._back_off(entry, now + backoff_duration(entry.attempts), self._error_backoff)
 
-    def move(self, now: float, helps: Callable[[QueuedPod], bool] | None = None) -> int:
+    def move(
+        self,
+        now: float,
+        helps: Callable[[QueuedPod], bool] | None = None,
+        waiting: Iterable[Hashable] | None = None,
+    ) -> int:
         """Something happened that might let parked pods fit: move back those that ``helps``
         accepts (all without it). ``helps`` is asked about one pod of each group and must
-        answer alike for the others. How many moved."""
+        answer alike for the others. With ``waiting``, of the groups whose pods wait for their
+        victims only those it names are asked (the caller knows ``helps`` refuses the others),
+        in the same order as all would be. How many moved."""
+        if waiting is None:
+            keys = list(self._groups)
+        else:
+            asked = {key: None for key in waiting if key in self._groups}
+            keys = sorted([*self._by_waits_on.get("", ()), *asked], key=self._formed.__getitem__)
         moved = 0
-        for uids in list(self._groups.values()):
+        for key in keys:
+            uids = self._groups[key]
             if helps is None or helps(self._pods[next(iter(uids))]):
                 members = list(uids)
                 for uid in members:
                     self._unpark(self._pods[uid], now)
                 moved += len(members)
         return moved
+
+    def waiting_on(self, node: str) -> list[Hashable]:
+        """The groups whose pods wait for their victims on ``node``."""
+        return list(self._by_waits_on.get(node, ())) if node else []
+
+    def waiting_changes(self) -> list[Hashable]:
+        """The waiting groups formed, joined, left or gone since the last call."""
+        changed = list(self._waiting_changed)
+        self._waiting_changed.clear()
+        return changed
+
+    def head(self, key: Hashable) -> QueuedPod | None:
+        """The pod of the group ``key`` that :meth:`move` asks about; None when it is gone."""
+        uids = self._groups.get(key)
+        return None if uids is None else self._pods[next(iter(uids))]
 
     def next_wakeup(self, now: float) -> float | None:
         """When a waiting pod becomes ready by itself; None when nothing waits on time."""
@@ -288,11 +325,31 @@ class SchedulingQueue:
         del self._parked[entry.pod.uid]
         self._ungroup(entry)
 
+    def _group(self, entry: QueuedPod) -> None:
+        key = entry.alike
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = {}
+            self._sequence += 1
+            self._formed[key] = self._sequence
+            self._by_waits_on.setdefault(entry.waits_on, {})[key] = None
+        group[entry.pod.uid] = None
+        if entry.waits_on:
+            self._waiting_changed[key] = None
+
     def _ungroup(self, entry: QueuedPod) -> None:
-        group = self._groups[entry.alike]
+        key = entry.alike
+        group = self._groups[key]
         del group[entry.pod.uid]
+        if entry.waits_on:
+            self._waiting_changed[key] = None
         if not group:
-            del self._groups[entry.alike]
+            del self._groups[key]
+            del self._formed[key]
+            same = self._by_waits_on[entry.waits_on]
+            del same[key]
+            if not same:
+                del self._by_waits_on[entry.waits_on]
 
     def _unpark(self, entry: QueuedPod, now: float) -> None:
         self._leave_parked(entry)
