@@ -245,13 +245,17 @@ def test_the_benchmark_compares_the_schedulers_and_the_limits_and_checks_their_w
         if phase in ALONE:
             continue
         (row,) = rows
-        assert row["nodes"] == NODES
+        assert (row["nodes"], row["repeat"]) == (NODES, 0)
+        # One run each: the spread over the runs is that run's ratio.
+        (spread,) = results["ratio_spread"][phase]
+        assert spread["runs"] == 1
+        assert spread["throughput_vs_kube"]["median"] == row["throughput_vs_kube"]
         # Against kube-scheduler and both limits (for the phases the raws do not run, their
         # burst); a latency limit only where the raws bound the same pods.
         for key, value in row.items():
             if key == "p99_vs_raw_events" and phase not in RAW_PHASES:
                 assert value is None, (phase, row)
-            elif key != "nodes":
+            elif key not in ("nodes", "repeat"):
                 assert value is not None and value > 0, (phase, key, row)
         assert {"throughput_vs_kube", "throughput_vs_raw", "throughput_vs_raw_events"} <= set(row)
 
