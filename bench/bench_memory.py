@@ -46,8 +46,9 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ from harness.controlplane import ControlPlane
 from harness.kube import Api, ApiError
 from harness.metrics import total
 from harness.objects import HOSTNAME
-from harness.processes import Process, imported_from, start_operator
+from harness.processes import Process, imported_from, start_kube_scheduler, start_operator
 from harness.workload import (
     NAMESPACE,
     REQUESTS,
@@ -86,6 +87,8 @@ WORKLOAD_IMAGES = 400
 # A node of a size that takes the pods of the pod steps round-robin (pod count is not checked:
 # the pods are bound by their spec).
 NODE_CPU, NODE_MEMORY_GI, NODE_PODS = 16, 64, 250
+SCHEDULERS = ("policy-scheduler", "kube-scheduler")
+"""Ours first: the ratios are ours ÷ kube-scheduler's."""
 POLL_SECONDS = 0.5
 MIB = 1024 * 1024
 
@@ -96,6 +99,8 @@ class Config:
     pods: tuple[int, ...]
     more_nodes: tuple[int, ...]
     settle: float
+    schedulers: tuple[str, ...]
+    predict: tuple[int, int]
     create_threads: int
     timeout: float
     state_dir: Path
@@ -115,17 +120,23 @@ class Memory:
 
 
 @dataclass(frozen=True)
-class Row:
-    """One step: the operator that has run since the start, and one started on the step's
-    cluster."""
+class Measured:
+    """One scheduler at one step: the one that has run since the start, and one started on the
+    step's cluster."""
 
-    step: str
-    nodes: int
-    pods: int
     running: Memory
     restarted: Memory
     listed_seconds: float
-    """From the restarted operator's start to every object in its cache."""
+    """From the restarted one's start to every object in its cache."""
+
+
+@dataclass(frozen=True)
+class Row:
+    step: str
+    nodes: int
+    pods: int
+    schedulers: Mapping[str, Measured]
+    """By scheduler, in --schedulers' order."""
 
 
 # --- the objects ------------------------------------------------------------------------------
@@ -409,12 +420,19 @@ class Cluster:
         self.pods = 0
         self.owners: dict[int, str] = {}  # ReplicaSet uids, by number
 
-    def _each(self, indexes: range, create: Callable[[int], object]) -> None:
+    def _each(self, what: str, indexes: range, create: Callable[[int], object]) -> None:
+        """``create`` of each index, ``self.threads`` at once; how fast, logged: what sizes a
+        run's time (most of it, at tens of thousands of pods)."""
+        started = time.monotonic()
         with ThreadPoolExecutor(self.threads) as pool:
             list(pool.map(create, indexes))
+        seconds = time.monotonic() - started
+        if indexes:
+            log(f"  {what}: {len(indexes)} in {seconds:.0f} s ({len(indexes) / seconds:.0f}/s)")
 
     def grow_nodes(self, count: int) -> None:
         self._each(
+            "nodes",
             range(self.nodes, count),
             lambda i: self.api.post("/api/v1/nodes", node_body(i), exists_ok=True),
         )
@@ -424,8 +442,8 @@ class Cluster:
         """Pods up to ``count``, round-robin over the first ``self.nodes`` nodes, with their
         ReplicaSets; each created, then given a kubelet's status."""
         owners = -(-count // PODS_PER_REPLICA_SET)
-        self._each(range(len(self.owners), owners), self._replica_set)
-        self._each(range(self.pods, count), self._pod)
+        self._each("ReplicaSets", range(len(self.owners), owners), self._replica_set)
+        self._each("pods (created, then their status)", range(self.pods, count), self._pod)
         self.pods = max(self.pods, count)
 
     def _replica_set(self, index: int) -> None:
@@ -449,13 +467,14 @@ class Cluster:
 # --- measuring --------------------------------------------------------------------------------
 
 
-def wait_cached(operator: Process, nodes: int, pods: int, timeout: float) -> float:
-    """Seconds until the operator's cache holds ``nodes`` nodes and ``pods`` pods."""
+def wait_cached(scheduler: Process, nodes: int, pods: int, timeout: float) -> float:
+    """Seconds until the scheduler's cache holds ``nodes`` nodes and ``pods`` pods (both serve
+    ``scheduler_cache_size``)."""
     started = time.monotonic()
     while True:
-        operator.check_alive()
+        scheduler.check_alive()
         try:
-            page = operator.scrape()
+            page = scheduler.scrape()
         except requests.RequestException:
             page = {}  # its metrics server is not up yet
         cached = (
@@ -466,141 +485,212 @@ def wait_cached(operator: Process, nodes: int, pods: int, timeout: float) -> flo
             return time.monotonic() - started
         if time.monotonic() - started > timeout:
             raise RuntimeError(
-                f"after {timeout:.0f} s the operator caches {cached[0]:.0f} nodes and "
+                f"after {timeout:.0f} s {scheduler.name} caches {cached[0]:.0f} nodes and "
                 f"{cached[1]:.0f} pods, not {nodes} and {pods}"
             )
         time.sleep(POLL_SECONDS)
 
 
-def memory(operator: Process, cluster: Cluster, config: Config) -> Memory:
-    """The operator's memory once its cache holds the cluster and ``config.settle`` seconds more
-    have passed."""
-    wait_cached(operator, cluster.nodes, cluster.pods, config.timeout)
+def memory(scheduler: Process, cluster: Cluster, config: Config) -> Memory:
+    """The scheduler's memory once its cache holds the cluster and ``config.settle`` seconds
+    more have passed."""
+    wait_cached(scheduler, cluster.nodes, cluster.pods, config.timeout)
     time.sleep(config.settle)
-    page = operator.scrape()
+    page = scheduler.scrape()
     return Memory(
-        round(operator.status_mib("VmRSS"), 1),
+        round(scheduler.status_mib("VmRSS"), 1),
         round(total(page, "process_resident_memory_bytes") / MIB, 1),
-        round(operator.status_mib("VmHWM"), 1),
+        round(scheduler.status_mib("VmHWM"), 1),
     )
 
 
 def measure(
-    step: str, operator: Process, plane: ControlPlane, cluster: Cluster, config: Config
+    step: str,
+    running: Mapping[str, Process],
+    plane: ControlPlane,
+    cluster: Cluster,
+    config: Config,
 ) -> Row:
-    """The running operator's memory, then that of one started beside it on the same cluster,
-    which lists it whole, as a replica restarted or taking over does."""
-    running = memory(operator, cluster, config)
-    restarted_operator = start(plane, config, f"memory-{cluster.nodes}-{cluster.pods}")
-    try:
-        listed = round(wait_cached(restarted_operator, cluster.nodes, cluster.pods, config.timeout))
-        restarted = memory(restarted_operator, cluster, config)
-    finally:
-        restarted_operator.stop()
-    log(
-        f"  {step}: {cluster.nodes} nodes, {cluster.pods} pods: running VmRSS {running.rss} MiB; "
-        f"restarted VmRSS {restarted.rss} MiB, VmHWM {restarted.hwm} MiB (listed in {listed} s)"
-    )
-    return Row(step, cluster.nodes, cluster.pods, running, restarted, listed)
+    """Each running scheduler's memory, then that of one of its kind started beside it on the
+    same cluster, which lists it whole, as a replica restarted or taking over does."""
+    measured: dict[str, Measured] = {}
+    for kind, scheduler in running.items():
+        now = memory(scheduler, cluster, config)
+        restarted = start(plane, config, kind, f"memory-{cluster.nodes}-{cluster.pods}")
+        try:
+            listed = round(wait_cached(restarted, cluster.nodes, cluster.pods, config.timeout))
+            peak = memory(restarted, cluster, config)
+        finally:
+            restarted.stop()
+        log(
+            f"  {step}: {cluster.nodes} nodes, {cluster.pods} pods: {kind}: running VmRSS "
+            f"{now.rss} MiB; restarted VmRSS {peak.rss} MiB, VmHWM {peak.hwm} MiB (listed in "
+            f"{listed} s)"
+        )
+        measured[kind] = Measured(now, peak, listed)
+    return Row(step, cluster.nodes, cluster.pods, measured)
 
 
-def slope(rows: Sequence[Row], per: str, mib: Callable[[Row], float]) -> tuple[float, float]:
-    """MiB (``mib`` of each row) per 1,000 of ``per`` (nodes or pods), and the intercept: least
-    squares."""
+def slope(
+    rows: Sequence[Row], per: str, kind: str, mib: Callable[[Measured], float]
+) -> tuple[float, float]:
+    """MiB (``mib`` of scheduler ``kind`` at each row) per 1,000 of ``per`` (nodes or pods), and
+    the intercept: least squares."""
     fitted = statistics.linear_regression(
-        [getattr(r, per) / 1000 for r in rows], list(map(mib, rows))
+        [getattr(r, per) / 1000 for r in rows], [mib(r.schedulers[kind]) for r in rows]
     )
     return fitted.slope, fitted.intercept
 
 
+def markdown(header: Sequence[str], cells: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(row) + " |" for row in [header, *cells]]
+    lines.insert(1, "|" + "---|" * len(header))
+    return lines
+
+
 def table(rows: Sequence[Row]) -> list[str]:
+    """A line per step and scheduler; then, with both, ours ÷ kube-scheduler's per step."""
     header = (
         "step",
         "nodes",
         "pods",
+        "scheduler",
         "running: VmRSS MiB",
         "process_resident_memory MiB",
         "restarted: listed s",
         "VmRSS MiB",
         "VmHWM MiB",
     )
-    cells = [header] + [
+    lines = markdown(
+        header,
+        [
+            (
+                r.step,
+                f"{r.nodes:,}",
+                f"{r.pods:,}",
+                kind,
+                f"{m.running.rss:.1f}",
+                f"{m.running.metric_rss:.1f}",
+                f"{m.listed_seconds:g}",
+                f"{m.restarted.rss:.1f}",
+                f"{m.restarted.hwm:.1f}",
+            )
+            for r in rows
+            for kind, m in r.schedulers.items()
+        ],
+    )
+    if set(rows[0].schedulers) != set(SCHEDULERS):
+        return lines
+    ratios = [
         (
             r.step,
             f"{r.nodes:,}",
             f"{r.pods:,}",
-            f"{r.running.rss:.1f}",
-            f"{r.running.metric_rss:.1f}",
-            f"{r.listed_seconds:g}",
-            f"{r.restarted.rss:.1f}",
-            f"{r.restarted.hwm:.1f}",
+            *(f"{ratio(mib, r):.2f}" for mib in FITTED.values()),
         )
         for r in rows
     ]
-    lines = ["| " + " | ".join(row) + " |" for row in cells]
-    lines.insert(1, "|" + "---|" * len(header))
-    return lines
+    return [*lines, "", *markdown(("step", "nodes", "pods", *RATIO_COLUMNS), ratios)]
 
 
-def start(plane: ControlPlane, config: Config, name: str) -> Process:
-    """The operator as bench_scheduling.py starts it: --metrics on a free port, no leader
-    election; its log under --out/logs/ named after ``name``."""
-    log_path = config.out / "logs" / f"policy-scheduler-{name}.log"
+FITTED: dict[str, Callable[[Measured], float]] = {
+    "running VmRSS": lambda m: m.running.rss,
+    "restarted VmHWM": lambda m: m.restarted.hwm,
+}
+RATIO_COLUMNS = tuple(f"{name}: ours ÷ kube-scheduler's" for name in FITTED)
+
+
+def ratio(mib: Callable[[Measured], float], row: Row) -> float:
+    ours, kube = (mib(row.schedulers[kind]) for kind in SCHEDULERS)
+    return ours / kube
+
+
+def start(plane: ControlPlane, config: Config, kind: str, name: str) -> Process:
+    """A scheduler as bench_scheduling.py starts it (its metrics on a free port, no leader
+    election); its log under --out/logs/, named after ``kind`` and ``name``."""
+    log_path = config.out / "logs" / f"{kind}-{name}.log"
+    if kind == "kube-scheduler":
+        return start_kube_scheduler(plane, log_path, SCHEDULER_NAMES[kind])
     return start_operator(plane.operator, log_path, "--leader-elect=false")
 
 
 def run(config: Config) -> list[Row]:
     plane = ControlPlane.fresh(config.state_dir)
     rows: list[Row] = []
-    operator: Process | None = None
     admin = Api(plane.admin, pool=config.create_threads)
-    try:
-        prepare(plane, "policy-scheduler")
+    with ExitStack() as running_stack:
+        running_stack.callback(plane.down)
+        running_stack.callback(admin.session.close)
+        # The operator's RBAC, CRD and policy when it is measured; the namespace in any case.
+        prepare(plane, config.schedulers[0])
         cluster = Cluster(admin, config.create_threads)
         cluster.grow_nodes(config.nodes)
-        log(f"policy-scheduler from {imported_from()}")
-        operator = start(plane, config, "memory")
+        if "policy-scheduler" in config.schedulers:
+            log(f"policy-scheduler from {imported_from()}")
+        running: dict[str, Process] = {}
+        for kind in config.schedulers:
+            running[kind] = start(plane, config, kind, "memory")
+            running_stack.callback(running[kind].stop)
         for pods in config.pods:
             cluster.grow_pods(pods)
-            rows.append(measure("pods", operator, plane, cluster, config))
+            rows.append(measure("pods", running, plane, cluster, config))
         for nodes in config.more_nodes:
             cluster.grow_nodes(nodes)
-            rows.append(measure("nodes", operator, plane, cluster, config))
-    finally:
-        if operator is not None:
-            operator.stop()
-        admin.session.close()
-        plane.down()
+            rows.append(measure("nodes", running, plane, cluster, config))
     return rows
 
 
-FITTED: dict[str, Callable[[Row], float]] = {
-    "running VmRSS": lambda r: r.running.rss,
-    "restarted VmHWM": lambda r: r.restarted.hwm,
-}
+@dataclass(frozen=True)
+class Fit:
+    """A least-squares line of one scheduler's memory: MiB per 1,000 pods and per 1,000 nodes,
+    and with neither."""
+
+    per_pods: float
+    per_nodes: float
+    base: float
+
+    def at(self, nodes: int, pods: int) -> float:
+        return self.base + self.per_pods * pods / 1000 + self.per_nodes * nodes / 1000
 
 
 def report(rows: Sequence[Row], config: Config) -> list[str]:
-    """The table, then for the running operator's VmRSS and the restarted one's peak: MiB per
-    1,000 pods, per 1,000 nodes, and the formula."""
+    """The table, then for each scheduler's running VmRSS and restarted peak: MiB per 1,000 pods,
+    per 1,000 nodes, the formula, and what it predicts at ``--predict``; then ours ÷
+    kube-scheduler's of the predictions."""
     lines = table(rows)
     pod_rows = [r for r in rows if r.step == "pods"]
     # The last pod step is the node steps' first: the same pods, --nodes nodes.
     node_rows = [pod_rows[-1], *(r for r in rows if r.step == "nodes")]
-    for name, mib in FITTED.items():
-        per_pods, baseline = slope(pod_rows, "pods", mib)
-        lines += ["", f"{name}: {per_pods:.1f} MiB per 1,000 pods (at {config.nodes:,} nodes)"]
-        if len(node_rows) < 2:
-            continue
-        per_nodes, _ = slope(node_rows, "nodes", mib)
-        base = baseline - per_nodes * config.nodes / 1000
-        lines += [
-            f"{name}: {per_nodes:.1f} MiB per 1,000 nodes (at {config.pods[-1]:,} pods)",
-            f"{name}: {baseline:.1f} MiB at {config.nodes:,} nodes and no pod, {base:.1f} MiB "
-            "with neither",
-            f"{name} ~ {base:.0f} MiB + {per_pods:.1f} MiB x pods/1,000 + {per_nodes:.1f} MiB x "
-            "nodes/1,000",
-        ]
+    nodes, pods = config.predict
+    predicted: dict[str, dict[str, float]] = {name: {} for name in FITTED}
+    for kind in config.schedulers:
+        for name, mib in FITTED.items():
+            label = f"{kind} {name}"
+            per_pods, baseline = slope(pod_rows, "pods", kind, mib)
+            lines += ["", f"{label}: {per_pods:.1f} MiB per 1,000 pods (at {config.nodes:,} nodes)"]
+            if len(node_rows) < 2:
+                continue
+            per_nodes, _ = slope(node_rows, "nodes", kind, mib)
+            fit = Fit(per_pods, per_nodes, baseline - per_nodes * config.nodes / 1000)
+            predicted[name][kind] = fit.at(nodes, pods)
+            lines += [
+                f"{label}: {per_nodes:.1f} MiB per 1,000 nodes (at {config.pods[-1]:,} pods)",
+                f"{label}: {baseline:.1f} MiB at {config.nodes:,} nodes and no pod, "
+                f"{fit.base:.1f} MiB with neither",
+                f"{label} ~ {fit.base:.0f} MiB + {per_pods:.1f} MiB x pods/1,000 + "
+                f"{per_nodes:.1f} MiB x nodes/1,000",
+                f"{label}: {predicted[name][kind]:,.0f} MiB predicted at {nodes:,} nodes and "
+                f"{pods:,} pods",
+            ]
+    compared = {name: by_kind for name, by_kind in predicted.items() if len(by_kind) > 1}
+    if compared:
+        lines.append("")
+    for name, by_kind in compared.items():
+        ours, kube = (by_kind[kind] for kind in SCHEDULERS)
+        lines.append(
+            f"{name}: ours ÷ kube-scheduler's, predicted at {nodes:,} nodes and {pods:,} pods: "
+            f"{ours / kube:.2f}"
+        )
     return lines
 
 
@@ -623,6 +713,21 @@ def parse_args(argv: Sequence[str] | None) -> Config:
     parser.add_argument(
         "--settle", type=float, default=5.0, help="seconds between cached and measured"
     )
+    parser.add_argument(
+        "--schedulers",
+        nargs="+",
+        choices=SCHEDULERS,
+        default=list(SCHEDULERS),
+        help="the schedulers measured, side by side",
+    )
+    parser.add_argument(
+        "--predict",
+        type=int,
+        nargs=2,
+        default=[15000, 150000],
+        metavar=("NODES", "PODS"),
+        help="where the fitted lines are evaluated",
+    )
     parser.add_argument("--create-threads", type=int, default=16, help="concurrent requests")
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds a step may take to be cached"
@@ -638,6 +743,9 @@ def parse_args(argv: Sequence[str] | None) -> Config:
         pods=tuple(args.pods),
         more_nodes=tuple(args.more_nodes),
         settle=args.settle,
+        # In SCHEDULERS' order, once each.
+        schedulers=tuple(kind for kind in SCHEDULERS if kind in args.schedulers),
+        predict=(args.predict[0], args.predict[1]),
         create_threads=args.create_threads,
         timeout=args.timeout,
         state_dir=args.dir,
