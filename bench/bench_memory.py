@@ -1,24 +1,33 @@
-"""What policy-scheduler's memory grows by with the cluster it caches: the figures that size the
-Deployment's memory request and limit (deploy/deployment.yaml).
+"""What policy-scheduler's memory grows by with the cluster it caches, beside kube-scheduler's on
+the same cluster: the figures that size the Deployment's memory request and limit
+(deploy/deployment.yaml), and issue 32's goal (peak RSS at 15,000 nodes and 150,000 pods at most
+kube-scheduler's).
 
 On a fresh local control plane (hack/controlplane/up, with deploy/'s RBAC and
-examples/policies/default-profile.yaml, as bench_scheduling.py prepares it), ``policy-scheduler
-run --metrics`` under the operator's service account, then, in steps:
+examples/policies/default-profile.yaml, as bench_scheduling.py prepares it), each scheduler of
+``--schedulers`` is started as bench_scheduling.py starts it (harness/processes.py:
+``policy-scheduler run --metrics`` under the operator's service account; kube-scheduler with its
+default profile, its /metrics readable), then, in steps:
 
 1. pods: ``--nodes`` nodes, then bound pods (``spec.nodeName`` set: no scheduler places them),
    added up to each count of ``--pods``;
 2. nodes: at the last pod count, nodes added up to each count of ``--more-nodes``.
 
-At every step, two operators are measured, each once its /metrics shows every object in its
-cache (``scheduler_cache_size{type="nodes"}`` and ``{type="pods"}``) and ``--settle`` seconds
-more have passed: the one running since the start (``running``: its VmRSS from /proc/PID/status,
-and its own ``process_resident_memory_bytes``), which took the cluster in watch event by watch
-event; and one started beside it for the step and stopped after (``restarted``: how long it took
-to list the cluster, its VmRSS, and its VmHWM, the peak since it started), which lists the cluster
-whole, as a replica restarted or rolled out does: the peak its memory limit must allow. Then,
-for the running VmRSS and the restarted VmHWM each, a least-squares line through the pod steps
-(MiB per 1,000 pods; its intercept, the baseline at ``--nodes`` nodes) and one through the node
-steps and the last pod step (MiB per 1,000 nodes), and the formula they make.
+At every step, two processes of each scheduler are measured, one scheduler after the other, each
+once its /metrics shows every object in its cache (both serve ``scheduler_cache_size{type="nodes"}``
+and ``{type="pods"}``: kube-scheduler's cache holds every node and assigned pod too) and
+``--settle`` seconds more have passed: the one running since the start (``running``: its VmRSS
+from /proc/PID/status, and its own ``process_resident_memory_bytes``), which took the cluster in
+watch event by watch event; and one started beside it for the step and stopped after
+(``restarted``: how long it took to list the cluster, its VmRSS, and its VmHWM, the peak since it
+started), which lists the cluster whole, as a replica restarted or rolled out does: the peak its
+memory limit must allow. With both schedulers, ours ÷ kube-scheduler's of the running VmRSS and
+of the restarted VmHWM at each step. Then, per scheduler, for the running VmRSS and the restarted
+VmHWM each, a least-squares line through the pod steps (MiB per 1,000 pods; its intercept, the
+baseline at ``--nodes`` nodes) and one through the node steps and the last pod step (MiB per
+1,000 nodes), the formula they make, and what it predicts at ``--predict`` (15,000 nodes and
+150,000 pods), a size this machine may not hold; with both, ours ÷ kube-scheduler's of the
+predictions.
 
 The objects are shaped as a running cluster's, since the operator keeps what its views read of
 them (model/objects.py's ``slim_pod`` and ``slim_node``): each pod as a Deployment's in a cluster
@@ -29,12 +38,14 @@ without that admission plugin), and the status a kubelet writes (Running, five c
 start time, the container's state), patched in after the create; each node with a cloud node's
 labels, capacity, conditions and NODE_IMAGES images (a kubelet reports at most 50).
 
-The table goes to stdout, progress to stderr, the operator's log to ``--out``/logs/. The
-operator runs as ``policy-scheduler`` beside this interpreter, importing ``policy_scheduler`` from
-this environment (PYTHONPATH first).
+The tables go to stdout, progress (with how fast each step's objects were created: what a large
+run's time is made of) to stderr, the schedulers' logs to ``--out``/logs/. The operator runs as
+``policy-scheduler`` beside this interpreter, importing ``policy_scheduler`` from this environment
+(PYTHONPATH first).
 
     python bench/bench_memory.py [--nodes 100] [--pods 0 2000 5000 10000 20000]
         [--more-nodes 1000 2000 5000] [--settle 5]
+        [--schedulers policy-scheduler kube-scheduler] [--predict 15000 150000]
 """
 
 from __future__ import annotations
