@@ -546,7 +546,7 @@ def test_filters_count_nominated_pods_on_their_node_only(
     )
     assert (decision.feasible_nodes, dict(decision.reasons)) == (len(feasible), reasons)
     # At most three feasible nodes here: every one is reported, but the only one, taken unscored.
-    reported = [candidate.node for candidate in decision.candidates] or [decision.node]
+    reported: list[str | None] = [c.node for c in decision.candidates] or [decision.node]
     assert sorted(node for node in reported if node) == feasible
     assert all("nom" not in info.pods and "db" not in info.pods for info in state)
 
