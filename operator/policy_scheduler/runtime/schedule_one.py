@@ -297,7 +297,8 @@ class Pipeline:
         """The feasible nodes found, why a pre-filter rejected the pod (or ""), and the filters'
         states; the names
         of the nodes rejected for unresolvable reasons are added to ``unresolvable``, if
-        given (a pre-filter's rejection, or its leaving a node out, is unresolvable)."""
+        given (a pre-filter's rejection, or its leaving a node out, is unresolvable; the nodes left
+        out are named only when no node fits, the only decisions whose statuses are read)."""
         table = cycle.snapshot.table
         states, _ = run_pre_filter(self.pool, self.filters, cycle)
         if cycle_state is not None:
@@ -320,11 +321,6 @@ class Pipeline:
         left = len(to_filter)
         if left < count:
             reasons[outcome.left_out] = count - left
-            if unresolvable is not None:
-                named = set(to_filter.tolist())
-                unresolvable.extend(
-                    info.name for i, info in enumerate(table.infos) if i not in named
-                )
         draws = drawing(states)
         wanted = feasible_nodes_to_find(left, self.percentage_of_nodes_to_score)
         start = self._next_start % left if left else 0
@@ -365,6 +361,11 @@ class Pipeline:
         if count:
             # As kube-scheduler, the start moves on by the nodes filtered, over all the nodes.
             self._next_start = (self._next_start + processed) % count
+        if unresolvable is not None and not found and left < count:
+            # The nodes the pre-filters left out, named only when no node fits: a pod pinned to
+            # one node of thousands would otherwise pay for naming all the others.
+            named = set(to_filter.tolist())
+            unresolvable.extend(info.name for i, info in enumerate(table.infos) if i not in named)
         return table.block(np.concatenate(feasible) if feasible else order[:0]), "", states
 
     def refilter(self, cycle: Cycle, node: NodeInfo) -> tuple[str, ...]:
