@@ -301,6 +301,12 @@ def run_loop(
     return Deletions(preemptors, loop.seconds, loop.deletions, loop.waiting, len(loop.memory.binds))
 
 
+def print_profile(profiler: cProfile.Profile | None) -> None:
+    """cProfile's top functions, by cumulative time, when ``--profile`` asked for them."""
+    if profiler is not None:
+        pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--nodes", type=int, nargs="+", default=[100, 1000])
@@ -333,8 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{microseconds_each(totals.post_filter, totals.preemptors):>15.0f} "
             f"{totals.victims / totals.preemptors:>8.1f}"
         )
-        if profiler is not None:
-            pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)
+        print_profile(profiler)
     print(
         f"\n{'nodes':>6} {'preemptors':>10} {'deletions':>9} {'deletion µs':>11} "
         f"{'µs/deletion/waiting':>19} {'deletions µs/preemptor':>22} {'bound':>6}"
@@ -349,8 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{microseconds_each(deletions.seconds, deletions.preemptors):>22.0f} "
             f"{deletions.bound:>6}"
         )
-        if profiler is not None:
-            pstats.Stats(profiler, stream=sys.stdout).sort_stats("cumulative").print_stats(40)
+        print_profile(profiler)
     return 0
 
 
